@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Builds homefleet into dist/. `--if-missing` skips any target whose output is newer than its sources,
+// so `npm start` builds only what is missing or stale.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const onlyIfStale = process.argv.includes('--if-missing');
+
+/** Each target: what it bundles, where to, and which folders it is built from. */
+export const targets = [
+  {
+    name: 'server',
+    sources: ['server', 'package.json'],
+    outfile: 'dist/server/main.js',
+    options: {
+      entryPoints: { main: 'server/main.ts', recover: 'server/access/recover.ts' },
+      outdir: 'dist/server',
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      loader: { '.sql': 'text' },
+      sourcemap: true,
+    },
+  },
+];
+
+function newestMtime(entry) {
+  const full = path.join(root, entry);
+  if (!fs.existsSync(full)) return 0;
+  const stat = fs.statSync(full);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = 0;
+  for (const child of fs.readdirSync(full)) newest = Math.max(newest, newestMtime(path.join(entry, child)));
+  return newest;
+}
+
+function isFresh(target) {
+  const out = path.join(root, target.outfile);
+  if (!fs.existsSync(out)) return false;
+  const built = fs.statSync(out).mtimeMs;
+  return target.sources.every((source) => newestMtime(source) <= built);
+}
+
+async function buildTarget(target) {
+  const started = Date.now();
+  const options = { ...target.options, absWorkingDir: root, logLevel: 'warning' };
+  // Entries that do not exist yet are left out, so a partial checkout still builds.
+  if (options.entryPoints && !Array.isArray(options.entryPoints)) {
+    options.entryPoints = Object.fromEntries(
+      Object.entries(options.entryPoints).filter(([, file]) => fs.existsSync(path.join(root, file))),
+    );
+  }
+  await (target.build ?? esbuild.build)(options);
+  process.stderr.write(`built ${target.name} in ${Date.now() - started} ms\n`);
+}
+
+for (const target of targets) {
+  if (onlyIfStale && isFresh(target)) continue;
+  await buildTarget(target);
+}

@@ -1,0 +1,83 @@
+import express, { type Express, type RequestHandler } from 'express';
+import { defaultConfig, type Config } from './config.js';
+import { createEvents, type AppContext } from './context.js';
+import { openDatabase, type Db } from './db/database.js';
+import { errorMiddleware } from './errors.js';
+import { registerHealthRoutes } from './health/routes.js';
+import { RouteTable, type AccessGuard, type RouteRecord } from './http/routes.js';
+import { createLogger, type Logger } from './logger.js';
+import { registerRegistryRoutes } from './registry/routes.js';
+import { createInstanceService, type InstanceService } from './registry/service.js';
+import { systemClock, type Clock } from './time.js';
+
+export interface AppOptions {
+  /** Overrides of the configuration; tests and the desktop app pass theirs here. */
+  config?: Partial<Config>;
+  /** Shorthand for `config.dbPath`; `:memory:` for an in-memory database. */
+  dbPath?: string;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface HomefleetApp {
+  app: Express;
+  db: Db;
+  context: AppContext;
+  instances: InstanceService;
+  /** Every route with its declared access, for the route audit test and the docs. */
+  routes: readonly RouteRecord[];
+  /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
+  close(): Promise<void>;
+}
+
+/** Until the access layer is wired in, every declared access is let through. */
+const openGuard: AccessGuard = () => [];
+
+export function createApp(options: AppOptions = {}): HomefleetApp {
+  const config = defaultConfig({ ...options.config, ...(options.dbPath ? { dbPath: options.dbPath } : {}) });
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = openDatabase(config.dbPath);
+  const context: AppContext = { db, config, clock: options.clock ?? systemClock, logger, events: createEvents() };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestLog(logger));
+
+  const routes = new RouteTable(openGuard);
+  const instances = createInstanceService(context);
+  registerHealthRoutes(routes, context);
+  registerRegistryRoutes(routes, context, instances);
+
+  app.use(routes.router);
+  app.use('/api', (_req, res) => {
+    res.status(404).json({ error: 'not found' });
+  });
+  app.use(errorMiddleware(logger));
+
+  let closed = false;
+  return {
+    app,
+    db,
+    context,
+    instances,
+    routes: routes.records,
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+/** One line per request: method, path (never the query or body), status, duration. */
+function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+    });
+    next();
+  };
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dbPath: './data/homefleet.db',
+      logLevel: 'info',
+      authAllowHttp: false,
+      publicOrigin: undefined,
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DB_PATH: ':memory:',
+      LOG_LEVEL: 'warn',
+      FLEET_PUBLIC_URL: 'https://fleet.example.org/',
+      FLEET_AUTH_ALLOW_HTTP: 'true',
+      FLEET_TELEMETRY_TOKEN: 'x'.repeat(32),
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      dbPath: ':memory:',
+      logLevel: 'warn',
+      publicOrigin: 'https://fleet.example.org',
+      authAllowHttp: true,
+      telemetryToken: 'x'.repeat(32),
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'Invalid PORT (got "abc"): must be a port number from 0 to 65535'],
+    [{ PORT: '70000' }, 'Invalid PORT (got "70000"): must be a port number from 0 to 65535'],
+    [{ LOG_LEVEL: 'loud' }, 'Invalid LOG_LEVEL'],
+    [{ FLEET_AUTH_ALLOW_HTTP: 'yes' }, 'Invalid FLEET_AUTH_ALLOW_HTTP'],
+    [{ FLEET_PUBLIC_URL: 'fleet.example.org' }, 'Invalid FLEET_PUBLIC_URL'],
+    [{ ORIGIN: 'https://fleet.example.org/path' }, 'Invalid ORIGIN'],
+  ])('rejects %j with one line naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+    try {
+      loadConfig(env);
+    } catch (err) {
+      expect((err as Error).message).not.toContain('\n');
+    }
+  });
+
+  it('never echoes a rejected token value', () => {
+    expect(() => loadConfig({ FLEET_TELEMETRY_TOKEN: 'short-secret-value' })).toThrow(
+      'Invalid FLEET_TELEMETRY_TOKEN: must be at least 32 characters',
+    );
+  });
+});

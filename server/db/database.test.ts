@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { migrate, openDatabase } from './database.js';
+import { migrations } from './migrations/index.js';
+
+const dirs: string[] = [];
+function tempDir() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-db-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('database', () => {
+  it('creates the data folder, uses WAL and foreign keys, records the schema version', () => {
+    const file = path.join(tempDir(), 'nested', 'data', 'homefleet.db');
+    const db = openDatabase(file);
+    expect(fs.existsSync(file)).toBe(true);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
+    db.close();
+  });
+
+  it('applies only the migrations a file has not seen, keeping its data', () => {
+    const file = path.join(tempDir(), 'h.db');
+    const first = openDatabase(file, migrations.slice(0, 1));
+    first
+      .prepare("INSERT INTO instances (vmid, name, state, stack, created_at, updated_at) VALUES (1, 'kept', 'deployed', 'development', 'x', 'x')")
+      .run();
+    first.close();
+    const next = [...migrations, { version: 999, name: 'test', sql: 'CREATE TABLE later_feature (id INTEGER PRIMARY KEY) STRICT;' }];
+    const db = openDatabase(file, next);
+    expect(db.pragma('user_version', { simple: true })).toBe(999);
+    expect(db.prepare('SELECT name FROM instances').all()).toEqual([{ name: 'kept' }]);
+    migrate(db, next); // running again is a no-op
+    db.close();
+  });
+
+  it('rolls a failing migration back whole and leaves the version where it was', () => {
+    const file = path.join(tempDir(), 'h.db');
+    openDatabase(file).close();
+    const broken = [...migrations, { version: 999, name: 'broken', sql: 'CREATE TABLE half (id INTEGER); SELECT * FROM missing_table;' }];
+    expect(() => openDatabase(file, broken)).toThrow(/missing_table/);
+    const db = openDatabase(file);
+    expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('refuses a file written by a newer release', () => {
+    const file = path.join(tempDir(), 'h.db');
+    const db = openDatabase(file);
+    db.pragma('user_version = 9999');
+    db.close();
+    expect(() => openDatabase(file)).toThrow(/newer than this release supports/);
+  });
+});

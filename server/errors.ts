@@ -1,0 +1,61 @@
+import type { ErrorRequestHandler } from 'express';
+import type { Logger } from 'pino';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** An error a client caused or should see; the one error middleware turns it into JSON. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof body.error === 'string' ? body.error : `HTTP ${status}`);
+  }
+}
+
+const error = (status: number) => (message: string) => new HttpError(status, { error: message });
+
+export const badRequest = error(400);
+export const unauthorized = error(401);
+export const forbidden = error(403);
+export const notFound = error(404);
+export const conflict = error(409);
+export const unsupportedMediaType = error(415);
+export const unprocessable = error(422);
+export const serviceUnavailable = error(503);
+export const validationFailed = (errors: FieldError[]) => new HttpError(400, { errors });
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new HttpError(429, { error: 'too many attempts, try again later' }, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+/** Errors raised by Express's body parser carry a `type`; each maps to a client error, never a 500. */
+const bodyParserErrors: Record<string, [number, string]> = {
+  'entity.parse.failed': [400, 'malformed JSON body'],
+  'entity.too.large': [413, 'request body too large'],
+  'encoding.unsupported': [415, 'unsupported content encoding'],
+  'charset.unsupported': [415, 'unsupported charset'],
+  'request.aborted': [400, 'request aborted'],
+  'request.size.invalid': [400, 'request size did not match content length'],
+  'stream.encoding.set': [500, 'internal error'],
+};
+
+/** Registered after every route: typed errors become their JSON body, anything else a logged 500. */
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    if (err instanceof HttpError) {
+      res.set(err.headers).status(err.status).json(err.body);
+      return;
+    }
+    const mapped = typeof err?.type === 'string' ? bodyParserErrors[err.type] : undefined;
+    if (mapped && mapped[0] < 500) {
+      res.status(mapped[0]).json({ error: mapped[1] });
+      return;
+    }
+    logger.error({ err: { message: err?.message, stack: err?.stack }, method: req.method, path: req.path }, 'unhandled error');
+    res.status(500).json({ error: 'internal error' });
+  };
+}

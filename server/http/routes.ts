@@ -1,0 +1,91 @@
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { ZodType } from 'zod';
+import { parseWith } from './validate.js';
+
+/** Capability names of PRODUCT.md's table; each role's grants live in server/access. */
+export const CAPABILITIES = [
+  'fleet.read',
+  'diagnostics.read',
+  'fleet.operate',
+  'content.read',
+  'content.manage',
+  'hosts.read',
+  'hosts.manage',
+  'settings.manage',
+  'users.manage',
+  'self',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** What a route needs: a capability (session and role), or `public` / `machine` (no session). */
+export type Access = Capability | 'public' | 'machine';
+
+export interface RouteOptions<B> {
+  access: Access;
+  /** Schema of the JSON body; the handler sees the parsed value as `req.body`. */
+  body?: ZodType<B>;
+  /** Largest JSON body accepted (default 1 MiB); `false` when the route reads the body itself. */
+  bodyLimit?: string | false;
+  /** Route-specific checks that must run before the body is read (a machine token, say). */
+  before?: RequestHandler[];
+}
+
+export type Handler<B> = (req: Request<Record<string, string>, unknown, B>, res: Response) => unknown;
+
+export interface RouteRecord {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  access: Access;
+}
+
+/** Turns a route's declared access into the middleware that enforces it (the access layer). */
+export type AccessGuard = (access: Access, route: RouteRecord) => RequestHandler[];
+
+/**
+ * The one way routes are added. Each declares its access; the guard enforces it before the
+ * body is read; the body is parsed and validated before the handler; a handler that returns
+ * a value has it sent as JSON.
+ */
+export class RouteTable {
+  readonly router: Router = express.Router();
+  readonly records: RouteRecord[] = [];
+
+  constructor(private readonly guard: AccessGuard) {}
+
+  get<B = unknown>(path: string, options: RouteOptions<B>, handler: Handler<B>): void {
+    this.add('GET', path, options, handler);
+  }
+  post<B = unknown>(path: string, options: RouteOptions<B>, handler: Handler<B>): void {
+    this.add('POST', path, options, handler);
+  }
+  put<B = unknown>(path: string, options: RouteOptions<B>, handler: Handler<B>): void {
+    this.add('PUT', path, options, handler);
+  }
+  patch<B = unknown>(path: string, options: RouteOptions<B>, handler: Handler<B>): void {
+    this.add('PATCH', path, options, handler);
+  }
+  delete<B = unknown>(path: string, options: RouteOptions<B>, handler: Handler<B>): void {
+    this.add('DELETE', path, options, handler);
+  }
+
+  private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
+    const record: RouteRecord = { method, path, access: options.access };
+    this.records.push(record);
+    const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
+    if (options.bodyLimit !== false && method !== 'GET') {
+      chain.push(express.json({ limit: options.bodyLimit ?? '1mb' }));
+    }
+    if (options.body) {
+      const schema = options.body;
+      chain.push((req, _res, next) => {
+        req.body = parseWith(schema, req.body);
+        next();
+      });
+    }
+    chain.push(async (req, res) => {
+      const result = await handler(req as Request<Record<string, string>, unknown, B>, res);
+      if (result !== undefined && !res.headersSent) res.json(result);
+    });
+    this.router[method.toLowerCase() as 'get'](path, ...chain);
+  }
+}

@@ -1,0 +1,82 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../db/database.js';
+import type { HistoryEntry, Instance, InstanceInput, ListQuery, SortKey } from './schema.js';
+
+const COLUMNS =
+  'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
+
+const SORT_COLUMNS: Record<SortKey, string> = {
+  name: 'name COLLATE NOCASE',
+  vmid: 'vmid',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+};
+
+export interface StoredInstance extends Instance {
+  id: number;
+}
+
+export type InstanceRepo = ReturnType<typeof createInstanceRepo>;
+
+/** SQL of the registry. Statements are prepared once; list queries once per shape. */
+export function createInstanceRepo(db: Db) {
+  const byVmid = db.prepare<[number], StoredInstance>(`SELECT id, ${COLUMNS} FROM instances WHERE vmid = ?`);
+  const insert = db.prepare<InstanceInput & { created_at: string; updated_at: string }>(
+    `INSERT INTO instances (${COLUMNS}) VALUES (@vmid, @name, @state, @stack, @tailscale_ip, @atlas, @argus,
+       @semaphore, @patchmon, @tailscale, @andromeda, @hardware_acceleration, @created_at, @updated_at)`,
+  );
+  const update = db.prepare<InstanceInput & { id: number; updated_at: string }>(
+    `UPDATE instances SET vmid = @vmid, name = @name, state = @state, stack = @stack, tailscale_ip = @tailscale_ip,
+       atlas = @atlas, argus = @argus, semaphore = @semaphore, patchmon = @patchmon, tailscale = @tailscale,
+       andromeda = @andromeda, hardware_acceleration = @hardware_acceleration, updated_at = @updated_at
+     WHERE id = @id`,
+  );
+  const remove = db.prepare<[number]>('DELETE FROM instances WHERE id = ?');
+  const stacks = db.prepare<[], { stack: string }>('SELECT DISTINCT stack FROM instances ORDER BY stack');
+  const insertHistory = db.prepare<[number, string, string | null, string | null, string]>(
+    'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const history = db.prepare<[number], HistoryEntry>(
+    `SELECT h.id, i.vmid, h.field, h.old_value, h.new_value, h.changed_at
+       FROM instance_history h JOIN instances i ON i.id = h.instance_id
+      WHERE h.instance_id = ? ORDER BY h.changed_at DESC, h.id DESC`,
+  );
+  const listStatements = new Map<string, Statement<Record<string, string>, Instance>>();
+
+  function listStatement(query: ListQuery) {
+    const where: string[] = [];
+    if (query.search) {
+      where.push(`(name LIKE @search ESCAPE '\\' OR CAST(vmid AS TEXT) LIKE @search ESCAPE '\\' OR stack LIKE @search ESCAPE '\\')`);
+    }
+    if (query.state) where.push('state = @state');
+    if (query.stack) where.push('stack = @stack');
+    const dir = query.descending ? 'DESC' : 'ASC';
+    // The row id is the second key in the same direction: same-second rows keep insertion order.
+    const sql = `SELECT ${COLUMNS} FROM instances ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY ${SORT_COLUMNS[query.sort]} ${dir}, id ${dir}`;
+    let statement = listStatements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      listStatements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  return {
+    findByVmid: (vmid: number) => byVmid.get(vmid),
+    list(query: ListQuery): Instance[] {
+      const params: Record<string, string> = {};
+      if (query.search) params.search = `%${query.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+      if (query.state) params.state = query.state;
+      if (query.stack) params.stack = query.stack;
+      return listStatement(query).all(params);
+    },
+    stacks: () => stacks.all().map((row) => row.stack),
+    insert: (input: InstanceInput, at: string) => Number(insert.run({ ...input, created_at: at, updated_at: at }).lastInsertRowid),
+    update: (id: number, input: InstanceInput, at: string) => void update.run({ ...input, id, updated_at: at }),
+    remove: (id: number) => void remove.run(id),
+    addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string) =>
+      void insertHistory.run(instanceId, field, oldValue, newValue, at),
+    history: (instanceId: number) => history.all(instanceId),
+  };
+}

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+export const STATES = ['deployed', 'testing', 'degraded'] as const;
+export const STACKS = ['production', 'development'] as const;
+export const FLAGS = ['atlas', 'argus', 'semaphore', 'patchmon', 'tailscale', 'andromeda', 'hardware_acceleration'] as const;
+
+/** The writable fields, in the order they are stored, shown and compared for history. */
+export const WRITABLE_FIELDS = ['vmid', 'name', 'state', 'stack', 'tailscale_ip', ...FLAGS] as const;
+export type WritableField = (typeof WRITABLE_FIELDS)[number];
+
+const required = (message: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : message;
+
+const OCTET = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+/** Dotted-quad IPv4 without leading zeros (which some parsers read as octal). */
+export const IPV4 = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
+
+const flag = z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' });
+
+/** An instance as written by a client: create bodies, and update bodies once merged. */
+export const InstanceInput = z.object(
+  {
+    vmid: z
+      .int({ error: required('must be a positive integer') })
+      .positive({ error: 'must be a positive integer' }),
+    name: z
+      .string({ error: required('must be a string') })
+      .trim()
+      .min(1, { error: 'must not be empty' })
+      .max(200, { error: 'must be at most 200 characters' }),
+    state: z.enum(STATES, { error: required(`must be one of ${STATES.join(', ')}`) }),
+    stack: z.enum(STACKS, { error: required(`must be one of ${STACKS.join(', ')}`) }),
+    tailscale_ip: z
+      .string({ error: 'must be an IPv4 address or empty' })
+      .refine((ip) => ip === '' || IPV4.test(ip), { error: 'must be an IPv4 address or empty' })
+      .default(''),
+    atlas: flag.default(0),
+    argus: flag.default(0),
+    semaphore: flag.default(0),
+    patchmon: flag.default(0),
+    tailscale: flag.default(0),
+    andromeda: flag.default(0),
+    hardware_acceleration: flag.default(0),
+  },
+  { error: 'must be a JSON object' },
+);
+export type InstanceInput = z.infer<typeof InstanceInput>;
+export type Flag = 0 | 1;
+
+/** An instance as the API returns it. */
+export interface Instance extends InstanceInput {
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HistoryEntry {
+  id: number;
+  vmid: number;
+  field: string;
+  old_value: string | null;
+  new_value: string | null;
+  changed_at: string;
+}
+
+export const SORT_KEYS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
+export type SortKey = (typeof SORT_KEYS)[number];
+
+export interface ListQuery {
+  search?: string;
+  state?: string;
+  stack?: string;
+  sort: SortKey;
+  descending: boolean;
+}
+
+const firstString = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
+
+/**
+ * The list query is forgiving by rule: an unknown `sort` falls back to `name`, and only
+ * `order=desc` selects descending. Empty filters are no filter.
+ */
+export function parseListQuery(query: Record<string, unknown>): ListQuery {
+  const sort = firstString(query.sort);
+  return {
+    search: firstString(query.search) || undefined,
+    state: firstString(query.state) || undefined,
+    stack: firstString(query.stack) || undefined,
+    sort: SORT_KEYS.includes(sort as SortKey) ? (sort as SortKey) : 'name',
+    descending: firstString(query.order) === 'desc',
+  };
+}

@@ -1,0 +1,79 @@
+import type { AppContext } from '../context.js';
+import { conflict, notFound, unprocessable, validationFailed } from '../errors.js';
+import { isPlainObject, parseWith } from '../http/validate.js';
+import { isoMillis, isoSeconds } from '../time.js';
+import { createInstanceRepo, type StoredInstance } from './repo.js';
+import { InstanceInput, WRITABLE_FIELDS, type HistoryEntry, type Instance, type ListQuery } from './schema.js';
+
+export type InstanceService = ReturnType<typeof createInstanceService>;
+
+export interface UpdateResult {
+  instance: Instance;
+  changed: string[];
+}
+
+const present = ({ id: _id, ...instance }: StoredInstance): Instance => instance;
+
+/**
+ * The registry's rules: create, merge-and-validate updates, per-field history, the
+ * production delete guard. Sync jobs and the API both change instances through here.
+ */
+export function createInstanceService({ db, clock, events }: Pick<AppContext, 'db' | 'clock' | 'events'>) {
+  const repo = createInstanceRepo(db);
+
+  function require(vmid: number): StoredInstance {
+    const found = repo.findByVmid(vmid);
+    if (!found) throw notFound('instance not found');
+    return found;
+  }
+
+  const createTx = db.transaction((input: InstanceInput, now: number) => {
+    if (repo.findByVmid(input.vmid)) throw conflict('vmid already exists');
+    const id = repo.insert(input, isoSeconds(now));
+    repo.addHistory(id, 'created', null, null, isoMillis(now));
+    return present(repo.findByVmid(input.vmid)!);
+  });
+
+  const updateTx = db.transaction((vmid: number, patch: Record<string, unknown>, now: number): UpdateResult => {
+    const current = require(vmid);
+    const merged: Record<string, unknown> = {};
+    for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
+    const next = parseWith(InstanceInput, merged);
+    const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
+    if (changed.length === 0) return { instance: present(current), changed };
+    if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
+    repo.update(current.id, next, isoSeconds(now));
+    const at = isoMillis(now);
+    for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at);
+    return { instance: present(repo.findByVmid(next.vmid)!), changed };
+  });
+
+  return {
+    list: (query: ListQuery) => repo.list(query),
+    stacks: () => repo.stacks(),
+    get: (vmid: number): Instance => present(require(vmid)),
+    history: (vmid: number): HistoryEntry[] => repo.history(require(vmid).id),
+
+    /** Creates the instance and its `created` history entry in one transaction. */
+    create(body: unknown): Instance {
+      const input = parseWith(InstanceInput, body);
+      const instance = createTx(input, clock.now());
+      events.emit('instance.created', instance);
+      return instance;
+    },
+
+    /** Merges `patch` over the stored instance, validates the result, records each changed field. */
+    update(vmid: number, patch: unknown): UpdateResult {
+      if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
+      return updateTx(vmid, patch as Record<string, unknown>, clock.now());
+    },
+
+    remove(vmid: number): void {
+      const instance = require(vmid);
+      if (instance.stack === 'production') {
+        throw unprocessable('production instances cannot be deleted; change the stack to development first');
+      }
+      repo.remove(instance.id);
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { execa, type ResultPromise } from 'execa';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pkg from '../package.json' with { type: 'json' };
+
+const root = path.resolve(import.meta.dirname, '..');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-headless-'));
+
+beforeAll(async () => {
+  await execa('node', ['build/build.mjs'], { cwd: root });
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** Starts the built headless server on a free loopback port and waits for its first log line. */
+async function startHeadless(env: Record<string, string>) {
+  const child = execa('node', ['dist/server/main.js'], {
+    cwd: root,
+    env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    extendEnv: false,
+    reject: false,
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk;
+      const match = /listening on (http:\/\/[^"\s]+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    void child.then((r) => reject(new Error(`server exited: ${r.stderr}`)));
+  });
+  return { child, url };
+}
+
+async function stop(child: ResultPromise) {
+  child.kill('SIGTERM');
+  return child;
+}
+
+describe('the headless server', () => {
+  it('answers health with the package version, keeps its data across a restart and stops cleanly on SIGTERM', async () => {
+    const dbPath = path.join(dir, 'data', 'homefleet.db');
+    const first = await startHeadless({ DB_PATH: dbPath });
+    expect(await (await fetch(`${first.url}/api/health`)).json()).toEqual({ status: 'ok', version: pkg.version });
+    const created = await fetch(`${first.url}/api/instances`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: first.url },
+      body: JSON.stringify({ vmid: 42, name: 'persisted', state: 'deployed', stack: 'development' }),
+    });
+    expect(created.status).toBe(201);
+    await fetch(`${first.url}/api/instances/42`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', origin: first.url },
+      body: JSON.stringify({ state: 'testing' }),
+    });
+    const exited = await stop(first.child);
+    expect(exited.exitCode).toBe(0);
+    expect(exited.stdout).toContain('"msg":"stopped"');
+
+    const second = await startHeadless({ DB_PATH: dbPath });
+    const instance = await (await fetch(`${second.url}/api/instances/42`)).json();
+    expect(instance).toMatchObject({ vmid: 42, name: 'persisted', state: 'testing' });
+    const history = await (await fetch(`${second.url}/api/instances/42/history`)).json();
+    expect(history.map((h: { field: string }) => h.field)).toEqual(['state', 'created']);
+    expect((await stop(second.child)).exitCode).toBe(0);
+  });
+
+  it('stops with one line naming a bad variable', async () => {
+    const result = await execa('node', ['dist/server/main.js'], { cwd: root, env: { PORT: 'eighty', DB_PATH: ':memory:' }, reject: false });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual(['homefleet: Invalid PORT (got "eighty"): must be a port number from 0 to 65535']);
+  });
+});
