@@ -33,11 +33,11 @@ export function createInstanceRepo(db: Db) {
   );
   const remove = db.prepare<[number]>('DELETE FROM instances WHERE id = ?');
   const stacks = db.prepare<[], { stack: string }>('SELECT DISTINCT stack FROM instances ORDER BY stack');
-  const insertHistory = db.prepare<[number, string, string | null, string | null, string]>(
-    'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at) VALUES (?, ?, ?, ?, ?)',
+  const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null]>(
+    'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const history = db.prepare<[number], HistoryEntry>(
-    `SELECT h.id, i.vmid, h.field, h.old_value, h.new_value, h.changed_at
+    `SELECT h.id, i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
        FROM instance_history h JOIN instances i ON i.id = h.instance_id
       WHERE h.instance_id = ? ORDER BY h.changed_at DESC, h.id DESC`,
   );
@@ -75,8 +75,8 @@ export function createInstanceRepo(db: Db) {
     insert: (input: InstanceInput, at: string) => Number(insert.run({ ...input, created_at: at, updated_at: at }).lastInsertRowid),
     update: (id: number, input: InstanceInput, at: string) => void update.run({ ...input, id, updated_at: at }),
     remove: (id: number) => void remove.run(id),
-    addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string) =>
-      void insertHistory.run(instanceId, field, oldValue, newValue, at),
+    addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string, by: string | null) =>
+      void insertHistory.run(instanceId, field, oldValue, newValue, at, by),
     history: (instanceId: number) => history.all(instanceId),
   };
 }

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { actorOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { parseListQuery } from './schema.js';
@@ -19,12 +20,12 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
 
   routes.post('/api/instances', { access: 'fleet.operate' }, (req, res) => {
     res.status(201);
-    return instances.create(req.body);
+    return instances.create(req.body, actorOf(res));
   });
 
-  routes.put('/api/instances/:vmid', { access: 'fleet.operate' }, (req) => {
+  routes.put('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {
     const vmid = vmidParam(req.params.vmid);
-    return instances.update(vmid, req.body).instance;
+    return instances.update(vmid, req.body, actorOf(res)).instance;
   });
 
   routes.delete('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {

@@ -60,6 +60,8 @@ export interface HistoryEntry {
   old_value: string | null;
   new_value: string | null;
   changed_at: string;
+  /** Who made the change: a username, `job:<key>`, `import`; null when unknown. */
+  changed_by: string | null;
 }
 
 export const SORT_KEYS = ['name', 'vmid', 'updated_at', 'created_at'] as const;

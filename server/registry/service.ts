@@ -27,14 +27,14 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     return found;
   }
 
-  const createTx = db.transaction((input: InstanceInput, now: number) => {
+  const createTx = db.transaction((input: InstanceInput, now: number, by: string | null) => {
     if (repo.findByVmid(input.vmid)) throw conflict('vmid already exists');
     const id = repo.insert(input, isoSeconds(now));
-    repo.addHistory(id, 'created', null, null, isoMillis(now));
+    repo.addHistory(id, 'created', null, null, isoMillis(now), by);
     return present(repo.findByVmid(input.vmid)!);
   });
 
-  const updateTx = db.transaction((vmid: number, patch: Record<string, unknown>, now: number): UpdateResult => {
+  const updateTx = db.transaction((vmid: number, patch: Record<string, unknown>, now: number, by: string | null): UpdateResult => {
     const current = require(vmid);
     const merged: Record<string, unknown> = {};
     for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
@@ -44,7 +44,7 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
     repo.update(current.id, next, isoSeconds(now));
     const at = isoMillis(now);
-    for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at);
+    for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, by);
     return { instance: present(repo.findByVmid(next.vmid)!), changed };
   });
 
@@ -54,18 +54,18 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     get: (vmid: number): Instance => present(require(vmid)),
     history: (vmid: number): HistoryEntry[] => repo.history(require(vmid).id),
 
-    /** Creates the instance and its `created` history entry in one transaction. */
-    create(body: unknown): Instance {
+    /** Creates the instance and its `created` history entry in one transaction. `by` is recorded in history. */
+    create(body: unknown, by: string | null = null): Instance {
       const input = parseWith(InstanceInput, body);
-      const instance = createTx(input, clock.now());
+      const instance = createTx(input, clock.now(), by);
       events.emit('instance.created', instance);
       return instance;
     },
 
     /** Merges `patch` over the stored instance, validates the result, records each changed field. */
-    update(vmid: number, patch: unknown): UpdateResult {
+    update(vmid: number, patch: unknown, by: string | null = null): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      return updateTx(vmid, patch as Record<string, unknown>, clock.now());
+      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
     },
 
     remove(vmid: number): void {

@@ -31,7 +31,9 @@ CREATE TABLE instance_history (
   field TEXT NOT NULL,
   old_value TEXT,
   new_value TEXT,
-  changed_at TEXT NOT NULL
+  changed_at TEXT NOT NULL,
+  -- who made the change: a username, `job:<key>` for a sync job, `import`; null when unknown
+  changed_by TEXT
 ) STRICT;
 
 CREATE INDEX instance_history_instance ON instance_history (instance_id, changed_at, id);
