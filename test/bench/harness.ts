@@ -1,0 +1,66 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Starts a request listener on 127.0.0.1 at a free port. */
+export async function listen(handler: http.RequestListener | import('express').Express): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer({ keepAlive: true }, handler as http.RequestListener);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  perSecond: number;
+}
+
+/**
+ * Sends `requests` requests with `concurrency` in flight, all to a loopback server the benchmark
+ * started, and reports the rate. Every answer's status is checked so a failing server cannot look fast.
+ */
+export async function load(
+  requests: number,
+  concurrency: number,
+  send: (i: number) => Promise<Response>,
+  expectStatus: number,
+): Promise<LoadResult> {
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const worker = async () => {
+    while (next < requests) {
+      const i = next++;
+      const res = await send(i);
+      await res.arrayBuffer();
+      if (res.status !== expectStatus) throw new Error(`request ${i}: status ${res.status}, expected ${expectStatus}`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { requests, seconds, perSecond: requests / seconds };
+}
+
+/** Runs candidate and baseline alternately `rounds` times and keeps each one's best, to damp noise. */
+export async function compare(rounds: number, baseline: () => Promise<LoadResult>, candidate: () => Promise<LoadResult>) {
+  let best = { baseline: 0, candidate: 0 };
+  for (let round = 0; round < rounds; round++) {
+    const b = await baseline();
+    const c = await candidate();
+    best = { baseline: Math.max(best.baseline, b.perSecond), candidate: Math.max(best.candidate, c.perSecond) };
+  }
+  return { ...best, ratio: best.candidate / best.baseline };
+}
+
+export function report(name: string, result: { baseline: number; candidate: number; ratio: number }, target: string) {
+  const line = `${name}: homefleet ${result.candidate.toFixed(0)}/s, baseline ${result.baseline.toFixed(0)}/s, ratio ${result.ratio.toFixed(3)} (target ${target})`;
+  console.log(line);
+  return line;
+}
