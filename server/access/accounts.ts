@@ -155,14 +155,17 @@ export function createAccountService(ctx: { db: Db; clock: Clock }) {
       let ok = false;
       if (row) ok = await verifyPassword(password, row.password_hash);
       else await burnPasswordCheck(password);
-      return db.transaction(() => {
-        const current = row && repo.byId(row.id);
-        if (!ok || !current || !current.enabled || current.password_hash !== row!.password_hash) {
+      // A failure is recorded in its own transaction: throwing inside one would roll the count back.
+      const current = row && repo.byId(row.id);
+      if (!ok || !current || !current.enabled || current.password_hash !== row!.password_hash) {
+        db.transaction(() => {
           throttle.recordFailure('login.ip', ip ?? '');
           throttle.recordFailure('login.user', userKey);
           audit.write({ actor: null, action: 'login.failure', target: username.slice(0, 64), ip });
-          throw invalidCredentials();
-        }
+        })();
+        throw invalidCredentials();
+      }
+      return db.transaction(() => {
         const token = sessions.issue(current.id);
         repo.setLastLogin(current.id, isoSeconds(clock.now()));
         audit.write({ actor: current.username, action: 'login.success', target: current.username, ip });
@@ -176,11 +179,11 @@ export function createAccountService(ctx: { db: Db; clock: Clock }) {
       throttled(['password.account', key]);
       const row = getRow(accountId);
       const [ok, hash] = await Promise.all([verifyPassword(current, row.password_hash), hashPassword(next)]);
+      if (!ok) {
+        throttle.recordFailure('password.account', key);
+        throw new HttpError(401, { error: 'wrong current password' });
+      }
       return db.transaction(() => {
-        if (!ok) {
-          throttle.recordFailure('password.account', key);
-          throw new HttpError(401, { error: 'wrong current password' });
-        }
         repo.setPassword(accountId, hash, false);
         const token = sessions.issue(accountId);
         audit.write({ actor: row.username, action: 'password.change', target: row.username, ip });
