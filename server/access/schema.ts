@@ -5,7 +5,7 @@ import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 export const Username = z
   .string({ error: 'is required' })
   .trim()
-  .min(1, 'is required')
+  .min(1, { error: 'is required', abort: true })
   .max(64, 'must be at most 64 characters')
   .regex(/^[A-Za-z0-9._@-]+$/, 'may contain only letters, digits and . _ @ -');
 
