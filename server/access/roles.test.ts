@@ -94,3 +94,25 @@ describe('without a session', () => {
     expect(res.body).toEqual({ error: 'authentication required' });
   });
 });
+
+describe('declared access of the access layer routes', () => {
+  it('matches PRODUCT.md', () => {
+    const access = Object.fromEntries(server.routes.map((r) => [`${r.method} ${r.path}`, r.access]));
+    expect(access).toMatchObject({
+      'GET /setup': 'public',
+      'POST /setup': 'public',
+      'POST /api/auth/login': 'public',
+      'POST /api/auth/logout': 'self',
+      'GET /api/auth/session': 'self',
+      'POST /api/auth/password': 'self',
+      'GET /api/users': 'users.manage',
+      'POST /api/users': 'users.manage',
+      'PATCH /api/users/:id': 'users.manage',
+      'POST /api/users/:id/reset-password': 'users.manage',
+      'POST /api/users/:id/revoke-sessions': 'users.manage',
+      'GET /api/audit': 'users.manage',
+      'POST /api/telemetry': 'machine',
+      'GET /api/telemetry': 'diagnostics.read',
+    });
+  });
+});
