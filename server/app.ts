@@ -1,13 +1,18 @@
 import express, { type Express, type RequestHandler } from 'express';
+import { createAccountService, type AccountService } from './access/accounts.js';
+import { createAccessGuard } from './access/guard.js';
+import { registerAccessRoutes } from './access/routes.js';
+import { registerSetupRoutes } from './access/setup.js';
 import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import { registerHealthRoutes } from './health/routes.js';
-import { RouteTable, type AccessGuard, type RouteRecord } from './http/routes.js';
+import { RouteTable, type RouteRecord } from './http/routes.js';
 import { createLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
+import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 
 export interface AppOptions {
@@ -24,14 +29,12 @@ export interface HomefleetApp {
   db: Db;
   context: AppContext;
   instances: InstanceService;
+  accounts: AccountService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
   close(): Promise<void>;
 }
-
-/** Until the access layer is wired in, every declared access is let through. */
-const openGuard: AccessGuard = () => [];
 
 export function createApp(options: AppOptions = {}): HomefleetApp {
   const config = defaultConfig({ ...options.config, ...(options.dbPath ? { dbPath: options.dbPath } : {}) });
@@ -42,11 +45,17 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // Forwarded headers are believed only from the configured proxy hop: a count ("1") or 'loopback', an address, a subnet.
+  if (config.trustProxy) app.set('trust proxy', /^\d+$/.test(config.trustProxy) ? Number(config.trustProxy) : config.trustProxy);
   app.use(requestLog(logger));
 
-  const routes = new RouteTable(openGuard);
+  const accounts = createAccountService(context);
+  const routes = new RouteTable(createAccessGuard(context, accounts));
   const instances = createInstanceService(context);
   registerHealthRoutes(routes, context);
+  registerSetupRoutes(routes, context, accounts);
+  registerAccessRoutes(routes, context, accounts);
+  registerTelemetryRoutes(routes, context);
   registerRegistryRoutes(routes, context, instances);
 
   app.use(routes.router);
@@ -61,6 +70,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     db,
     context,
     instances,
+    accounts,
     routes: routes.records,
     async close() {
       if (closed) return;

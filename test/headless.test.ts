@@ -38,30 +38,58 @@ async function stop(child: ResultPromise) {
   return child;
 }
 
+/** First-administrator setup and login through the real routes; returns the session cookie. */
+async function setUpAndSignIn(url: string): Promise<string> {
+  const json = { 'content-type': 'application/json', origin: url };
+  const setup = await fetch(`${url}/setup`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ setup_token: SETUP_TOKEN, username: 'root', display_name: 'Root', password: 'headless-password' }),
+  });
+  expect(setup.status).toBe(201);
+  return signIn(url);
+}
+
+async function signIn(url: string): Promise<string> {
+  const login = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: url },
+    body: JSON.stringify({ username: 'root', password: 'headless-password' }),
+  });
+  expect(login.status).toBe(200);
+  return login.headers.getSetCookie()[0]!.split(';')[0]!;
+}
+
+const SETUP_TOKEN = 'headless-setup-token';
+
 describe('the headless server', () => {
   it('answers health with the package version, keeps its data across a restart and stops cleanly on SIGTERM', async () => {
     const dbPath = path.join(dir, 'data', 'homefleet.db');
-    const first = await startHeadless({ DB_PATH: dbPath });
+    const env = { DB_PATH: dbPath, FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' };
+    const first = await startHeadless(env);
     expect(await (await fetch(`${first.url}/api/health`)).json()).toEqual({ status: 'ok', version: pkg.version });
+    expect((await fetch(`${first.url}/api/instances`)).status).toBe(401);
+    const cookie = await setUpAndSignIn(first.url);
     const created = await fetch(`${first.url}/api/instances`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', origin: first.url },
+      headers: { 'content-type': 'application/json', origin: first.url, cookie },
       body: JSON.stringify({ vmid: 42, name: 'persisted', state: 'deployed', stack: 'development' }),
     });
     expect(created.status).toBe(201);
     await fetch(`${first.url}/api/instances/42`, {
       method: 'PUT',
-      headers: { 'content-type': 'application/json', origin: first.url },
+      headers: { 'content-type': 'application/json', origin: first.url, cookie },
       body: JSON.stringify({ state: 'testing' }),
     });
     const exited = await stop(first.child);
     expect(exited.exitCode).toBe(0);
     expect(exited.stdout).toContain('"msg":"stopped"');
 
-    const second = await startHeadless({ DB_PATH: dbPath });
-    const instance = await (await fetch(`${second.url}/api/instances/42`)).json();
+    const second = await startHeadless(env);
+    const again = await signIn(second.url);
+    const instance = await (await fetch(`${second.url}/api/instances/42`, { headers: { cookie: again } })).json();
     expect(instance).toMatchObject({ vmid: 42, name: 'persisted', state: 'testing' });
-    const history = await (await fetch(`${second.url}/api/instances/42/history`)).json();
+    const history = await (await fetch(`${second.url}/api/instances/42/history`, { headers: { cookie: again } })).json();
     expect(history.map((h: { field: string }) => h.field)).toEqual(['state', 'created']);
     expect((await stop(second.child)).exitCode).toBe(0);
   });

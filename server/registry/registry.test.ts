@@ -123,7 +123,7 @@ describe('create', () => {
     await create({ vmid: 7 });
     const res = await api.get('/api/instances/7/history');
     expect(res.body).toEqual([
-      { id: 1, vmid: 7, field: 'created', old_value: null, new_value: null, changed_at: '2026-11-22T10:00:00.000Z', changed_by: null },
+      { id: 1, vmid: 7, field: 'created', old_value: null, new_value: null, changed_at: '2026-11-22T10:00:00.000Z', changed_by: 'admin' },
     ]);
   });
 });
@@ -215,9 +215,9 @@ describe('update', () => {
     await api.put('/api/instances/12', { name: 'new', atlas: 1, state: 'deployed' });
     const history = (await api.get('/api/instances/12/history')).body;
     expect(history).toEqual([
-      { id: 3, vmid: 12, field: 'atlas', old_value: '0', new_value: '1', changed_at: '2026-11-22T10:00:01.500Z', changed_by: null },
-      { id: 2, vmid: 12, field: 'name', old_value: 'old', new_value: 'new', changed_at: '2026-11-22T10:00:01.500Z', changed_by: null },
-      { id: 1, vmid: 12, field: 'created', old_value: null, new_value: null, changed_at: '2026-11-22T10:00:00.000Z', changed_by: null },
+      { id: 3, vmid: 12, field: 'atlas', old_value: '0', new_value: '1', changed_at: '2026-11-22T10:00:01.500Z', changed_by: 'admin' },
+      { id: 2, vmid: 12, field: 'name', old_value: 'old', new_value: 'new', changed_at: '2026-11-22T10:00:01.500Z', changed_by: 'admin' },
+      { id: 1, vmid: 12, field: 'created', old_value: null, new_value: null, changed_at: '2026-11-22T10:00:00.000Z', changed_by: 'admin' },
     ]);
   });
 

@@ -1,26 +1,61 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import type { Role } from '../../server/access/capabilities.js';
 import { createApp, type AppOptions, type HomefleetApp } from '../../server/app.js';
 import { TestClient } from './http.js';
 
 export interface TestServer extends HomefleetApp {
   baseUrl: string;
-  /** A client for the registry tests. */
+  /** A browser signed in as an administrator (`admin`, password `ADMIN_PASSWORD`). */
   client: TestClient;
+  /** A new account with this role and a browser signed in as it. */
+  signIn(role: Role, username?: string): Promise<TestClient>;
+  /** A browser with no session. */
+  anonymous(): TestClient;
   stop(): Promise<void>;
 }
 
-/** The real app on a real HTTP server on 127.0.0.1, with an in-memory database unless told otherwise. */
-export async function startServer(options: AppOptions = {}): Promise<TestServer> {
-  const homefleet = createApp({ dbPath: ':memory:', ...options });
+export const ADMIN_PASSWORD = 'admin-password-for-tests';
+export const USER_PASSWORD = 'user-password-for-tests';
+
+let accountSerial = 0;
+
+/** Signs a browser in through the real login route; fails the test when that does not work. */
+export async function logIn(client: TestClient, username: string, password: string): Promise<TestClient> {
+  const res = await client.post('/api/auth/login', { username, password });
+  if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${res.text}`);
+  return client;
+}
+
+/**
+ * The real app on a real HTTP server on 127.0.0.1, with an in-memory database unless told otherwise.
+ * Plain-HTTP loopback login is allowed unless the options say otherwise; `client` is signed in as an
+ * administrator created through the account service (pass `signedIn: false` for an empty database).
+ */
+export async function startServer(options: AppOptions & { signedIn?: boolean } = {}): Promise<TestServer> {
+  const { signedIn = true, ...appOptions } = options;
+  const homefleet = createApp({ dbPath: ':memory:', ...appOptions, config: { authAllowHttp: true, ...appOptions.config } });
   const server = homefleet.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
+  const client = new TestClient(baseUrl);
+  const system = { actor: null, ip: null };
+
+  if (signedIn && !homefleet.accounts.repo.byUsername('admin')) {
+    await homefleet.accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, system);
+  }
+  if (signedIn) await logIn(client, 'admin', ADMIN_PASSWORD);
+
   return {
     ...homefleet,
     baseUrl,
-    client: new TestClient(baseUrl),
+    client,
+    async signIn(role: Role, username = `${role}-${++accountSerial}`) {
+      await homefleet.accounts.create({ username, display_name: username, role, password: USER_PASSWORD }, system);
+      return logIn(new TestClient(baseUrl), username, USER_PASSWORD);
+    },
+    anonymous: () => new TestClient(baseUrl),
     async stop() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

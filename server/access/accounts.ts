@@ -1,0 +1,215 @@
+import type { Db } from '../db/database.js';
+import { conflict, HttpError, notFound, tooManyRequests } from '../errors.js';
+import type { Clock } from '../time.js';
+import { isoMillis, isoSeconds } from '../time.js';
+import { createAuditLog, type AuditLog } from './audit.js';
+import type { Role } from './capabilities.js';
+import { burnPasswordCheck, hashPassword, temporaryPassword, verifyPassword } from './passwords.js';
+import { createAccountRepo, type AccountRow } from './repo.js';
+import { createSessions, type Sessions } from './sessions.js';
+import { createThrottle, type Throttle } from './throttle.js';
+
+/** The account as the API shows it: never a hash. */
+export interface Account {
+  id: number;
+  username: string;
+  display_name: string;
+  role: Role;
+  enabled: boolean;
+  must_change_password: boolean;
+  created_at: string;
+  last_login_at: string | null;
+}
+
+export function presentAccount(row: AccountRow): Account {
+  return {
+    id: row.id,
+    username: row.username,
+    display_name: row.display_name,
+    role: row.role,
+    enabled: row.enabled === 1,
+    must_change_password: row.must_change_password === 1,
+    created_at: row.created_at,
+    last_login_at: row.last_login_at,
+  };
+}
+
+/** Who asked, for the audit entry. */
+export interface Actor {
+  actor: string | null;
+  ip: string | null;
+}
+
+export const invalidCredentials = () => new HttpError(401, { error: 'invalid credentials' });
+export const lastAdministrator = () => conflict('last administrator');
+
+export interface NewAccount {
+  username: string;
+  display_name: string;
+  role: Role;
+  password: string;
+  must_change_password?: boolean;
+}
+
+/** Accounts, logins and password changes: every rule of PRODUCT.md's access section that is not HTTP. */
+export function createAccountService(ctx: { db: Db; clock: Clock }) {
+  const { db, clock } = ctx;
+  const repo = createAccountRepo(db);
+  const audit: AuditLog = createAuditLog(db, clock);
+  const throttle: Throttle = createThrottle(db, clock);
+  const sessions: Sessions = createSessions(repo, clock);
+
+  const getRow = (id: number) => {
+    const row = repo.byId(id);
+    if (!row) throw notFound('user not found');
+    return row;
+  };
+
+  function throttled(...checks: Parameters<Throttle['retryAfter']>[]): void {
+    const wait = Math.max(0, ...checks.map(([scope, key]) => throttle.retryAfter(scope, key)));
+    if (wait > 0) throw tooManyRequests(wait);
+  }
+
+  return {
+    repo,
+    audit,
+    throttle,
+    sessions,
+    hasAccounts: () => repo.count() > 0,
+    list: () => repo.list().map(presentAccount),
+
+    /** Creates an account with a chosen password (the first administrator, tests) or a temporary one. */
+    async create(input: NewAccount, by: Actor, action: 'user.create' | 'setup' = 'user.create'): Promise<Account> {
+      const hash = await hashPassword(input.password);
+      return db.transaction(() => {
+        // Setup is open only while no account exists; checked again here because hashing awaited.
+        if (action === 'setup' && repo.count() > 0) throw notFound('setup is closed');
+        if (repo.byUsername(input.username)) throw conflict('username taken');
+        const id = repo.insert({
+          username: input.username,
+          display_name: input.display_name,
+          role: input.role,
+          must_change_password: input.must_change_password ?? false,
+          password_hash: hash,
+          created_at: isoSeconds(clock.now()),
+        });
+        audit.write({ ...by, action, target: input.username, detail: { id, role: input.role } });
+        return presentAccount(getRow(id));
+      })();
+    },
+
+    async createWithTemporaryPassword(input: Omit<NewAccount, 'password'>, by: Actor) {
+      const password = temporaryPassword();
+      const user = await this.create({ ...input, password, must_change_password: true }, by);
+      return { user, temporary_password: password };
+    },
+
+    update(id: number, patch: { display_name?: string; role?: Role; enabled?: boolean }, by: Actor): Account {
+      return db.transaction(() => {
+        const row = getRow(id);
+        const next = {
+          display_name: patch.display_name ?? row.display_name,
+          role: patch.role ?? row.role,
+          enabled: patch.enabled ?? row.enabled === 1,
+        };
+        const wasActiveAdmin = row.role === 'administrator' && row.enabled === 1;
+        const staysActiveAdmin = next.role === 'administrator' && next.enabled;
+        if (wasActiveAdmin && !staysActiveAdmin && repo.enabledAdmins() <= 1) throw lastAdministrator();
+        repo.update(id, next);
+        const changes: Record<string, { from: unknown; to: unknown }> = {};
+        if (next.display_name !== row.display_name) changes.display_name = { from: row.display_name, to: next.display_name };
+        if (next.role !== row.role) changes.role = { from: row.role, to: next.role };
+        if (next.enabled !== (row.enabled === 1)) changes.enabled = { from: row.enabled === 1, to: next.enabled };
+        // A role change or a disable ends the account's sessions: the old cookie must not keep the old rights.
+        if (changes.role || !next.enabled) sessions.revokeAll(id);
+        audit.write({ ...by, action: 'user.update', target: row.username, detail: { id, changes } });
+        return presentAccount(getRow(id));
+      })();
+    },
+
+    async resetPassword(id: number, by: Actor): Promise<string> {
+      const row = getRow(id);
+      const password = temporaryPassword();
+      const hash = await hashPassword(password);
+      db.transaction(() => {
+        repo.setPassword(row.id, hash, true);
+        sessions.revokeAll(row.id);
+        audit.write({ ...by, action: 'user.reset_password', target: row.username, detail: { id } });
+      })();
+      return password;
+    },
+
+    revokeSessions(id: number, by: Actor): void {
+      const row = getRow(id);
+      db.transaction(() => {
+        sessions.revokeAll(row.id);
+        audit.write({ ...by, action: 'user.revoke_sessions', target: row.username, detail: { id } });
+      })();
+    },
+
+    /** Same 401 for an unknown user, a wrong password and a disabled account; throttled before any hashing. */
+    async login(username: string, password: string, ip: string | null): Promise<{ account: Account; token: string }> {
+      const userKey = username.toLowerCase();
+      throttled(['login.ip', ip ?? ''], ['login.user', userKey]);
+      const row = repo.byUsername(username);
+      let ok = false;
+      if (row) ok = await verifyPassword(password, row.password_hash);
+      else await burnPasswordCheck(password);
+      // A failure is recorded in its own transaction: throwing inside one would roll the count back.
+      const current = row && repo.byId(row.id);
+      if (!ok || !current || !current.enabled || current.password_hash !== row!.password_hash) {
+        db.transaction(() => {
+          throttle.recordFailure('login.ip', ip ?? '');
+          throttle.recordFailure('login.user', userKey);
+          audit.write({ actor: null, action: 'login.failure', target: username.slice(0, 64), ip });
+        })();
+        throw invalidCredentials();
+      }
+      return db.transaction(() => {
+        const token = sessions.issue(current.id);
+        repo.setLastLogin(current.id, isoSeconds(clock.now()));
+        audit.write({ actor: current.username, action: 'login.success', target: current.username, ip });
+        return { account: presentAccount(getRow(current.id)), token };
+      })();
+    },
+
+    /** Needs the current password (5 failures per account and window); ends every session and issues a new one. */
+    async changePassword(accountId: number, current: string, next: string, ip: string | null): Promise<string> {
+      const key = String(accountId);
+      throttled(['password.account', key]);
+      const row = getRow(accountId);
+      const [ok, hash] = await Promise.all([verifyPassword(current, row.password_hash), hashPassword(next)]);
+      if (!ok) {
+        throttle.recordFailure('password.account', key);
+        throw new HttpError(401, { error: 'wrong current password' });
+      }
+      return db.transaction(() => {
+        repo.setPassword(accountId, hash, false);
+        const token = sessions.issue(accountId);
+        audit.write({ actor: row.username, action: 'password.change', target: row.username, ip });
+        return token;
+      })();
+    },
+
+    /** The local recovery command: an enabled administrator only. Returns a one-line reason when refused. */
+    async recover(username: string, password: string): Promise<string | undefined> {
+      const row = repo.byUsername(username);
+      if (!row) return `no account named ${JSON.stringify(username)}`;
+      if (row.role !== 'administrator') return `${row.username} is not an administrator`;
+      if (!row.enabled) return `${row.username} is disabled`;
+      const hash = await hashPassword(password);
+      db.transaction(() => {
+        repo.setPassword(row.id, hash, false);
+        sessions.revokeAll(row.id);
+        audit.write({ actor: null, action: 'recovery', target: row.username, detail: { id: row.id, via: 'recovery command' } });
+      })();
+      return undefined;
+    },
+
+    expiries(session: { created_at: number; last_seen: number }, absoluteMs: number, idleMs: number) {
+      return { expires_at: isoMillis(session.created_at + absoluteMs), idle_expires_at: isoMillis(session.last_seen + idleMs) };
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

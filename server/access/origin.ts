@@ -1,0 +1,50 @@
+import type { Request, RequestHandler } from 'express';
+import type { Config } from '../config.js';
+import { HttpError } from '../errors.js';
+
+export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The origins a state-changing request may come from: the configured public origin, or, only when
+ * plain-HTTP loopback login is allowed, the loopback origins of the port the request arrived on.
+ */
+export function allowedOrigins(config: Pick<Config, 'publicOrigin' | 'authAllowHttp'>, port: number | undefined): string[] {
+  if (config.publicOrigin) return [config.publicOrigin];
+  if (!config.authAllowHttp || port === undefined) return [];
+  return [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`];
+}
+
+export function originAllowed(config: Config, req: Request): boolean {
+  const origin = req.get('origin');
+  return origin !== undefined && allowedOrigins(config, req.socket.localPort).includes(origin);
+}
+
+/** Cross-site request forgery stops here: a browser always sends Origin on a cross-site POST. */
+export function requireOrigin(config: Config): RequestHandler {
+  return (req, _res, next) => {
+    if (SAFE_METHODS.has(req.method) || originAllowed(config, req)) return next();
+    next(new HttpError(403, { error: 'origin mismatch' }));
+  };
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+/** Passwords travel over HTTPS, or over plain HTTP only to a loopback name when FLEET_AUTH_ALLOW_HTTP=true. */
+export function requireSecureTransport(config: Config): RequestHandler {
+  return (req, _res, next) => {
+    if (req.secure || (config.authAllowHttp && LOOPBACK_NAMES.has(req.hostname))) return next();
+    next(new HttpError(403, { error: 'https required' }));
+  };
+}
+
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
+  if (!header) return cookies;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
+  }
+  return cookies;
+}

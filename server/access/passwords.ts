@@ -1,0 +1,47 @@
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 128;
+
+/** Node's default scrypt cost (16 MiB); stored with each hash so it can be raised without a migration. */
+const DEFAULT = { N: 16384, r: 8, p: 1 };
+const KEY_LENGTH = 32;
+
+function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
+  const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 };
+  return new Promise((resolve, reject) => {
+    // Async on purpose: the work runs on the libuv pool, so a login never blocks other requests.
+    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
+  });
+}
+
+/** `scrypt$N$r$p$salt$hash` with a fresh 16-byte salt. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, DEFAULT);
+  return ['scrypt', DEFAULT.N, DEFAULT.r, DEFAULT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+/** Constant-time check of a password against a stored hash; a malformed hash never matches. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  if (![N, r, p].every((n) => Number.isSafeInteger(n) && n > 0)) return false;
+  const salt = Buffer.from(parts[4]!, 'base64url');
+  const expected = Buffer.from(parts[5]!, 'base64url');
+  const actual = await derive(password, salt, { N, r, p });
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Verified against when the username is unknown, so that answer costs the same scrypt run as a wrong password. */
+let dummyHash: Promise<string> | undefined;
+export async function burnPasswordCheck(password: string): Promise<void> {
+  dummyHash ??= hashPassword(randomBytes(16).toString('base64url'));
+  await verifyPassword(password, await dummyHash);
+}
+
+/** An administrator-issued password the account must change at first use: 96 random bits. */
+export function temporaryPassword(): string {
+  return randomBytes(12).toString('base64url');
+}

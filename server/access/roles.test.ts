@@ -1,0 +1,118 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildInstance } from '../../test/helpers/factories.js';
+import type { TestClient } from '../../test/helpers/http.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import type { Role } from './capabilities.js';
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startServer({ config: { telemetryToken: 't'.repeat(40) } });
+});
+afterEach(() => server.stop());
+
+interface Case {
+  name: string;
+  allowed: Role[];
+  /** Makes the request as `client`; may prepare state first through the administrator's client. */
+  run(client: TestClient): Promise<{ status: number; body: unknown }>;
+  success: number;
+}
+
+const everyone: Role[] = ['viewer', 'operator', 'administrator'];
+const operators: Role[] = ['operator', 'administrator'];
+const admins: Role[] = ['administrator'];
+
+async function existing(): Promise<number> {
+  const body = buildInstance();
+  expect((await server.client.post('/api/instances', body)).status).toBe(201);
+  return body.vmid as number;
+}
+async function target(): Promise<number> {
+  return (await server.client.post('/api/users', { username: `t${Math.random().toString(36).slice(2, 8)}`, display_name: 'T', role: 'viewer' })).body.user.id;
+}
+
+const cases: Case[] = [
+  // Fleet, metrics, matches, operation summaries: everyone reads the registry.
+  { name: 'GET /api/instances', allowed: everyone, success: 200, run: (c) => c.get('/api/instances') },
+  { name: 'GET /api/instances/stacks', allowed: everyone, success: 200, run: (c) => c.get('/api/instances/stacks') },
+  { name: 'GET /api/instances/:vmid', allowed: everyone, success: 200, run: async (c) => c.get(`/api/instances/${await existing()}`) },
+  { name: 'GET /api/instances/:vmid/history', allowed: everyone, success: 200, run: async (c) => c.get(`/api/instances/${await existing()}/history`) },
+  // Deploy, start, stop, remove servers: operators and administrators write instances.
+  { name: 'POST /api/instances', allowed: operators, success: 201, run: (c) => c.post('/api/instances', buildInstance()) },
+  { name: 'PUT /api/instances/:vmid', allowed: operators, success: 200, run: async (c) => c.put(`/api/instances/${await existing()}`, { state: 'testing' }) },
+  { name: 'DELETE /api/instances/:vmid', allowed: operators, success: 204, run: async (c) => c.delete(`/api/instances/${await existing()}`) },
+  // Telemetry diagnostics.
+  { name: 'GET /api/telemetry', allowed: operators, success: 200, run: (c) => c.get('/api/telemetry') },
+  // Create users, change roles, disable accounts, reset passwords; the audit review.
+  { name: 'GET /api/users', allowed: admins, success: 200, run: (c) => c.get('/api/users') },
+  { name: 'POST /api/users', allowed: admins, success: 201, run: (c) => c.post('/api/users', { username: 'newcomer', display_name: 'N', role: 'viewer' }) },
+  { name: 'PATCH /api/users/:id', allowed: admins, success: 200, run: async (c) => c.patch(`/api/users/${await target()}`, { role: 'operator' }) },
+  { name: 'POST /api/users/:id/reset-password', allowed: admins, success: 200, run: async (c) => c.post(`/api/users/${await target()}/reset-password`) },
+  { name: 'POST /api/users/:id/revoke-sessions', allowed: admins, success: 204, run: async (c) => c.post(`/api/users/${await target()}/revoke-sessions`) },
+  { name: 'GET /api/audit', allowed: admins, success: 200, run: (c) => c.get('/api/audit') },
+  // Own password, sign out.
+  { name: 'GET /api/auth/session', allowed: everyone, success: 200, run: (c) => c.get('/api/auth/session') },
+  { name: 'POST /api/auth/logout', allowed: everyone, success: 204, run: (c) => c.post('/api/auth/logout') },
+];
+
+describe.each(everyone)('as %s', (role) => {
+  it.each(cases.map((c) => [c.name, c] as const))(`%s`, async (_name, c) => {
+    const client = await server.signIn(role);
+    const res = await c.run(client);
+    if (c.allowed.includes(role)) {
+      expect(res.status, JSON.stringify(res.body)).toBe(c.success);
+    } else {
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ error: 'forbidden' });
+    }
+  });
+
+  it('changes their own password', async () => {
+    const client = await server.signIn(role);
+    const res = await client.post('/api/auth/password', { current_password: 'user-password-for-tests', new_password: 'another-password-1' });
+    expect(res.status).toBe(204);
+    expect((await client.get('/api/auth/session')).status).toBe(200);
+  });
+});
+
+describe('a viewer cannot write through any registry route', () => {
+  it('and nothing changes', async () => {
+    const vmid = await existing();
+    const viewer = await server.signIn('viewer');
+    expect((await viewer.post('/api/instances', buildInstance())).status).toBe(403);
+    expect((await viewer.put(`/api/instances/${vmid}`, { name: 'renamed' })).status).toBe(403);
+    expect((await viewer.delete(`/api/instances/${vmid}`)).status).toBe(403);
+    const list = (await viewer.get('/api/instances')).body as Array<{ vmid: number; name: string }>;
+    expect(list.map((i) => [i.vmid, i.name])).toEqual([[vmid, `vm-${vmid}`]]);
+  });
+});
+
+describe('without a session', () => {
+  it.each(cases.map((c) => [c.name, c] as const))('%s is 401 authentication required', async (_name, c) => {
+    const res = await c.run(server.anonymous());
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'authentication required' });
+  });
+});
+
+describe('declared access of the access layer routes', () => {
+  it('matches PRODUCT.md', () => {
+    const access = Object.fromEntries(server.routes.map((r) => [`${r.method} ${r.path}`, r.access]));
+    expect(access).toMatchObject({
+      'GET /setup': 'public',
+      'POST /setup': 'public',
+      'POST /api/auth/login': 'public',
+      'POST /api/auth/logout': 'self',
+      'GET /api/auth/session': 'self',
+      'POST /api/auth/password': 'self',
+      'GET /api/users': 'users.manage',
+      'POST /api/users': 'users.manage',
+      'PATCH /api/users/:id': 'users.manage',
+      'POST /api/users/:id/reset-password': 'users.manage',
+      'POST /api/users/:id/revoke-sessions': 'users.manage',
+      'GET /api/audit': 'users.manage',
+      'POST /api/telemetry': 'machine',
+      'GET /api/telemetry': 'diagnostics.read',
+    });
+  });
+});

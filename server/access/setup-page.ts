@@ -1,0 +1,49 @@
+/** The first-administrator page: plain HTML and a form, no script at all. */
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export const SETUP_PAGE_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  // The page URL may carry the setup token: never send it on as a Referer, never cache it.
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
+label{display:block;margin-top:1rem;font-weight:600}input{width:100%;padding:.4rem;box-sizing:border-box;font:inherit}
+button{margin-top:1.5rem;padding:.5rem 1rem;font:inherit}.error{color:#b00020;font-weight:600}.hint{color:#555;font-size:.9rem}`;
+
+function layout(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)} · homefleet</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+export interface SetupFormValues {
+  setup_token?: string;
+  username?: string;
+  display_name?: string;
+}
+
+export function setupFormPage(values: SetupFormValues, errors: string[] = []): string {
+  const value = (v: string | undefined) => escapeHtml(v ?? '');
+  const errorList = errors.length ? `<ul class="error">${errors.map((e) => `<li>${escapeHtml(e)}</li>`).join('')}</ul>` : '';
+  return layout(
+    'Create the first administrator',
+    `<p>No account exists yet. The holder of the setup token creates the first administrator here.</p>${errorList}
+<form method="post" action="/setup">
+<label for="setup_token">Setup token</label><input id="setup_token" name="setup_token" type="password" required autocomplete="off" value="${value(values.setup_token)}">
+<label for="username">Username</label><input id="username" name="username" required maxlength="64" autocomplete="username" value="${value(values.username)}">
+<label for="display_name">Display name</label><input id="display_name" name="display_name" required maxlength="100" value="${value(values.display_name)}">
+<label for="password">Password</label><input id="password" name="password" type="password" required minlength="8" maxlength="128" autocomplete="new-password">
+<p class="hint">8 to 128 characters.</p>
+<button type="submit">Create administrator</button>
+</form>`,
+  );
+}
+
+export function setupClosedPage(reason: string): string {
+  return layout('Setup is closed', `<p>${escapeHtml(reason)}</p><p><a href="/login">Sign in</a></p>`);
+}

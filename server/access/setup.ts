@@ -1,0 +1,71 @@
+import express, { type Request, type Response } from 'express';
+import type { AppContext } from '../context.js';
+import { forbidden, HttpError, notFound, tooManyRequests } from '../errors.js';
+import type { RouteTable } from '../http/routes.js';
+import { isPlainObject, parseWith } from '../http/validate.js';
+import type { AccountService } from './accounts.js';
+import { requireOrigin, requireSecureTransport } from './origin.js';
+import { SetupBody } from './schema.js';
+import { SETUP_PAGE_HEADERS, setupClosedPage, setupFormPage } from './setup-page.js';
+import { secretsEqual } from './tokens.js';
+
+/** `GET /setup` and `POST /setup`: the first administrator, by the holder of FLEET_SETUP_TOKEN, while no account exists. */
+export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, accounts: AccountService): void {
+  const closedReason = (): string | undefined => {
+    if (accounts.hasAccounts()) return 'An account already exists, so first-administrator setup is closed. Remove FLEET_SETUP_TOKEN and restart the server.';
+    if (!ctx.config.setupToken) return 'Setup is closed because FLEET_SETUP_TOKEN is not set. Set it and restart the server to create the first administrator.';
+    return undefined;
+  };
+
+  routes.get('/setup', { access: 'public' }, (req, res) => {
+    const reason = closedReason();
+    res.set(SETUP_PAGE_HEADERS);
+    if (reason) return void res.status(404).send(setupClosedPage(reason));
+    const token = typeof req.query.token === 'string' ? req.query.token : undefined;
+    res.status(200).send(setupFormPage({ setup_token: token }));
+  });
+
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  routes.post(
+    '/setup',
+    { access: 'public', before: [requireOrigin(ctx.config), requireSecureTransport(ctx.config), form], bodyLimit: '16kb' },
+    async (req: Request, res: Response) => {
+      const isForm = Boolean(req.is('application/x-www-form-urlencoded'));
+      const body: Record<string, unknown> = isPlainObject(req.body) ? req.body : {};
+      try {
+        const user = await setUp(body, req.ip ?? null);
+        if (isForm) return void res.redirect(303, '/login');
+        res.status(201);
+        return { user };
+      } catch (err) {
+        if (!isForm || !(err instanceof HttpError)) throw err;
+        const messages = Array.isArray(err.body.errors)
+          ? (err.body.errors as Array<{ field: string; message: string }>).map((e) => `${e.field.replace('_', ' ')} ${e.message}`)
+          : [String(err.body.error)];
+        res.status(err.status).set(err.headers).set(SETUP_PAGE_HEADERS);
+        const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+        const page = err.status === 404
+          ? setupClosedPage(closedReason() ?? 'Setup is closed.')
+          : setupFormPage({ username: text(body.username), display_name: text(body.display_name) }, messages);
+        res.send(page);
+      }
+    },
+  );
+
+  async function setUp(body: Record<string, unknown>, ip: string | null) {
+    if (closedReason()) throw notFound('setup is closed');
+    const wait = accounts.throttle.retryAfter('setup.ip', ip ?? '');
+    if (wait > 0) throw tooManyRequests(wait);
+    const given = typeof body.setup_token === 'string' ? body.setup_token : '';
+    if (!secretsEqual(given, ctx.config.setupToken!)) {
+      accounts.throttle.recordFailure('setup.ip', ip ?? '');
+      throw forbidden('invalid setup token');
+    }
+    const input = parseWith(SetupBody, body);
+    return accounts.create(
+      { username: input.username, display_name: input.display_name, role: 'administrator', password: input.password },
+      { actor: null, ip },
+      'setup',
+    );
+  }
+}

@@ -1,0 +1,51 @@
+import type { RequestHandler } from 'express';
+import { z } from 'zod';
+import { PageQuery } from '../access/schema.js';
+import { secretsEqual } from '../access/tokens.js';
+import type { AppContext } from '../context.js';
+import { HttpError, serviceUnavailable, unsupportedMediaType } from '../errors.js';
+import type { RouteTable } from '../http/routes.js';
+import { parseWith } from '../http/validate.js';
+import { isoMillis } from '../time.js';
+import { createTelemetryRepo } from './repo.js';
+
+const Event = z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' });
+const TelemetryBody = z.union([Event, z.array(Event).min(1, 'must hold at least one event')], {
+  error: 'must be a JSON object or an array of objects',
+});
+
+/** The token only from these two headers: never a cookie, query parameter or JSON field. */
+function presentedToken(header: (name: string) => string | undefined): string | undefined {
+  const auth = header('authorization');
+  const bearer = auth && /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
+  return bearer || header('x-fleet-telemetry-token') || undefined;
+}
+
+/** Decided from the headers alone, before the body is read, parsed or recorded. */
+function telemetryGate(ctx: AppContext): RequestHandler {
+  return (req, _res, next) => {
+    const expected = ctx.config.telemetryToken;
+    if (!expected) return next(serviceUnavailable('telemetry ingestion disabled'));
+    const token = presentedToken((name) => req.get(name));
+    if (!token || !secretsEqual(token, expected)) return next(new HttpError(401, { error: 'invalid telemetry token' }));
+    if (!req.is('application/json')) return next(unsupportedMediaType('content type must be application/json'));
+    next();
+  };
+}
+
+export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext): void {
+  const repo = createTelemetryRepo(ctx.db);
+
+  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx)], bodyLimit: '1mb' }, (req, res) => {
+    const body = parseWith(TelemetryBody, req.body);
+    const events = Array.isArray(body) ? body : [body];
+    repo.add(isoMillis(ctx.clock.now()), events);
+    res.status(202);
+    return { accepted: events.length };
+  });
+
+  routes.get('/api/telemetry', { access: 'diagnostics.read' }, (req) => {
+    const page = parseWith(PageQuery, req.query);
+    return repo.list(page.limit, page.before);
+  });
+}
