@@ -1,10 +1,13 @@
 import express, { type Express, type RequestHandler } from 'express';
+import { registerBackupRoutes } from './backup/routes.js';
 import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { RouteTable, type AccessGuard, type RouteRecord } from './http/routes.js';
+import { registerJobRoutes } from './jobs/routes.js';
+import { createJobService, type JobService, type JobsOptions } from './jobs/service.js';
 import { createLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
@@ -17,6 +20,8 @@ export interface AppOptions {
   dbPath?: string;
   clock?: Clock;
   logger?: Logger;
+  /** Scheduler and remote-call timing; tests shorten them. */
+  jobs?: JobsOptions;
 }
 
 export interface HomefleetApp {
@@ -24,6 +29,7 @@ export interface HomefleetApp {
   db: Db;
   context: AppContext;
   instances: InstanceService;
+  jobs: JobService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -48,6 +54,10 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   const instances = createInstanceService(context);
   registerHealthRoutes(routes, context);
   registerRegistryRoutes(routes, context, instances);
+  const jobs = createJobService(context, instances, options.jobs);
+  registerJobRoutes(routes, jobs);
+  registerBackupRoutes(routes, context);
+  jobs.start();
 
   app.use(routes.router);
   app.use('/api', (_req, res) => {
@@ -61,10 +71,12 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     db,
     context,
     instances,
+    jobs,
     routes: routes.records,
     async close() {
       if (closed) return;
       closed = true;
+      await jobs.close();
       db.close();
     },
   };

@@ -128,3 +128,13 @@ export function configText(config: Record<string, unknown>, field: string): stri
   const value = config[field];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
+
+/** The stored config text as an object; anything unreadable is an empty config. */
+export function parseStoredConfig(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
