@@ -1,11 +1,11 @@
-import type { ZodType } from 'zod';
+import type { ZodError } from 'zod';
 import type { AppContext } from '../context.js';
 import { badRequest, validationFailed } from '../errors.js';
 import { fieldErrors, isPlainObject } from '../http/validate.js';
 import { parseStoredConfig, type JobKey, type JobRun } from '../jobs/schema.js';
 import type { Instance } from '../registry/schema.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { BACKUP_VERSION, BackupInstance, BackupJob, BackupRun } from './schema.js';
+import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupInstance, type BackupInstance } from './schema.js';
 
 const INSTANCE_COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
@@ -24,10 +24,12 @@ export type BackupService = ReturnType<typeof createBackupService>;
  * Validates each row with `schema`; the first bad row rejects the import with its index in
  * every field name (`instances.41.vmid`). Nothing is written before every row passed.
  */
-function validateRows<T>(rows: unknown[], schema: ZodType<T>, section: string): T[] {
+type RowParser<T> = (row: unknown) => { success: true; data: T } | { success: false; error: ZodError };
+
+function validateRows<T>(rows: unknown[], parse: RowParser<T>, section: string): T[] {
   const out = new Array<T>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const result = schema.safeParse(rows[i]);
+    const result = parse(rows[i]);
     if (!result.success) {
       throw validationFailed(fieldErrors(result.error).map((e) => ({ field: e.field === 'body' ? `${section}.${i}` : `${section}.${i}.${e.field}`, message: e.message })));
     }
@@ -120,14 +122,14 @@ export function createBackupService({ db, clock, events }: Pick<AppContext, 'db'
           throw validationFailed([{ field: section, message: 'must be an array' }]);
         }
       }
-      const instances = validateRows(body.instances, BackupInstance, 'instances');
+      const instances = validateRows(body.instances, parseBackupInstance, 'instances');
       rejectDuplicates(instances, 'instances', 'vmid', (i) => i.vmid);
-      const jobs = Array.isArray(body.jobs) ? validateRows(body.jobs, BackupJob, 'jobs') : undefined;
+      const jobs = Array.isArray(body.jobs) ? validateRows(body.jobs, (row) => BackupJob.safeParse(row), 'jobs') : undefined;
       if (jobs) {
         rejectDuplicates(jobs, 'jobs', 'id', (j) => j.id);
         rejectDuplicates(jobs, 'jobs', 'key', (j) => j.key);
       }
-      const runs = Array.isArray(body.job_runs) ? validateRows(body.job_runs, BackupRun, 'job_runs') : undefined;
+      const runs = Array.isArray(body.job_runs) ? validateRows(body.job_runs, (row) => BackupRun.safeParse(row), 'job_runs') : undefined;
       if (runs) {
         rejectDuplicates(runs, 'job_runs', 'id', (r) => r.id);
         const known = new Set(jobs ? jobs.map((j) => j.id) : jobIds.all().map((j) => j.id));

@@ -157,6 +157,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(async () => {
         batchPending = false;
+        if (closed) return;
         for (const job of repo.list()) {
           if (closed) return;
           if (parseStoredConfig(job.config).run_on_create !== true) continue;
