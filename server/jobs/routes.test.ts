@@ -21,10 +21,10 @@ describe('jobs and backup routes', () => {
   });
 
   it('the import accepts a body over 1 MiB; other JSON routes do not', async () => {
-    const rows = Array.from({ length: 12_000 }, (_, i) => ({ vmid: i + 1, name: `host-${i + 1}`, state: 'deployed', stack: 'development' }));
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({ vmid: i + 1, name: `host-${i + 1}`, state: 'deployed', stack: 'development' }));
     const body = { version: 3, instances: rows };
     expect(JSON.stringify(body).length).toBeGreaterThan(1024 * 1024);
-    expect((await server.client.post('/api/import', body)).body).toEqual({ imported: 12_000 });
+    expect((await server.client.post('/api/import', body)).body).toEqual({ imported: 20_000 });
     const big = await server.client.put('/api/jobs/1', { config: { pad: 'x'.repeat(1024 * 1024 + 10) } });
     expect(big.status).toBe(413);
   });
