@@ -151,6 +151,8 @@ describe('reading and changing a job', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.errors.map((e: { field: string }) => e.field), JSON.stringify(body)).toContain(field);
     }
+    const unknown = await server.client.put(`/api/jobs/${id}`, { config: { api_key: 'x', foo: 1 } });
+    expect(unknown.body).toEqual({ errors: [{ field: 'config', message: 'unknown fields api_key, foo' }] });
     expect((await server.client.get(`/api/jobs/${id}`)).body).toMatchObject({ enabled: 0, schedule: 15, config: {} });
     expect((await server.client.put(`/api/jobs/${id}`, { schedule: 10080, ignored: true })).body.schedule).toBe(10080);
   });

@@ -44,6 +44,10 @@ const httpUrl = z
     }
   }, { error: 'must be an http(s) URL without credentials' });
 
+/** "unknown field api_key" names the typo; anything else about the object is its type. */
+const configError = (issue: { code?: string; keys?: string[] }) =>
+  issue.code === 'unrecognized_keys' ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.join(', ')}` : 'must be a JSON object';
+
 const text = z.string({ error: 'must be a string' }).max(4096, { error: 'must be at most 4096 characters' });
 const runOnCreate = z.boolean({ error: 'must be true or false' });
 
@@ -54,15 +58,15 @@ const runOnCreate = z.boolean({ error: 'must be true or false' });
 export const JOB_CONFIG: Record<JobKey, z.ZodType<Record<string, unknown>>> = {
   tailscale_sync: z.strictObject(
     { api_key: text.optional(), tailnet: text.optional(), api_url: httpUrl.optional(), run_on_create: runOnCreate.optional() },
-    { error: 'must be a JSON object with known fields' },
+    { error: configError },
   ),
   patchmon_sync: z.strictObject(
     { api_url: httpUrl.optional(), api_token: text.optional(), run_on_create: runOnCreate.optional() },
-    { error: 'must be a JSON object with known fields' },
+    { error: configError },
   ),
   semaphore_sync: z.strictObject(
     { api_url: httpUrl.optional(), api_token: text.optional(), run_on_create: runOnCreate.optional() },
-    { error: 'must be a JSON object with known fields' },
+    { error: configError },
   ),
 };
 
