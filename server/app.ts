@@ -3,12 +3,15 @@ import { createAccountService, type AccountService } from './access/accounts.js'
 import { createAccessGuard } from './access/guard.js';
 import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
+import { registerBackupRoutes } from './backup/routes.js';
 import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { RouteTable, type RouteRecord } from './http/routes.js';
+import { registerJobRoutes } from './jobs/routes.js';
+import { createJobService, type JobService, type JobsOptions } from './jobs/service.js';
 import { createLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
@@ -22,6 +25,8 @@ export interface AppOptions {
   dbPath?: string;
   clock?: Clock;
   logger?: Logger;
+  /** Scheduler and remote-call timing; tests shorten them. */
+  jobs?: JobsOptions;
 }
 
 export interface HomefleetApp {
@@ -30,6 +35,7 @@ export interface HomefleetApp {
   context: AppContext;
   instances: InstanceService;
   accounts: AccountService;
+  jobs: JobService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -57,6 +63,10 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerAccessRoutes(routes, context, accounts);
   registerTelemetryRoutes(routes, context);
   registerRegistryRoutes(routes, context, instances);
+  const jobs = createJobService(context, instances, options.jobs);
+  registerJobRoutes(routes, jobs);
+  registerBackupRoutes(routes, context);
+  jobs.start();
 
   app.use(routes.router);
   app.use('/api', (_req, res) => {
@@ -71,10 +81,12 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     context,
     instances,
     accounts,
+    jobs,
     routes: routes.records,
     async close() {
       if (closed) return;
       closed = true;
+      await jobs.close();
       db.close();
     },
   };

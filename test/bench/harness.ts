@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** Starts a request listener on 127.0.0.1 at a free port. */
-export async function listen(handler: http.RequestListener | import('express').Express): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer({ keepAlive: true }, handler as http.RequestListener);
+export async function listen(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer({ keepAlive: true }, handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

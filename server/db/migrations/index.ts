@@ -1,5 +1,6 @@
 import instances from './0001-instances.sql';
 import access from './0002-access.sql';
+import jobs from './0003-jobs.sql';
 
 export interface Migration {
   version: number;
@@ -14,4 +15,5 @@ export interface Migration {
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'instances', sql: instances },
   { version: 2, name: 'access', sql: access },
+  { version: 3, name: 'jobs', sql: jobs },
 ];

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { FLAGS, InstanceInput, IPV4, STACKS, STATES } from '../registry/schema.js';
+import { JOB_CONFIG, JOB_KEYS, MAX_SCHEDULE, RUN_STATUSES } from '../jobs/schema.js';
+
+/** The format this release writes; 1 and 2 are read too (2 had no jobs, 1 lacked later instance fields). */
+export const BACKUP_VERSION = 3;
+
+const isoTimestamp = z
+  .string({ error: 'must be an ISO 8601 UTC timestamp' })
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/, { error: 'must be an ISO 8601 UTC timestamp' });
+
+/**
+ * An instance row of a backup: the instance as written by a client (missing flags 0,
+ * missing tailscale_ip ""), with its timestamps when the backup has them.
+ */
+export const BackupInstance = InstanceInput.extend({
+  created_at: isoTimestamp.optional(),
+  updated_at: isoTimestamp.optional(),
+});
+export type BackupInstance = z.infer<typeof BackupInstance>;
+
+const flag = z.union([z.literal(0), z.literal(1), z.boolean()], { error: 'must be 0 or 1' }).transform((v) => (v === true || v === 1 ? 1 : 0));
+
+/** A job row with its raw config; run summaries (last_run_at, ...) are ignored. */
+export const BackupJob = z
+  .object({
+    id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+    key: z.enum(JOB_KEYS, { error: `must be one of ${JOB_KEYS.join(', ')}` }),
+    name: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
+    description: z.string({ error: 'must be a string' }).default(''),
+    enabled: flag.default(0),
+    schedule: z
+      .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+      .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+      .max(MAX_SCHEDULE, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+      .default(15),
+    config: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).default({}),
+  })
+  .superRefine((job, ctx) => {
+    const parsed = JOB_CONFIG[job.key].safeParse(job.config);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['config', ...issue.path], message: issue.message });
+    }
+  });
+export type BackupJob = z.infer<typeof BackupJob>;
+
+export const BackupRun = z.object({
+  id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+  job_id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+  started_at: isoTimestamp,
+  ended_at: isoTimestamp.nullable().default(null),
+  status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }),
+  result: z.string({ error: 'must be a string' }).default(''),
+});
+export type BackupRun = z.infer<typeof BackupRun>;
+
+const STATE_SET = new Set<unknown>(STATES);
+const STACK_SET = new Set<unknown>(STACKS);
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+const isFlag = (v: unknown) => v === undefined || v === 0 || v === 1;
+const isTimestamp = (v: unknown) => v === undefined || (typeof v === 'string' && TIMESTAMP.test(v));
+
+/**
+ * BackupInstance for 100,000 rows: rows in the usual shape are checked by hand (a fraction of
+ * zod's cost per row); anything else goes through the schema, which gives the same result
+ * for what it accepts and the field messages for what it rejects.
+ */
+export function parseBackupInstance(row: unknown): { success: true; data: BackupInstance } | { success: false; error: z.ZodError } {
+  if (typeof row === 'object' && row !== null && !Array.isArray(row)) {
+    const r = row as Record<string, unknown>;
+    const { vmid, name, tailscale_ip: ip } = r;
+    if (
+      Number.isSafeInteger(vmid) && (vmid as number) > 0 &&
+      typeof name === 'string' && name.length > 0 && name.length <= 200 && name === name.trim() &&
+      STATE_SET.has(r.state) && STACK_SET.has(r.stack) &&
+      (ip === undefined || ip === '' || (typeof ip === 'string' && IPV4.test(ip))) &&
+      FLAGS.every((flag) => isFlag(r[flag])) &&
+      isTimestamp(r.created_at) && isTimestamp(r.updated_at)
+    ) {
+      return {
+        success: true,
+        data: {
+          vmid: vmid as number, name, state: r.state as BackupInstance['state'], stack: r.stack as BackupInstance['stack'], tailscale_ip: (ip as string | undefined) ?? '',
+          atlas: (r.atlas ?? 0) as 0 | 1, argus: (r.argus ?? 0) as 0 | 1, semaphore: (r.semaphore ?? 0) as 0 | 1, patchmon: (r.patchmon ?? 0) as 0 | 1,
+          tailscale: (r.tailscale ?? 0) as 0 | 1, andromeda: (r.andromeda ?? 0) as 0 | 1, hardware_acceleration: (r.hardware_acceleration ?? 0) as 0 | 1,
+          created_at: r.created_at as string | undefined, updated_at: r.updated_at as string | undefined,
+        },
+      };
+    }
+  }
+  return BackupInstance.safeParse(row) as ReturnType<typeof parseBackupInstance>;
+}

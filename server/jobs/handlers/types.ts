@@ -1,0 +1,19 @@
+import type { Instance } from '../../registry/schema.js';
+import type { HttpClient } from '../http.js';
+
+/** One instance's wanted field values; the service applies it through the instance update path. */
+export interface Change {
+  vmid: number;
+  patch: Partial<Pick<Instance, 'tailscale' | 'tailscale_ip' | 'patchmon' | 'semaphore'>>;
+}
+
+/**
+ * A sync job: reads its config, asks its remote service, and says what each instance should
+ * look like. It writes nothing; a throw fails the run with the error's message.
+ */
+export type JobHandler = (config: Record<string, unknown>, instances: readonly Instance[], http: HttpClient) => Promise<Change[]>;
+
+/** Required config missing: thrown before anything is contacted. */
+export function missingConfig(key: string, fields: string[]): Error {
+  return new Error(`${key} is not configured: ${fields.join(' and ')} ${fields.length > 1 ? 'are' : 'is'} required`);
+}

@@ -1,0 +1,20 @@
+import type { RouteTable } from '../http/routes.js';
+import { parseIntegerParam, parseWith } from '../http/validate.js';
+import { JobUpdate } from './schema.js';
+import type { JobService } from './service.js';
+
+const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
+
+export function registerJobRoutes(routes: RouteTable, jobs: JobService): void {
+  routes.get('/api/jobs', { access: 'fleet.read' }, () => jobs.list());
+
+  routes.get('/api/jobs/:id', { access: 'fleet.read' }, (req) => jobs.get(idParam(req.params.id)));
+
+  // The id is checked before the body, so `PUT /api/jobs/abc` is "invalid id" whatever it carries.
+  routes.put('/api/jobs/:id', { access: 'settings.manage' }, (req) => {
+    const id = idParam(req.params.id);
+    return jobs.update(id, parseWith(JobUpdate, req.body ?? {}));
+  });
+
+  routes.post('/api/jobs/:id/run', { access: 'fleet.operate' }, (req) => jobs.runNow(idParam(req.params.id)));
+}

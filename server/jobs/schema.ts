@@ -1,0 +1,144 @@
+import { z } from 'zod';
+
+export const JOB_KEYS = ['tailscale_sync', 'patchmon_sync', 'semaphore_sync'] as const;
+export type JobKey = (typeof JOB_KEYS)[number];
+
+export const RUN_STATUSES = ['running', 'success', 'error'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** Runs kept per job: on reads, after each run, at start-up and after import. */
+export const RUNS_KEPT = 10;
+export const DEFAULT_SCHEDULE = 15;
+export const MAX_SCHEDULE = 10_080;
+
+/** What a secret config field reads as; sending it back keeps the stored value. */
+export const REDACTED = '**REDACTED**';
+export const SECRET_FIELDS = ['api_key', 'api_token'] as const;
+
+/** The jobs created on start (file databases only), disabled, with empty config. */
+export const JOB_DEFINITIONS: Record<JobKey, { name: string; description: string }> = {
+  tailscale_sync: {
+    name: 'Tailscale sync',
+    description: 'Sets the tailscale flag and tailscale_ip of instances whose name matches a device of the tailnet.',
+  },
+  patchmon_sync: {
+    name: 'PatchMon sync',
+    description: 'Sets the patchmon flag of instances whose name matches a host known to PatchMon.',
+  },
+  semaphore_sync: {
+    name: 'Semaphore sync',
+    description: 'Sets the semaphore flag of instances whose name is a host of a Semaphore inventory.',
+  },
+};
+
+/** An http(s) URL without credentials (fetch refuses those, and they would be a secret outside the secret fields). */
+const httpUrl = z
+  .string({ error: 'must be a string' })
+  .refine((value) => {
+    if (value === '') return true;
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
+    } catch {
+      return false;
+    }
+  }, { error: 'must be an http(s) URL without credentials' });
+
+/** "unknown field api_key" names the typo; anything else about the object is its type. */
+const configError = (issue: { code?: string; keys?: string[] }) =>
+  issue.code === 'unrecognized_keys' ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.join(', ')}` : 'must be a JSON object';
+
+const text = z.string({ error: 'must be a string' }).max(4096, { error: 'must be at most 4096 characters' });
+const runOnCreate = z.boolean({ error: 'must be true or false' });
+
+/**
+ * Stored config per key. Strict: an unknown field is a 400, so a typo (`apikey`) is not
+ * silently kept. Empty strings mean "not set".
+ */
+export const JOB_CONFIG: Record<JobKey, z.ZodType<Record<string, unknown>>> = {
+  tailscale_sync: z.strictObject(
+    { api_key: text.optional(), tailnet: text.optional(), api_url: httpUrl.optional(), run_on_create: runOnCreate.optional() },
+    { error: configError },
+  ),
+  patchmon_sync: z.strictObject(
+    { api_url: httpUrl.optional(), api_token: text.optional(), run_on_create: runOnCreate.optional() },
+    { error: configError },
+  ),
+  semaphore_sync: z.strictObject(
+    { api_url: httpUrl.optional(), api_token: text.optional(), run_on_create: runOnCreate.optional() },
+    { error: configError },
+  ),
+};
+
+/** PUT /api/jobs/:id. Omitted fields are unchanged; unknown top-level fields are ignored. */
+export const JobUpdate = z.object(
+  {
+    enabled: z.boolean({ error: 'must be true or false' }).optional(),
+    schedule: z
+      .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+      .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+      .max(MAX_SCHEDULE, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+      .optional(),
+    config: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
+  },
+  { error: 'must be a JSON object' },
+);
+export type JobUpdate = z.infer<typeof JobUpdate>;
+
+export interface JobRow {
+  id: number;
+  key: JobKey;
+  name: string;
+  description: string;
+  enabled: 0 | 1;
+  schedule: number;
+  /** JSON text of the config object. */
+  config: string;
+}
+
+export interface JobRun {
+  id: number;
+  job_id: number;
+  started_at: string;
+  ended_at: string | null;
+  status: RunStatus;
+  result: string;
+}
+
+/** A job as the API returns it: config redacted, latest run summarised. */
+export interface JobView {
+  id: number;
+  key: JobKey;
+  name: string;
+  description: string;
+  enabled: 0 | 1;
+  schedule: number;
+  config: Record<string, unknown>;
+  last_run_at: string | null;
+  last_status: RunStatus | null;
+  last_run_id: number | null;
+}
+
+export function redactConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const shown = { ...config };
+  for (const field of SECRET_FIELDS) {
+    if (field in shown && shown[field] !== '') shown[field] = REDACTED;
+  }
+  return shown;
+}
+
+/** A field counts as set when it is a non-empty string after trimming. */
+export function configText(config: Record<string, unknown>, field: string): string | undefined {
+  const value = config[field];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** The stored config text as an object; anything unreadable is an empty config. */
+export function parseStoredConfig(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

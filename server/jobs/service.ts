@@ -1,0 +1,250 @@
+import type { AppContext } from '../context.js';
+import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
+import { fieldErrors } from '../http/validate.js';
+import type { Instance } from '../registry/schema.js';
+import type { InstanceService } from '../registry/service.js';
+import { isoMillis } from '../time.js';
+import { JOB_HANDLERS } from './handlers/index.js';
+import type { Change } from './handlers/types.js';
+import { createHttpClient } from './http.js';
+import { createJobRepo, type JobWithLastRun } from './repo.js';
+import { Scheduler, type Timers } from './scheduler.js';
+import {
+  DEFAULT_SCHEDULE,
+  JOB_CONFIG,
+  JOB_DEFINITIONS,
+  JOB_KEYS,
+  parseStoredConfig,
+  REDACTED,
+  redactConfig,
+  SECRET_FIELDS,
+  type JobKey,
+  type JobRow,
+  type JobRun,
+  type JobUpdate,
+  type JobView,
+  type RunStatus,
+} from './schema.js';
+
+export interface JobsOptions {
+  /** Length of a schedule minute in ms (60 000); tests shorten it. */
+  minuteMs?: number;
+  /** Remote call timeout in ms (30 000). */
+  httpTimeoutMs?: number;
+  timers?: Timers;
+  /** How long close() waits for runs in flight (5 000 ms). */
+  closeTimeoutMs?: number;
+}
+
+export type JobService = ReturnType<typeof createJobService>;
+
+interface RunOutcome {
+  runId: number;
+  status: Exclude<RunStatus, 'running'>;
+  result: string;
+}
+
+function present(row: JobWithLastRun): JobView {
+  return {
+    id: row.id,
+    key: row.key,
+    name: row.name,
+    description: row.description,
+    enabled: row.enabled ? 1 : 0,
+    schedule: row.schedule,
+    config: redactConfig(parseStoredConfig(row.config)),
+    last_run_at: row.last_run_at,
+    last_status: row.last_status,
+    last_run_id: row.last_run_id,
+  };
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err)) || 'job failed';
+
+/**
+ * Jobs: settings, runs (never two of one job at once), the scheduler and run-on-create.
+ * Handlers say what instances should look like; changes are applied here through the
+ * instance update path in one transaction, recorded in history as `job:<key>`.
+ */
+export function createJobService(ctx: AppContext, instances: InstanceService, options: JobsOptions = {}) {
+  const { db, clock, logger, events } = ctx;
+  const repo = createJobRepo(db);
+  const shutdown = new AbortController();
+  const http = createHttpClient({ timeoutMs: options.httpTimeoutMs ?? 30_000, signal: shutdown.signal });
+  const running = new Map<number, Promise<RunOutcome>>();
+  let closed = false;
+
+  const scheduler = new Scheduler({
+    clock,
+    minuteMs: options.minuteMs,
+    timers: options.timers,
+    run: (jobId) => {
+      const job = repo.findById(jobId);
+      if (!job?.enabled) return;
+      if (!start(job)) logger.info({ job: job.key }, 'scheduled run skipped: job already running');
+    },
+  });
+
+  const scheduled = (row: JobWithLastRun) => ({
+    id: row.id,
+    enabled: row.enabled === 1,
+    schedule: row.schedule,
+    lastRunAt: row.last_run_at ? Date.parse(row.last_run_at) : null,
+  });
+
+  function require(id: number): JobWithLastRun {
+    const row = repo.findById(id);
+    if (!row) throw notFound('job not found');
+    return row;
+  }
+
+  const applyChanges = db.transaction((key: JobKey, changes: Change[]): number => {
+    let updated = 0;
+    for (const change of changes) {
+      try {
+        if (instances.update(change.vmid, change.patch, `job:${key}`).changed.length) updated++;
+      } catch (err) {
+        // Deleted (or renumbered) while the remote call was in flight: nothing to update.
+        if (err instanceof HttpError && err.status === 404) continue;
+        throw err;
+      }
+    }
+    return updated;
+  });
+
+  const finish = db.transaction((jobId: number, runId: number, status: RunOutcome['status'], result: string) => {
+    repo.finishRun(runId, isoMillis(clock.now()), status, result);
+    repo.prune(jobId);
+  });
+
+  async function execute(job: JobRow, runId: number): Promise<RunOutcome> {
+    let status: RunOutcome['status'] = 'success';
+    let result: string;
+    try {
+      const list: Instance[] = instances.list({ sort: 'name', descending: false });
+      const changes = await JOB_HANDLERS[job.key](parseStoredConfig(job.config), list, http);
+      if (!db.open) throw new Error('the server shut down during the run');
+      const updated = applyChanges(job.key, changes);
+      result = `Updated ${updated} of ${list.length} instances`;
+    } catch (err) {
+      status = 'error';
+      result = errorText(err);
+    }
+    if (db.open) finish(job.id, runId, status, result);
+    if (status === 'error') logger.warn({ job: job.key, run: runId, error: result }, 'job run failed');
+    else logger.info({ job: job.key, run: runId, result }, 'job run finished');
+    return { runId, status, result };
+  }
+
+  /** Starts a run unless one of the same job is going; the run row exists when this returns. */
+  function start(job: JobRow): Promise<RunOutcome> | undefined {
+    if (running.has(job.id) || closed) return undefined;
+    const runId = repo.startRun(job.id, isoMillis(clock.now()));
+    const promise = execute(job, runId).finally(() => running.delete(job.id));
+    running.set(job.id, promise);
+    return promise;
+  }
+
+  // "every job whose config.run_on_create is true is run, one after another, without delaying
+  // the 201": queued behind a setImmediate, so the response is written first. Creates that
+  // arrive while a batch waits share it.
+  let onCreateChain: Promise<void> = Promise.resolve();
+  let batchPending = false;
+  const onInstanceCreated = () => {
+    if (batchPending || closed) return;
+    batchPending = true;
+    onCreateChain = onCreateChain
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(async () => {
+        batchPending = false;
+        if (closed) return;
+        for (const job of repo.list()) {
+          if (closed) return;
+          if (parseStoredConfig(job.config).run_on_create !== true) continue;
+          const run = start(job);
+          if (run) await run;
+          else logger.info({ job: job.key }, 'run on create skipped: job already running');
+        }
+      })
+      .catch((err: unknown) => logger.error({ error: errorText(err) }, 'run on create failed'));
+  };
+
+  const onBackupImported = () => {
+    repo.pruneAll();
+    scheduler.reset(repo.list().map(scheduled));
+  };
+
+  return {
+    /** Seeds the jobs (file databases only), closes runs a crash left open, prunes, arms the scheduler. */
+    start(): void {
+      if (ctx.config.dbPath !== ':memory:') {
+        for (const key of JOB_KEYS) repo.seed(key, JOB_DEFINITIONS[key].name, JOB_DEFINITIONS[key].description, DEFAULT_SCHEDULE);
+      }
+      const interrupted = repo.closeInterrupted(isoMillis(clock.now()), 'interrupted by restart');
+      if (interrupted) logger.warn({ runs: interrupted }, 'closed job runs interrupted by a restart');
+      repo.pruneAll();
+      scheduler.reset(repo.list().map(scheduled));
+      events.on('instance.created', onInstanceCreated);
+      events.on('backup.imported', onBackupImported);
+    },
+
+    list: (): JobView[] => repo.list().map(present),
+
+    get(id: number): JobView & { runs: JobRun[] } {
+      const row = require(id);
+      return { ...present(row), runs: repo.runs(id) };
+    },
+
+    /** Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret, null removes a field. */
+    update(id: number, body: JobUpdate): JobView {
+      const row = require(id);
+      let config = parseStoredConfig(row.config);
+      if (body.config) {
+        const merged: Record<string, unknown> = { ...config };
+        for (const [field, value] of Object.entries(body.config)) {
+          if ((SECRET_FIELDS as readonly string[]).includes(field) && value === REDACTED) continue;
+          if (value === null) delete merged[field];
+          else merged[field] = value;
+        }
+        const parsed = JOB_CONFIG[row.key].safeParse(merged);
+        if (!parsed.success) {
+          throw validationFailed(fieldErrors(parsed.error).map((e) => ({ ...e, field: e.field === 'body' ? 'config' : `config.${e.field}` })));
+        }
+        config = parsed.data;
+      }
+      const enabled = body.enabled === undefined ? row.enabled : body.enabled ? 1 : 0;
+      const schedule = body.schedule ?? row.schedule;
+      repo.update(id, enabled, schedule, JSON.stringify(config));
+      const updated = require(id);
+      scheduler.set(scheduled(updated));
+      return present(updated);
+    },
+
+    /** Run-now: blocks until the run ends; 409 when the job is already running; 500 with the handler's error. */
+    async runNow(id: number): Promise<{ summary: string }> {
+      const run = start(require(id));
+      if (!run) throw conflict('job already running');
+      const outcome = await run;
+      if (outcome.status === 'error') throw new HttpError(500, { error: outcome.result });
+      return { summary: outcome.result };
+    },
+
+    isRunning: (id: number) => running.has(id),
+
+    /** Stops the scheduler, cancels remote calls and waits (bounded) for runs in flight. */
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      scheduler.stop();
+      events.off('instance.created', onInstanceCreated);
+      events.off('backup.imported', onBackupImported);
+      shutdown.abort();
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, options.closeTimeoutMs ?? 5_000);
+      });
+      await Promise.race([Promise.allSettled([...running.values(), onCreateChain]), limit]);
+      clearTimeout(timer);
+    },
+  };
+}
