@@ -44,7 +44,7 @@ __usage_json_string() {
 # JSON number for $1 when it is a plain decimal number, otherwise null (never an unquoted string).
 __usage_json_number() {
   local __n="${1-}"
-  # Globs, not =~: a regex match would overwrite the caller's BASH_REMATCH.
+  # Globs, never =~: a regex match would overwrite the caller's BASH_REMATCH.
   if [[ -n "$__n" && "$__n" != *[!0-9.]* && "$__n" != .* && "$__n" != *. && "$__n" != *.*.* ]]; then
     # Leading zeros are not valid JSON: 08 becomes 8, 007.5 becomes 7.5.
     while [[ "$__n" == 0[0-9]* ]]; do __n="${__n:1}"; done
@@ -66,7 +66,10 @@ __usage_enabled() {
 # POSTs the JSON $2 to $USAGE_API_BASE$1. The status code is captured and ignored (part B).
 __usage_post() {
   local __timeout="${USAGE_API_TIMEOUT:-}" __connect __code
-  [[ "$__timeout" =~ ^[1-9][0-9]{0,2}$ ]] || __timeout=5
+  case "$__timeout" in
+    [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) ;;
+    *) __timeout=5 ;;
+  esac
   __connect=3
   if ((__timeout < __connect)); then __connect="$__timeout"; fi
   # --post301/--post302 keep POST and the body across redirects; -L alone would turn them into GET.
