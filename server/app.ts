@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
 import { systemClock, type Clock } from './time.js';
+import { registerUsageRoutes } from './usage/routes.js';
 
 export interface AppOptions {
   /** Overrides of the configuration; tests and the desktop app pass theirs here. */
@@ -48,6 +49,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   const instances = createInstanceService(context);
   registerHealthRoutes(routes, context);
   registerRegistryRoutes(routes, context, instances);
+  registerUsageRoutes(routes, context);
 
   app.use(routes.router);
   app.use('/api', (_req, res) => {

@@ -1,4 +1,5 @@
 import instances from './0001-instances.sql';
+import usage from './0004-usage.sql';
 
 export interface Migration {
   version: number;
@@ -12,4 +13,5 @@ export interface Migration {
  */
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'instances', sql: instances },
+  { version: 4, name: 'usage', sql: usage },
 ];
