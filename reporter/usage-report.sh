@@ -150,13 +150,15 @@ post_to_api_vm() {
   return 0
 }
 
-# Status update: post_update_to_api [status] [error]; sent at most once per run.
+# Status update: post_update_to_api [status] [error]; sent at most once per run. A long error
+# text is cut to its first 1000 characters.
 post_update_to_api() {
-  local __status __error __id __json
+  local __status __text="${2:-No error message}" __error __id __json
   if [[ "${POST_UPDATE_DONE:-}" == true ]]; then return 0; fi
   if ! __usage_enabled; then return 0; fi
+  # The first 1000 characters: well inside the server's 2000-character bound in any locale.
+  __usage_json_string "${__text:0:1000}" __error
   __usage_json_string "${1:-failed}" __status
-  __usage_json_string "${2:-No error message}" __error
   __usage_json_string "${RANDOM_UUID:-}" __id
   __json="{\"status\":$__status,\"error\":$__error,\"random_id\":$__id}"
   POST_UPDATE_DONE=true

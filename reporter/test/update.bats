@@ -58,3 +58,11 @@ setup() { load test_helper; reset_test; }
   assert_caller_kept_running
   assert_requests 1
 }
+
+@test "a long error text is cut to its first 1000 characters" {
+  local long
+  long="$(printf 'x%.0s' {1..1500})"
+  run caller "ERROR_TEXT=$long" -- 'post_update_to_api failed "$ERROR_TEXT"'
+  assert_caller_kept_running
+  assert_request 0 r.json.error.length 1000
+}
