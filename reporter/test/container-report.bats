@@ -92,7 +92,7 @@ setup() { load test_helper; reset_test; }
 }
 
 @test "unset install variables become empty strings and nulls" {
-  run env -i "PATH=$TEST_PATH" "USAGE_API_BASE=$MOCK/ok" "RANDOM_UUID=$TEST_UUID" "$BASH_BIN" --noprofile --norc -c \
+  run timeout --kill-after=2 "$CALLER_LIMIT" env -i "PATH=$TEST_PATH" "USAGE_API_BASE=$MOCK/ok" "RANDOM_UUID=$TEST_UUID" "$BASH_BIN" --noprofile --norc -c \
     "set -euo pipefail; source '$REPORTER'; post_to_api; echo caller-still-running"
   assert_caller_kept_running
   assert_request 0 r.json '{"ct_type":null,"type":"lxc","disk_size":null,"core_count":null,"ram_size":null,"os_type":"","os_version":"","disableip6":"","nsapp":"","method":"","pve_version":"8.2.4","status":"installing","random_id":"3b241101-e2bb-4255-8caf-4136c566a962"}'

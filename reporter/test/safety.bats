@@ -9,14 +9,14 @@ setup() { load test_helper; reset_test; }
 ALL_CALLS='post_to_api; post_to_api_vm; post_update_to_api done'
 
 @test "under set -u with every variable unset, nothing fails and nothing is sent" {
-  run env -i "$BASH_BIN" --noprofile --norc -c \
+  run timeout --kill-after=2 "$CALLER_LIMIT" env -i "$BASH_BIN" --noprofile --norc -c \
     "set -u; source '$REPORTER'; $ALL_CALLS; post_update_to_api; echo caller-still-running"
   assert_caller_kept_running
   assert_requests 0
 }
 
 @test "under set -euo pipefail with every variable unset but the base URL, nothing fails" {
-  run env -i "PATH=$TEST_PATH" "USAGE_API_BASE=$MOCK/ok" "$BASH_BIN" --noprofile --norc -c \
+  run timeout --kill-after=2 "$CALLER_LIMIT" env -i "PATH=$TEST_PATH" "USAGE_API_BASE=$MOCK/ok" "$BASH_BIN" --noprofile --norc -c \
     "set -euo pipefail; source '$REPORTER'; $ALL_CALLS; echo caller-still-running"
   assert_caller_kept_running
 }

@@ -39,7 +39,7 @@ report() {
   local -a assignments=()
   while [[ $# -gt 0 && "$1" != -- ]]; do assignments+=("$1"); shift; done
   shift
-  env -i "PATH=$BATS_TEST_TMPDIR/bin:/usr/local/bin:/usr/bin:/bin" \
+  timeout --kill-after=2 "$CALLER_LIMIT" env -i "PATH=$BATS_TEST_TMPDIR/bin:/usr/local/bin:/usr/bin:/bin" \
     "USAGE_API_BASE=http://127.0.0.1:$SERVER_PORT/api/usage" "USAGE_SETTINGS_FILE=$BATS_TEST_TMPDIR/diagnostics" \
     CT_TYPE=1 DISK_SIZE=8 CORE_COUNT=2 RAM_SIZE=2048 var_os=debian var_version=12 DISABLEIP6=no NSAPP=jellyfin METHOD=default \
     "${assignments[@]}" "$BASH_BIN" --noprofile --norc -c \

@@ -3,6 +3,8 @@ REPORTER="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/usage-report.sh"
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
 TEST_UUID=3b241101-e2bb-4255-8caf-4136c566a962
 BASH_BIN="$(command -v bash)"
+# No caller may take longer than this, whatever the server does.
+CALLER_LIMIT=15
 
 # Requests are only ever sent to servers this suite started on 127.0.0.1.
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
@@ -54,14 +56,16 @@ default_env() {
 }
 
 # caller [NAME=value ...] -- 'commands': a provisioning script under `set -euo pipefail` that
-# sources the reporter, runs the commands and then says it is still running. Assignments
+# sources the reporter, runs the commands and then says it is still running (within
+# CALLER_LIMIT seconds). Assignments
 # override the default environment; everything else in the test's environment is left out.
 caller() {
   local -a assignments=()
   while [[ $# -gt 0 && "$1" != -- ]]; do assignments+=("$1"); shift; done
   shift
   default_env
-  env -i "${DEFAULT_ENV[@]}" "${assignments[@]}" "$BASH_BIN" --noprofile --norc -c \
+  # timeout: a reporter that forgot its own bound fails the test instead of hanging the suite.
+  timeout --kill-after=2 "$CALLER_LIMIT" env -i "${DEFAULT_ENV[@]}" "${assignments[@]}" "$BASH_BIN" --noprofile --norc -c \
     "set -euo pipefail; source '$REPORTER'; $1; echo caller-still-running"
 }
 
