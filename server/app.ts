@@ -17,6 +17,7 @@ import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
+import { registerUsageRoutes } from './usage/routes.js';
 
 export interface AppOptions {
   /** Overrides of the configuration; tests and the desktop app pass theirs here. */
@@ -67,6 +68,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerJobRoutes(routes, jobs);
   registerBackupRoutes(routes, context);
   jobs.start();
+  registerUsageRoutes(routes, context);
 
   app.use(routes.router);
   app.use('/api', (_req, res) => {

@@ -1,6 +1,7 @@
 import instances from './0001-instances.sql';
 import access from './0002-access.sql';
 import jobs from './0003-jobs.sql';
+import usage from './0004-usage.sql';
 
 export interface Migration {
   version: number;
@@ -16,4 +17,5 @@ export const migrations: readonly Migration[] = [
   { version: 1, name: 'instances', sql: instances },
   { version: 2, name: 'access', sql: access },
   { version: 3, name: 'jobs', sql: jobs },
+  { version: 4, name: 'usage', sql: usage },
 ];

@@ -1,0 +1,46 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../context.js';
+import { badRequest, tooManyRequests, unsupportedMediaType } from '../errors.js';
+import type { RouteTable } from '../http/routes.js';
+import { parseIntegerParam } from '../http/validate.js';
+import { DEFAULT_PAGE, MAX_PAGE, UsageStart, UsageUpdate } from './schema.js';
+import { createUsageService } from './service.js';
+import { fixedWindowThrottle } from './throttle.js';
+
+/** Ingestion is open to anyone (part B: no authentication), so each peer address gets a budget. */
+export const INGEST_LIMIT = { limit: 60, windowMs: 60_000 } as const;
+
+export function registerUsageRoutes(routes: RouteTable, ctx: AppContext): void {
+  const usage = createUsageService(ctx);
+  const throttle = fixedWindowThrottle({ ...INGEST_LIMIT, clock: ctx.clock });
+
+  // Runs before the body is read: a flood is refused without parsing anything.
+  const ingestGuard: RequestHandler = (req, _res, next) => {
+    const decision = throttle.hit(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    if (!decision.allowed) throw tooManyRequests(decision.retryAfterSeconds);
+    if (!req.is('application/json')) throw unsupportedMediaType('content type must be application/json');
+    next();
+  };
+  const ingest = { access: 'machine' as const, bodyLimit: '16kb', before: [ingestGuard] };
+
+  routes.post('/api/usage/upload', { ...ingest, body: UsageStart }, (req, res) => {
+    usage.start(req.body);
+    res.status(201);
+    return { status: 'recorded' };
+  });
+
+  routes.post('/api/usage/upload/updatestatus', { ...ingest, body: UsageUpdate }, (req) => {
+    usage.update(req.body);
+    return { status: 'updated' };
+  });
+
+  routes.get('/api/usage', { access: 'content.manage' }, (req) => {
+    const query = req.query as Record<string, string | undefined>;
+    const limit = query.limit === undefined ? DEFAULT_PAGE : parseIntegerParam(query.limit, 'invalid limit');
+    if (limit < 1 || limit > MAX_PAGE) throw badRequest('invalid limit');
+    const before = query.before === undefined ? undefined : parseIntegerParam(query.before, 'invalid before');
+    return { ...usage.recent(limit, before), counts: usage.counts() };
+  });
+
+  routes.get('/api/usage/summary', { access: 'content.read' }, () => usage.counts());
+}
