@@ -122,7 +122,7 @@ describe('the sample systemd unit', () => {
 
   it('runs the built server as a dedicated user with an environment file and hardening', () => {
     expect(value('User')).toEqual(['homefleet']);
-    expect(value('ExecStart')[0]).toMatch(/ dist\/server\/main\.js$|\/dist\/server\/main\.js$/);
+    expect(value('ExecStart')[0]).toBe('/usr/bin/node /opt/homefleet/dist/server/main.js');
     expect(value('EnvironmentFile')).toEqual(['-/etc/homefleet/homefleet.env']);
     expect(value('StateDirectory')).toEqual(['homefleet']);
     expect(value('Environment').join(' ')).toContain('DB_PATH=/var/lib/homefleet/homefleet.db');
