@@ -27,6 +27,32 @@ export const targets = [
       sourcemap: true,
     },
   },
+  {
+    // The Electron main process: CommonJS, because Electron loads `main` with require. The server
+    // code it bundles is ESM; import.meta does not exist in CommonJS, so its uses are defined from
+    // __filename (the bundle sits in dist/electron, beside dist/server, so paths found from it agree).
+    name: 'electron',
+    sources: ['electron', 'server', 'package.json'],
+    outfile: 'dist/electron/main.cjs',
+    options: {
+      entryPoints: ['electron/main.ts'],
+      outfile: 'dist/electron/main.cjs',
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      packages: 'external',
+      external: ['electron'],
+      loader: { '.sql': 'text' },
+      define: {
+        'import.meta.url': 'importMetaUrl',
+        'import.meta.dirname': '__dirname',
+        'import.meta.filename': '__filename',
+      },
+      inject: ['build/cjs-import-meta.mjs'],
+      sourcemap: true,
+    },
+  },
 ];
 
 function newestMtime(entry) {
@@ -59,7 +85,10 @@ async function buildTarget(target) {
   process.stderr.write(`built ${target.name} in ${Date.now() - started} ms\n`);
 }
 
-for (const target of targets) {
-  if (onlyIfStale && isFresh(target)) continue;
-  await buildTarget(target);
+// Run only as a script, so tests can import `targets` without building.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  for (const target of targets) {
+    if (onlyIfStale && isFresh(target)) continue;
+    await buildTarget(target);
+  }
 }

@@ -1,0 +1,8 @@
+/** Types for build.mjs, so tests can read the esbuild targets. */
+export interface BuildTarget {
+  name: string;
+  sources: string[];
+  outfile: string;
+  options: any;
+}
+export declare const targets: BuildTarget[];
