@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
 import { systemClock, type Clock } from './time.js';
+import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
 export interface AppOptions {
   /** Overrides of the configuration; tests and the desktop app pass theirs here. */
@@ -17,6 +18,8 @@ export interface AppOptions {
   dbPath?: string;
   clock?: Clock;
   logger?: Logger;
+  /** The built dashboard (index.html and assets/); default dist/renderer in the package. */
+  rendererDir?: string;
 }
 
 export interface HomefleetApp {
@@ -48,6 +51,8 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   const instances = createInstanceService(context);
   registerHealthRoutes(routes, context);
   registerRegistryRoutes(routes, context, instances);
+  // Last: its catch-all answers every GET page path that no feature claimed.
+  registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
 
   app.use(routes.router);
   app.use('/api', (_req, res) => {
