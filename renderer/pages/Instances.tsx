@@ -127,7 +127,7 @@ export function InstancesPage() {
         <Empty title="No instances yet">
           {session.can('fleet.operate') ? (
             <>
-              Add your first one with <a href="/instances/new">New instance</a>, or import a backup in <a href="/settings">Settings</a>.
+              <a href="/instances/new">Add the first instance</a>, or import a backup in <a href="/settings">Settings</a>.
             </>
           ) : (
             'An operator or administrator can add instances.'
