@@ -44,7 +44,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   const data: any = isJson ? await res.json().catch(() => undefined) : undefined;
   if (res.ok) return data as T;
 
-  if (res.status === 401 && !OWN_401.includes(path)) navigate(signInUrl(), { replace: true });
+  if (res.status === 401 && !OWN_401.includes(path) && location.pathname !== '/login') navigate(signInUrl(), { replace: true });
   if (res.status === 403 && data?.error === 'password change required' && !location.pathname.startsWith('/password')) {
     navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
   }
