@@ -4,12 +4,7 @@ import { Field, Notice, PageTitle } from '../components/ui';
 import { navigate } from '../router';
 import type { Account } from '../session';
 import { useSession } from '../session';
-
-/** Only same-app paths are followed after sign-in, so `?next=` cannot send anyone elsewhere. */
-export function safeNext(raw: string | null): string {
-  if (!raw || !raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\') || raw.startsWith('/login')) return '/instances';
-  return raw;
-}
+import { safeNext } from '../safeNext';
 
 export function LoginPage() {
   const session = useSession();

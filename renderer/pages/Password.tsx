@@ -3,7 +3,7 @@ import { api, ApiError, messageOf } from '../api';
 import { Field, Notice, PageTitle } from '../components/ui';
 import { navigate } from '../router';
 import { useSession } from '../session';
-import { safeNext } from './Login';
+import { safeNext } from '../safeNext';
 
 export function PasswordPage() {
   const session = useSession();
