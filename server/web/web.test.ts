@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { CONTENT_SECURITY_POLICY } from './routes.js';
+import { CONTENT_SECURITY_POLICY, defaultRendererDir } from './routes.js';
 
 // A renderer folder of our own, so these tests do not depend on (or race with) a real build.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-web-'));
@@ -89,5 +89,11 @@ describe('without a built renderer', () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(res.text).toContain('npm run build');
+  });
+});
+
+describe('the renderer folder', () => {
+  it('defaults to dist/renderer in the package root', () => {
+    expect(defaultRendererDir()).toBe(path.resolve(import.meta.dirname, '../../dist/renderer'));
   });
 });
