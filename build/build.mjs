@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { buildRenderer } from './renderer.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const onlyIfStale = process.argv.includes('--if-missing');
@@ -51,6 +52,16 @@ export const targets = [
       },
       inject: ['build/cjs-import-meta.mjs'],
       sourcemap: true,
+    },
+  },
+  {
+    name: 'renderer',
+    sources: ['renderer', 'package.json', 'build/renderer.mjs'],
+    outfile: 'dist/renderer/index.html',
+    build: buildRenderer,
+    options: {
+      entryPoints: { app: 'renderer/main.tsx' },
+      outdir: 'dist/renderer/assets',
     },
   },
 ];

@@ -18,6 +18,7 @@ import { createInstanceService, type InstanceService } from './registry/service.
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerUsageRoutes } from './usage/routes.js';
+import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
 export interface AppOptions {
   /** Overrides of the configuration; tests and the desktop app pass theirs here. */
@@ -28,6 +29,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Scheduler and remote-call timing; tests shorten them. */
   jobs?: JobsOptions;
+  /** The built dashboard (index.html and assets/); default dist/renderer in the package. */
+  rendererDir?: string;
 }
 
 export interface HomefleetApp {
@@ -69,6 +72,8 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerBackupRoutes(routes, context);
   jobs.start();
   registerUsageRoutes(routes, context);
+  // Last: its catch-all answers every GET page path that no feature claimed.
+  registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
 
   app.use(routes.router);
   app.use('/api', (_req, res) => {

@@ -1,0 +1,86 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, ApiError, signInUrl } from './api';
+import { Layout } from './components/Layout';
+import { Empty, Loading, Notice, PageTitle } from './components/ui';
+import { AuditPage, TelemetryPage } from './pages/Logs';
+import { InstanceDetailPage } from './pages/InstanceDetail';
+import { InstanceFormPage } from './pages/InstanceForm';
+import { InstancesPage } from './pages/Instances';
+import { JobDetailPage } from './pages/JobDetail';
+import { JobsPage } from './pages/Jobs';
+import { LoginPage } from './pages/Login';
+import { PasswordPage } from './pages/Password';
+import { SettingsPage } from './pages/Settings';
+import { UsersPage } from './pages/Users';
+import { currentUrl, match, navigate, useLocation } from './router';
+import { SessionContext, sessionFor, type Account, type Capability, type Session } from './session';
+
+type Auth = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; user: Account | null } | { status: 'error'; message: string };
+
+export function App() {
+  const { path } = useLocation();
+  const [auth, setAuth] = useState<Auth>({ status: 'loading' });
+
+  const refresh = useCallback(async () => {
+    try {
+      const { user } = await api<{ user: Account }>('GET', '/api/auth/session');
+      setAuth({ status: 'signed-in', user });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) setAuth({ status: 'signed-out' });
+      // A server without the access layer has no session route: everything is open, nothing to sign in to.
+      else if (e instanceof ApiError && e.status === 404) setAuth({ status: 'signed-in', user: null });
+      else setAuth({ status: 'error', message: e instanceof ApiError ? e.message : 'The server could not be reached.' });
+    }
+  }, []);
+  useEffect(() => void refresh(), [refresh]);
+
+  const user = auth.status === 'signed-in' ? auth.user : null;
+  useEffect(() => {
+    if (auth.status === 'signed-out' && path !== '/login') navigate(signInUrl(), { replace: true });
+    if (user?.must_change_password && path !== '/password') navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
+    if (path === '/') navigate('/instances', { replace: true });
+  }, [auth, path]);
+
+  const session = sessionFor(user, refresh);
+  if (auth.status === 'loading') return <Loading />;
+  if (auth.status === 'error') return <Notice kind="error">{auth.message}</Notice>;
+  return (
+    <SessionContext.Provider value={session}>
+      {path === '/login' || auth.status === 'signed-out' ? <LoginPage /> : <Layout>{route(path, session)}</Layout>}
+    </SessionContext.Provider>
+  );
+}
+
+function route(path: string, session: Session) {
+  const need = (capability: Capability, page: ComponentChildren) => (session.can(capability) ? page : <NotAllowed />);
+  let params: Record<string, string> | null;
+  if (path === '/' || match('/instances', path)) return need('fleet.read', <InstancesPage />);
+  if (match('/instances/new', path)) return need('fleet.operate', <InstanceFormPage />);
+  if ((params = match('/instances/:vmid/edit', path))) return need('fleet.operate', <InstanceFormPage vmid={params.vmid!} />);
+  if ((params = match('/instances/:vmid', path))) return need('fleet.read', <InstanceDetailPage vmid={params.vmid!} />);
+  if (match('/jobs', path)) return need('fleet.read', <JobsPage />);
+  if ((params = match('/jobs/:id', path))) return need('fleet.read', <JobDetailPage id={params.id!} />);
+  if (match('/settings', path)) return need('settings.manage', <SettingsPage />);
+  if (match('/users', path)) return need('users.manage', <UsersPage />);
+  if (match('/audit', path)) return need('users.manage', <AuditPage />);
+  if (match('/telemetry', path)) return need('diagnostics.read', <TelemetryPage />);
+  if (match('/password', path)) return <PasswordPage />;
+  return (
+    <>
+      <PageTitle title="Page not found" />
+      <Empty title="There is no page here.">
+        Go to the <a href="/instances">instances</a>.
+      </Empty>
+    </>
+  );
+}
+
+function NotAllowed() {
+  return (
+    <>
+      <PageTitle title="Not available" />
+      <Empty title="Your role cannot use this page.">Ask an administrator if you need it.</Empty>
+    </>
+  );
+}

@@ -1,0 +1,98 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { messageOf } from '../api';
+import { exactTime, relativeTime } from '../format';
+
+/** Loads data for a page; `reload` fetches again. Errors become a message, never a stack trace. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (error) => live && setState({ error: messageOf(error), loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}
+
+/** A relative time with the exact UTC time beside it (and in the tooltip). */
+export function Time({ iso, exact = true }: { iso: string | null | undefined; exact?: boolean }) {
+  if (!iso) return <span class="muted">never</span>;
+  return (
+    <span class="time">
+      <time datetime={iso} title={exactTime(iso)}>
+        {relativeTime(iso)}
+      </time>
+      {exact && <span class="exact"> · {exactTime(iso)}</span>}
+    </span>
+  );
+}
+
+export function Notice({ kind, children }: { kind: 'error' | 'success' | 'info' | 'warning'; children: ComponentChildren }) {
+  return (
+    <div class={`notice notice-${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
+      {children}
+    </div>
+  );
+}
+
+export function Loading() {
+  return (
+    <p class="muted" aria-live="polite">
+      Loading…
+    </p>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty">
+      <p class="empty-title">{title}</p>
+      {children && <p>{children}</p>}
+    </div>
+  );
+}
+
+/** A labelled form field with the server's message for it shown beside it. */
+export function Field(props: { id: string; label: string; error?: string | undefined; hint?: string; children: ComponentChildren }) {
+  return (
+    <div class={`field${props.error ? ' field-invalid' : ''}`}>
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.hint && !props.error && (
+        <p class="hint" id={`${props.id}-hint`}>
+          {props.hint}
+        </p>
+      )}
+      {props.error && (
+        <p class="field-error" id={`${props.id}-error`}>
+          {props.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function Badge({ value }: { value: string }) {
+  return <span class={`badge badge-${value.replace(/[^a-z]/g, '')}`}>{value}</span>;
+}
+
+export function PageTitle({ title, children }: { title: string; children?: ComponentChildren }) {
+  useEffect(() => {
+    document.title = `${title} · homefleet`;
+  }, [title]);
+  return (
+    <div class="page-head">
+      <h1>{title}</h1>
+      {children && <div class="actions">{children}</div>}
+    </div>
+  );
+}

@@ -1,0 +1,51 @@
+/** Pure presentation helpers for times and values; tested in format.test.ts. */
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 24 * 3600],
+  ['month', 30 * 24 * 3600],
+  ['week', 7 * 24 * 3600],
+  ['day', 24 * 3600],
+  ['hour', 3600],
+  ['minute', 60],
+];
+
+/** "5 minutes ago", "in 2 hours", "just now" (under 45 seconds either way). */
+export function relativeTime(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return 'never';
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const seconds = Math.round((at - now) / 1000);
+  if (Math.abs(seconds) < 45) return 'just now';
+  const format = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size * 0.95) return format.format(Math.round(seconds / size), unit);
+  }
+  return format.format(Math.round(seconds / 60) || (seconds < 0 ? -1 : 1), 'minute');
+}
+
+/** The exact UTC time as stored, made readable: "2026-11-22 10:15:00.123 UTC". */
+export function exactTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z$/.exec(iso);
+  return match ? `${match[1]} ${match[2]} UTC` : iso;
+}
+
+/** How long a run took, from its start and end. */
+export function duration(startIso: string, endIso: string | null): string {
+  if (!endIso) return 'running';
+  const ms = Date.parse(endIso) - Date.parse(startIso);
+  if (Number.isNaN(ms) || ms < 0) return '—';
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.round(ms / 60_000)} min`;
+}
+
+/** A history value for display: null is shown as an em dash, the empty string as "(empty)". */
+export function historyValue(value: string | null): string {
+  if (value === null) return '—';
+  if (value === '') return '(empty)';
+  return value;
+}
+
+/** "1 instance", "3 instances". */
+export const plural = (count: number, noun: string): string => `${count.toLocaleString('en')} ${noun}${count === 1 ? '' : 's'}`;

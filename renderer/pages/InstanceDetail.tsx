@@ -1,0 +1,136 @@
+import { useState } from 'preact/hooks';
+import { api, messageOf } from '../api';
+import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { historyValue } from '../format';
+import { navigate } from '../router';
+import { useSession } from '../session';
+import type { HistoryEntry, Instance } from '../types';
+import { Flags } from './Instances';
+
+const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
+
+export function InstanceDetailPage({ vmid }: { vmid: string }) {
+  const session = useSession();
+  const instance = useLoad(() => api<Instance>('GET', `/api/instances/${encodeURIComponent(vmid)}`), [vmid]);
+  const history = useLoad(() => api<HistoryEntry[]>('GET', `/api/instances/${encodeURIComponent(vmid)}/history`), [vmid]);
+  const [confirming, setConfirming] = useState(false);
+  const [deleteError, setDeleteError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+
+  if (instance.error) return <Notice kind="error">{instance.error}</Notice>;
+  if (!instance.data) return <Loading />;
+  const item = instance.data;
+  const production = item.stack === 'production';
+
+  async function remove() {
+    setBusy(true);
+    setDeleteError(undefined);
+    try {
+      await api('DELETE', `/api/instances/${item.vmid}`);
+      navigate('/instances');
+    } catch (e) {
+      setDeleteError(messageOf(e));
+      setConfirming(false);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section>
+      <p class="crumbs">
+        <a href="/instances">Instances</a> / {item.vmid}
+      </p>
+      <PageTitle title={item.name}>
+        {session.can('fleet.operate') && (
+          <a class="button" href={`/instances/${item.vmid}/edit`}>
+            Edit
+          </a>
+        )}
+      </PageTitle>
+      <div class="detail-grid">
+        <div class="card">
+          <h2>Details</h2>
+          <dl class="props">
+            <dt>VMID</dt>
+            <dd>{item.vmid}</dd>
+            <dt>State</dt>
+            <dd>
+              <Badge value={item.state} />
+            </dd>
+            <dt>Stack</dt>
+            <dd>{item.stack}</dd>
+            <dt>Tailscale IP</dt>
+            <dd class="mono">{item.tailscale_ip || '—'}</dd>
+            <dt>Services</dt>
+            <dd>
+              <Flags instance={item} />
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <Time iso={item.created_at} />
+            </dd>
+            <dt>Updated</dt>
+            <dd>
+              <Time iso={item.updated_at} />
+            </dd>
+          </dl>
+          {session.can('fleet.operate') && (
+            <div class="danger-zone">
+              <h3>Delete</h3>
+              <p class="hint" id="delete-rule">
+                {production ? PRODUCTION_RULE : 'Deleting removes the instance and its change history.'}
+              </p>
+              {deleteError && <Notice kind="error">{deleteError}</Notice>}
+              {confirming ? (
+                <div class="confirm">
+                  <span>Delete {item.name} and its history?</span>
+                  <button type="button" class="danger" disabled={busy} onClick={remove}>
+                    {busy ? 'Deleting…' : 'Yes, delete'}
+                  </button>
+                  <button type="button" onClick={() => setConfirming(false)}>
+                    Cancel
+                  </button>
+                </div>
+              ) : (
+                <button type="button" class="danger" aria-describedby="delete-rule" onClick={() => setConfirming(true)}>
+                  Delete instance
+                </button>
+              )}
+            </div>
+          )}
+        </div>
+        <div class="card">
+          <h2>Change timeline</h2>
+          {history.error && <Notice kind="error">{history.error}</Notice>}
+          {!history.data && !history.error && <Loading />}
+          {history.data?.length === 0 && <Empty title="No changes recorded" />}
+          {history.data && history.data.length > 0 && (
+            <ol class="timeline" aria-label="Change timeline">
+              {history.data.map((entry) => (
+                <li key={entry.id} data-field={entry.field}>
+                  <div class="what">
+                    {entry.field === 'created' ? (
+                      <strong>Created</strong>
+                    ) : entry.field === 'imported' ? (
+                      <strong>Imported from a backup</strong>
+                    ) : (
+                      <>
+                        <strong class="mono">{entry.field}</strong>{' '}
+                        <span class="old">{historyValue(entry.old_value)}</span> <span aria-label="changed to">→</span>{' '}
+                        <span class="new">{historyValue(entry.new_value)}</span>
+                      </>
+                    )}
+                  </div>
+                  <div class="meta">
+                    by <span class="who">{entry.changed_by ?? 'unknown'}</span> · <Time iso={entry.changed_at} />
+                  </div>
+                </li>
+              ))}
+            </ol>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}

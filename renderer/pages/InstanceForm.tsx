@@ -1,0 +1,129 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, messageOf } from '../api';
+import { Field, Loading, Notice, PageTitle, useLoad } from '../components/ui';
+import { navigate } from '../router';
+import { FLAGS, STACKS, STATES, type Instance } from '../types';
+
+type Draft = Record<string, string | number>;
+
+const BLANK: Draft = { vmid: '', name: '', state: 'deployed', stack: 'development', tailscale_ip: '', ...Object.fromEntries(FLAGS.map((f) => [f, 0])) };
+
+/** A VMID is sent as a number when it looks like one; anything else goes as typed so the server names the problem. */
+function toBody(draft: Draft): Record<string, unknown> {
+  const vmid = String(draft.vmid).trim();
+  return { ...draft, vmid: /^-?\d+$/.test(vmid) ? Number(vmid) : vmid === '' ? undefined : vmid };
+}
+
+export function InstanceFormPage({ vmid }: { vmid?: string }) {
+  const existing = useLoad(() => (vmid ? api<Instance>('GET', `/api/instances/${encodeURIComponent(vmid)}`) : Promise.resolve(undefined)), [vmid]);
+  if (vmid && existing.error) return <Notice kind="error">{existing.error}</Notice>;
+  if (vmid && !existing.data) return <Loading />;
+  return <InstanceForm key={vmid ?? 'new'} existing={existing.data} />;
+}
+
+function InstanceForm({ existing }: { existing: Instance | undefined }) {
+  const [draft, setDraft] = useState<Draft>(() => (existing ? pick(existing) : { ...BLANK }));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const set = (field: string, value: string | number) => setDraft((d) => ({ ...d, [field]: value }));
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    setErrors({});
+    try {
+      const saved = existing
+        ? await api<Instance>('PUT', `/api/instances/${existing.vmid}`, toBody(draft))
+        : await api<Instance>('POST', '/api/instances', toBody(draft));
+      navigate(`/instances/${saved.vmid}`);
+    } catch (e) {
+      if (e instanceof ApiError && Object.keys(e.fields).length) {
+        setErrors(e.fields);
+        setError('Some fields need attention.');
+      } else if (e instanceof ApiError && e.status === 409) {
+        setErrors({ vmid: 'is already used by another instance' });
+        setError(e.message);
+      } else setError(messageOf(e));
+      setBusy(false);
+    }
+  }
+
+  const input = (field: string, props: Record<string, unknown> = {}) => (
+    <input
+      id={field}
+      name={field}
+      value={String(draft[field] ?? '')}
+      onInput={(e) => set(field, e.currentTarget.value)}
+      aria-invalid={errors[field] ? 'true' : undefined}
+      aria-describedby={errors[field] ? `${field}-error` : undefined}
+      {...props}
+    />
+  );
+  const select = (field: string, options: readonly string[]) => (
+    <select
+      id={field}
+      name={field}
+      value={String(draft[field])}
+      onChange={(e) => set(field, e.currentTarget.value)}
+      aria-invalid={errors[field] ? 'true' : undefined}
+      aria-describedby={errors[field] ? `${field}-error` : undefined}
+    >
+      {options.map((option) => (
+        <option value={option}>{option}</option>
+      ))}
+    </select>
+  );
+
+  return (
+    <form class="card form" onSubmit={submit} noValidate>
+      <p class="crumbs">
+        <a href="/instances">Instances</a> / {existing ? <a href={`/instances/${existing.vmid}`}>{existing.vmid}</a> : 'new'}
+      </p>
+      <PageTitle title={existing ? `Edit ${existing.name}` : 'New instance'} />
+      {error && <Notice kind="error">{error}</Notice>}
+      <div class="form-grid">
+        <Field id="vmid" label="VMID" error={errors.vmid} hint="A positive whole number, unique.">
+          {input('vmid', { inputMode: 'numeric', autocomplete: 'off' })}
+        </Field>
+        <Field id="name" label="Name" error={errors.name}>
+          {input('name', { autocomplete: 'off' })}
+        </Field>
+        <Field id="state" label="State" error={errors.state}>
+          {select('state', STATES)}
+        </Field>
+        <Field id="stack" label="Stack" error={errors.stack} hint="Production instances cannot be deleted.">
+          {select('stack', STACKS)}
+        </Field>
+        <Field id="tailscale_ip" label="Tailscale IP" error={errors.tailscale_ip} hint="An IPv4 address, or empty.">
+          {input('tailscale_ip', { autocomplete: 'off', class: 'mono' })}
+        </Field>
+      </div>
+      <fieldset class="flag-set">
+        <legend>Services</legend>
+        {FLAGS.map((flag) => (
+          <label class="check" key={flag}>
+            <input type="checkbox" name={flag} checked={draft[flag] === 1} onChange={(e) => set(flag, e.currentTarget.checked ? 1 : 0)} />
+            {flag.replace('_', ' ')}
+            {errors[flag] && <span class="field-error"> {errors[flag]}</span>}
+          </label>
+        ))}
+      </fieldset>
+      <div class="form-actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? 'Saving…' : existing ? 'Save changes' : 'Create instance'}
+        </button>
+        <a class="button" href={existing ? `/instances/${existing.vmid}` : '/instances'}>
+          Cancel
+        </a>
+      </div>
+    </form>
+  );
+}
+
+function pick(instance: Instance): Draft {
+  const draft: Draft = {};
+  for (const field of Object.keys(BLANK)) draft[field] = (instance as unknown as Draft)[field] ?? BLANK[field]!;
+  return draft;
+}

@@ -1,0 +1,238 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api } from '../api';
+import { Badge, Empty, Loading, Notice, PageTitle, useLoad } from '../components/ui';
+import { plural, relativeTime, exactTime } from '../format';
+import { parseView, toggleSort, viewQuery, visibleRange, type InstanceView, type Sort } from '../query';
+import { navigate, useLocation } from '../router';
+import { useSession } from '../session';
+import { FLAGS, STACKS, STATES, type Instance } from '../types';
+
+const ROW_HEIGHT = 44;
+const SEARCH_DEBOUNCE_MS = 250;
+
+const COLUMNS: { key: Sort | null; label: string; className: string }[] = [
+  { key: 'vmid', label: 'VMID', className: 'col-vmid' },
+  { key: 'name', label: 'Name', className: 'col-name' },
+  { key: null, label: 'State', className: 'col-state' },
+  { key: null, label: 'Stack', className: 'col-stack' },
+  { key: null, label: 'Tailscale IP', className: 'col-ip' },
+  { key: null, label: 'Services', className: 'col-flags' },
+  { key: 'updated_at', label: 'Updated', className: 'col-updated' },
+  { key: 'created_at', label: 'Created', className: 'col-created' },
+];
+
+export function InstancesPage() {
+  const session = useSession();
+  const { search: urlSearch } = useLocation();
+  const view = parseView(urlSearch);
+  const [text, setText] = useState(view.search);
+  const searchRef = useRef<HTMLInputElement>(null);
+
+  const setView = (next: InstanceView) => navigate(`/instances${viewQuery(next)}`, { replace: true });
+
+  // Search as you type: the URL (and so the request) follows the box after a pause in typing.
+  useEffect(() => {
+    if (text === view.search) return;
+    const timer = setTimeout(() => setView({ ...parseView(location.search), search: text }), SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [text]);
+  // Back/forward or a link may change the URL under the box.
+  useEffect(() => setText(view.search), [view.search]);
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (target.closest('input, textarea, select, [contenteditable]')) return;
+      event.preventDefault();
+      searchRef.current?.focus();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
+
+  const query = viewQuery(view);
+  const list = useLoad(() => api<Instance[]>('GET', `/api/instances${query}`), [query]);
+  const stacks = useLoad(() => api<string[]>('GET', '/api/instances/stacks'), []);
+  const stackOptions = [...new Set([...STACKS, ...(stacks.data ?? [])])];
+  const filtered = Boolean(view.search || view.state || view.stack);
+
+  const counts = useMemo(() => {
+    const byState: Record<string, number> = {};
+    for (const instance of list.data ?? []) byState[instance.state] = (byState[instance.state] ?? 0) + 1;
+    return byState;
+  }, [list.data]);
+
+  return (
+    <section>
+      <PageTitle title="Instances">
+        {session.can('fleet.operate') && (
+          <a class="button primary" href="/instances/new">
+            New instance
+          </a>
+        )}
+      </PageTitle>
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <div class="field grow">
+          <label for="search">Search</label>
+          <input
+            id="search"
+            ref={searchRef}
+            type="search"
+            placeholder="Name, VMID or stack  ( / )"
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+            aria-keyshortcuts="/"
+          />
+        </div>
+        <div class="field">
+          <label for="state-filter">State</label>
+          <select id="state-filter" value={view.state} onChange={(e) => setView({ ...view, state: e.currentTarget.value })}>
+            <option value="">All states</option>
+            {STATES.map((state) => (
+              <option value={state}>{state}</option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="stack-filter">Stack</label>
+          <select id="stack-filter" value={view.stack} onChange={(e) => setView({ ...view, stack: e.currentTarget.value })}>
+            <option value="">All stacks</option>
+            {stackOptions.map((stack) => (
+              <option value={stack}>{stack}</option>
+            ))}
+          </select>
+        </div>
+        {filtered && (
+          <button type="button" class="link clear" onClick={() => (setText(''), setView({ ...view, search: '', state: '', stack: '' }))}>
+            Clear filters
+          </button>
+        )}
+      </form>
+
+      {list.error && <Notice kind="error">{list.error}</Notice>}
+      {list.data && (
+        <p class="counts" aria-live="polite" data-testid="counts">
+          <strong>{plural(list.data.length, 'instance')}</strong>
+          {filtered ? ' match' : ''}
+          {STATES.filter((s) => counts[s]).map((state) => (
+            <span class="count">
+              <Badge value={state} /> {counts[state]}
+            </span>
+          ))}
+        </p>
+      )}
+      {!list.data && list.loading && <Loading />}
+      {list.data && list.data.length === 0 && !filtered && (
+        <Empty title="No instances yet">
+          {session.can('fleet.operate') ? (
+            <>
+              <a href="/instances/new">Add the first instance</a>, or import a backup in <a href="/settings">Settings</a>.
+            </>
+          ) : (
+            'An operator or administrator can add instances.'
+          )}
+        </Empty>
+      )}
+      {list.data && list.data.length === 0 && filtered && (
+        <Empty title="No instances match this search">Try fewer words or clear the filters.</Empty>
+      )}
+      {list.data && list.data.length > 0 && (
+        <InstanceTable rows={list.data} view={view} onSort={(sort) => setView(toggleSort(view, sort))} stale={list.loading} />
+      )}
+    </section>
+  );
+}
+
+/** Renders only the rows in view, so 10,000 instances scroll like 50. */
+function InstanceTable({ rows, view, onSort, stale }: { rows: Instance[]; view: InstanceView; onSort: (sort: Sort) => void; stale: boolean }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [viewport, setViewport] = useState(800);
+  useEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    const measure = () => setViewport(element.clientHeight || 800);
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  let frame = 0;
+  const onScroll = () => {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => setScrollTop(scroller.current?.scrollTop ?? 0));
+  };
+  const { first, last } = visibleRange(scrollTop, viewport, ROW_HEIGHT, rows.length);
+
+  return (
+    <div class={`table-scroll${stale ? ' stale' : ''}`} ref={scroller} onScroll={onScroll} data-testid="instance-scroller">
+      <table class="instances" aria-rowcount={rows.length + 1}>
+        <thead>
+          <tr>
+            {COLUMNS.map((column) => (
+              <th
+                scope="col"
+                class={column.className}
+                aria-sort={column.key && view.sort === column.key ? (view.order === 'asc' ? 'ascending' : 'descending') : undefined}
+              >
+                {column.key ? (
+                  <button type="button" class="sort" onClick={() => onSort(column.key!)}>
+                    {column.label}
+                    <span aria-hidden="true" class="arrow">
+                      {view.sort === column.key ? (view.order === 'asc' ? '▲' : '▼') : '↕'}
+                    </span>
+                  </button>
+                ) : (
+                  column.label
+                )}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {first > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${first * ROW_HEIGHT}px` }} />}
+          {rows.slice(first, last).map((instance, i) => (
+            <tr key={instance.vmid} aria-rowindex={first + i + 2} data-vmid={instance.vmid}>
+              <td class="col-vmid">{instance.vmid}</td>
+              <td class="col-name">
+                <a href={`/instances/${instance.vmid}`}>{instance.name}</a>
+              </td>
+              <td class="col-state">
+                <Badge value={instance.state} />
+              </td>
+              <td class="col-stack">{instance.stack}</td>
+              <td class="col-ip mono">{instance.tailscale_ip || <span class="muted">—</span>}</td>
+              <td class="col-flags">
+                <Flags instance={instance} />
+              </td>
+              <td class="col-updated">
+                <time datetime={instance.updated_at} title={exactTime(instance.updated_at)}>
+                  {relativeTime(instance.updated_at)}
+                </time>
+              </td>
+              <td class="col-created">
+                <time datetime={instance.created_at} title={exactTime(instance.created_at)}>
+                  {relativeTime(instance.created_at)}
+                </time>
+              </td>
+            </tr>
+          ))}
+          {last < rows.length && <tr class="spacer" aria-hidden="true" style={{ height: `${(rows.length - last) * ROW_HEIGHT}px` }} />}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function Flags({ instance }: { instance: Instance }) {
+  const on = FLAGS.filter((flag) => instance[flag] === 1);
+  if (on.length === 0) return <span class="muted">none</span>;
+  return (
+    <span class="flags">
+      {on.map((flag) => (
+        <span class="flag">{flag.replace('_', ' ')}</span>
+      ))}
+    </span>
+  );
+}

@@ -1,0 +1,183 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, messageOf } from '../api';
+import { Badge, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { duration } from '../format';
+import { useSession } from '../session';
+import { REDACTED, type Job } from '../types';
+import { RunNow } from './Jobs';
+
+type FieldKind = 'text' | 'secret' | 'boolean' | 'url';
+/** Each job key's config fields (registry-service.md, PRODUCT.md); secrets are write-only. */
+const CONFIG_FIELDS: Record<string, { name: string; label: string; kind: FieldKind; hint?: string }[]> = {
+  tailscale_sync: [
+    { name: 'api_key', label: 'API key', kind: 'secret' },
+    { name: 'tailnet', label: 'Tailnet', kind: 'text', hint: 'Empty means "-", the key\'s default tailnet.' },
+    { name: 'api_url', label: 'API URL', kind: 'url', hint: 'Default https://api.tailscale.com' },
+    { name: 'run_on_create', label: 'Also run after an instance is created', kind: 'boolean' },
+  ],
+  patchmon_sync: [
+    { name: 'api_url', label: 'Hosts endpoint URL', kind: 'url' },
+    { name: 'api_token', label: 'API token', kind: 'secret', hint: '<key>:<secret>, or an already base64-encoded credential.' },
+  ],
+  semaphore_sync: [
+    { name: 'api_url', label: 'Inventory endpoint URL', kind: 'url' },
+    { name: 'api_token', label: 'API token', kind: 'secret' },
+  ],
+};
+
+export function JobDetailPage({ id }: { id: string }) {
+  const session = useSession();
+  const job = useLoad(() => api<Job>('GET', `/api/jobs/${encodeURIComponent(id)}`), [id]);
+  if (job.error) return <Notice kind="error">{job.error}</Notice>;
+  if (!job.data) return <Loading />;
+  const item = job.data;
+  const runs = item.runs ?? [];
+  return (
+    <section>
+      <p class="crumbs">
+        <a href="/jobs">Jobs</a> / {item.name}
+      </p>
+      <PageTitle title={item.name}>{session.can('fleet.operate') && <RunNow job={item} onDone={job.reload} />}</PageTitle>
+      <p class="muted">{item.description}</p>
+      <div class="detail-grid">
+        <div class="card">
+          <h2>Settings</h2>
+          {session.can('settings.manage') ? (
+            <ConfigForm key={JSON.stringify(item.config) + item.enabled + item.schedule} job={item} onSaved={job.reload} />
+          ) : (
+            <ReadOnlyConfig job={item} />
+          )}
+        </div>
+        <div class="card">
+          <h2>Last runs</h2>
+          {runs.length === 0 ? (
+            <Empty title="Not run yet">{session.can('fleet.operate') ? 'Use Run now to try it.' : 'It runs on its schedule once enabled.'}</Empty>
+          ) : (
+            <table class="runs">
+              <thead>
+                <tr>
+                  <th scope="col">Started</th>
+                  <th scope="col">Took</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Result</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.slice(0, 10).map((run) => (
+                  <tr key={run.id} data-run={run.id}>
+                    <td>
+                      <Time iso={run.started_at} />
+                    </td>
+                    <td>{duration(run.started_at, run.ended_at)}</td>
+                    <td>
+                      <Badge value={run.status} />
+                    </td>
+                    <td class="result">{run.result}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function ReadOnlyConfig({ job }: { job: Job }) {
+  const fields = CONFIG_FIELDS[job.key] ?? [];
+  return (
+    <dl class="props">
+      <dt>Enabled</dt>
+      <dd>{job.enabled ? 'yes' : 'no'}</dd>
+      <dt>Schedule</dt>
+      <dd>every {job.schedule} min</dd>
+      {fields.map((field) => (
+        <>
+          <dt>{field.label}</dt>
+          <dd>{field.kind === 'secret' ? (isSet(job.config[field.name]) ? 'set' : 'not set') : String(job.config[field.name] ?? '—')}</dd>
+        </>
+      ))}
+    </dl>
+  );
+}
+
+const isSet = (value: unknown) => value === REDACTED || (typeof value === 'string' && value !== '');
+
+function ConfigForm({ job, onSaved }: { job: Job; onSaved: () => void }) {
+  const fields = CONFIG_FIELDS[job.key] ?? [];
+  const [enabled, setEnabled] = useState(Boolean(job.enabled));
+  const [schedule, setSchedule] = useState(String(job.schedule));
+  const [values, setValues] = useState<Record<string, unknown>>(() =>
+    Object.fromEntries(fields.map((f) => [f.name, f.kind === 'secret' ? '' : f.kind === 'boolean' ? job.config[f.name] === true : (job.config[f.name] ?? '')])),
+  );
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setMessage(undefined);
+    setErrors({});
+    const config: Record<string, unknown> = {};
+    for (const field of fields) {
+      const value = values[field.name];
+      // A blank secret box means "keep what is stored": the field is left out of the update.
+      if (field.kind === 'secret' && value === '') continue;
+      config[field.name] = value;
+    }
+    try {
+      await api('PUT', `/api/jobs/${job.id}`, { enabled, schedule: /^\d+$/.test(schedule) ? Number(schedule) : schedule, config });
+      setMessage({ kind: 'success', text: 'Saved.' });
+      onSaved();
+    } catch (e) {
+      if (e instanceof ApiError) setErrors(Object.fromEntries(Object.entries(e.fields).map(([k, v]) => [k.replace(/^config\./, ''), v])));
+      setMessage({ kind: 'error', text: messageOf(e) });
+    }
+  }
+
+  return (
+    <form onSubmit={submit} noValidate class="form">
+      {message && <Notice kind={message.kind}>{message.text}</Notice>}
+      <label class="check">
+        <input type="checkbox" name="enabled" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Enabled (runs on its schedule)
+      </label>
+      <Field id="schedule" label="Schedule (minutes)" error={errors.schedule} hint="From 1 to 10080 (a week).">
+        <input id="schedule" inputMode="numeric" value={schedule} onInput={(e) => setSchedule(e.currentTarget.value)} />
+      </Field>
+      {fields.map((field) =>
+        field.kind === 'boolean' ? (
+          <label class="check" key={field.name}>
+            <input
+              type="checkbox"
+              name={field.name}
+              checked={values[field.name] === true}
+              onChange={(e) => setValues((v) => ({ ...v, [field.name]: e.currentTarget.checked }))}
+            />{' '}
+            {field.label}
+          </label>
+        ) : (
+          <Field
+            key={field.name}
+            id={`config-${field.name}`}
+            label={field.kind === 'secret' ? `${field.label} (${isSet(job.config[field.name]) ? 'set' : 'not set'})` : field.label}
+            error={errors[field.name]}
+            hint={field.kind === 'secret' ? (isSet(job.config[field.name]) ? 'Leave empty to keep the stored value.' : 'Not set yet.') : field.hint}
+          >
+            <input
+              id={`config-${field.name}`}
+              name={field.name}
+              type={(field.kind === 'secret' ? 'password' : field.kind === 'url' ? 'url' : 'text') as 'text'}
+              autocomplete={field.kind === 'secret' ? 'new-password' : 'off'}
+              placeholder={field.kind === 'secret' && isSet(job.config[field.name]) ? '•••••••• (stored)' : ''}
+              value={String(values[field.name] ?? '')}
+              onInput={(e) => setValues((v) => ({ ...v, [field.name]: e.currentTarget.value }))}
+            />
+          </Field>
+        ),
+      )}
+      <button type="submit" class="primary">
+        Save settings
+      </button>
+    </form>
+  );
+}

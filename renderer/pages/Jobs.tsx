@@ -1,0 +1,118 @@
+import { useState } from 'preact/hooks';
+import { api, messageOf } from '../api';
+import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { useSession } from '../session';
+import type { Job } from '../types';
+
+export function JobsPage() {
+  const jobs = useLoad(() => api<Job[]>('GET', '/api/jobs'), []);
+  return (
+    <section>
+      <PageTitle title="Jobs" />
+      <p class="hint">Sync jobs pull data from Tailscale, PatchMon and Semaphore onto the instances. Changes they make appear in each instance's timeline.</p>
+      {jobs.error && <Notice kind="error">{jobs.error}</Notice>}
+      {!jobs.data && !jobs.error && <Loading />}
+      {jobs.data?.length === 0 && (
+        <Empty title="No jobs">Sync jobs are created when the server starts with a database file; an in-memory server has none.</Empty>
+      )}
+      <div class="job-list">
+        {jobs.data?.map((job) => (
+          <JobCard key={job.id} job={job} onChanged={jobs.reload} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
+  const session = useSession();
+  const canManage = session.can('settings.manage');
+  const [schedule, setSchedule] = useState(String(job.schedule));
+  const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+
+  async function save(patch: Record<string, unknown>, done: string) {
+    setMessage(undefined);
+    try {
+      await api('PUT', `/api/jobs/${job.id}`, patch);
+      setMessage({ kind: 'success', text: done });
+      onChanged();
+    } catch (e) {
+      setMessage({ kind: 'error', text: messageOf(e) });
+    }
+  }
+
+  return (
+    <article class="card job" data-job={job.key} aria-labelledby={`job-${job.id}`}>
+      <header class="job-head">
+        <h2 id={`job-${job.id}`}>
+          <a href={`/jobs/${job.id}`}>{job.name}</a>
+        </h2>
+        <span class={`pill ${job.enabled ? 'on' : 'off'}`}>{job.enabled ? 'enabled' : 'disabled'}</span>
+      </header>
+      <p class="muted">{job.description}</p>
+      <dl class="props">
+        <dt>Last run</dt>
+        <dd>
+          <Time iso={job.last_run_at} exact={false} /> {job.last_status && <Badge value={job.last_status} />}
+        </dd>
+        <dt>Schedule</dt>
+        <dd>every {job.schedule} min</dd>
+      </dl>
+      {message && <Notice kind={message.kind}>{message.text}</Notice>}
+      <div class="job-controls">
+        {canManage && (
+          <>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={Boolean(job.enabled)}
+                onChange={(e) => save({ enabled: e.currentTarget.checked }, e.currentTarget.checked ? 'Enabled.' : 'Disabled.')}
+              />
+              Enabled
+            </label>
+            <form
+              class="inline"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void save({ schedule: Number(schedule) }, 'Schedule saved.');
+              }}
+            >
+              <label for={`schedule-${job.id}`}>Every</label>
+              <input id={`schedule-${job.id}`} class="short" inputMode="numeric" value={schedule} onInput={(e) => setSchedule(e.currentTarget.value)} />
+              <span>min</span>
+              <button type="submit">Save</button>
+            </form>
+          </>
+        )}
+        {session.can('fleet.operate') && <RunNow job={job} onDone={onChanged} />}
+      </div>
+    </article>
+  );
+}
+
+/** Run-now blocks until the job ends, so the button stays busy and shows the outcome afterwards. */
+export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<{ kind: 'error' | 'success'; text: string }>();
+  async function run() {
+    setBusy(true);
+    setOutcome(undefined);
+    try {
+      const { summary } = await api<{ summary: string }>('POST', `/api/jobs/${job.id}/run`);
+      setOutcome({ kind: 'success', text: summary });
+    } catch (e) {
+      setOutcome({ kind: 'error', text: `Run failed: ${messageOf(e)}` });
+    } finally {
+      setBusy(false);
+      onDone();
+    }
+  }
+  return (
+    <div class="run-now">
+      <button type="button" class="primary" onClick={run} disabled={busy} aria-busy={busy}>
+        {busy ? 'Running…' : 'Run now'}
+      </button>
+      {outcome && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
+    </div>
+  );
+}

@@ -1,0 +1,176 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, messageOf } from '../api';
+import { Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { useSession, type Account, type Role } from '../session';
+
+const ROLES: Role[] = ['viewer', 'operator', 'administrator'];
+
+export function UsersPage() {
+  const session = useSession();
+  const users = useLoad(() => api<Account[]>('GET', '/api/users'), []);
+  const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+  /** A temporary password is shown once, right after it is made, and never again. */
+  const [secret, setSecret] = useState<{ username: string; password: string }>();
+
+  async function act(action: () => Promise<unknown>, done: string) {
+    setMessage(undefined);
+    setSecret(undefined);
+    try {
+      await action();
+      setMessage({ kind: 'success', text: done });
+    } catch (e) {
+      setMessage({ kind: 'error', text: messageOf(e) });
+    }
+    users.reload();
+  }
+
+  return (
+    <section>
+      <PageTitle title="Users" />
+      {message && <Notice kind={message.kind}>{message.text}</Notice>}
+      {secret && (
+        <div class="notice notice-info secret" role="status" data-testid="temporary-password">
+          Temporary password for <strong>{secret.username}</strong>: <code>{secret.password}</code>
+          <p class="hint">Shown once. Pass it on safely; they must choose a new password when they sign in.</p>
+        </div>
+      )}
+      <CreateUser
+        onCreated={(username, password) => {
+          setMessage(undefined);
+          setSecret({ username, password });
+          users.reload();
+        }}
+      />
+      {users.error && <Notice kind="error">{users.error}</Notice>}
+      {!users.data && !users.error && <Loading />}
+      {users.data && (
+        <div class="table-wrap card">
+          <table class="users">
+            <thead>
+              <tr>
+                <th scope="col">User</th>
+                <th scope="col">Role</th>
+                <th scope="col">Status</th>
+                <th scope="col">Last sign-in</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {users.data.map((user) => (
+                <tr key={user.id} data-user={user.username}>
+                  <td>
+                    <strong>{user.username}</strong>
+                    <div class="muted">{user.display_name}</div>
+                  </td>
+                  <td>
+                    <label class="visually-hidden" for={`role-${user.id}`}>
+                      Role of {user.username}
+                    </label>
+                    <select
+                      id={`role-${user.id}`}
+                      value={user.role}
+                      onChange={(e) => act(() => api('PATCH', `/api/users/${user.id}`, { role: e.currentTarget.value }), `${user.username} is now ${e.currentTarget.value}.`)}
+                    >
+                      {ROLES.map((role) => (
+                        <option value={role}>{role}</option>
+                      ))}
+                    </select>
+                  </td>
+                  <td>
+                    {user.enabled ? 'enabled' : <span class="pill off">disabled</span>}
+                    {user.must_change_password && <div class="muted">must change password</div>}
+                  </td>
+                  <td>
+                    <Time iso={user.last_login_at} exact={false} />
+                  </td>
+                  <td class="row-actions">
+                    <button
+                      type="button"
+                      onClick={() =>
+                        act(() => api('PATCH', `/api/users/${user.id}`, { enabled: !user.enabled }), `${user.username} ${user.enabled ? 'disabled' : 'enabled'}.`)
+                      }
+                    >
+                      {user.enabled ? 'Disable' : 'Enable'}
+                    </button>
+                    <button
+                      type="button"
+                      onClick={async () => {
+                        setMessage(undefined);
+                        try {
+                          const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
+                          setSecret({ username: user.username, password: temporary_password });
+                        } catch (e) {
+                          setMessage({ kind: 'error', text: messageOf(e) });
+                        }
+                        users.reload();
+                      }}
+                    >
+                      Reset password
+                    </button>
+                    <button
+                      type="button"
+                      disabled={user.id === session.user?.id}
+                      title={user.id === session.user?.id ? 'Use Sign out for your own session' : undefined}
+                      onClick={() => act(() => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`)}
+                    >
+                      Revoke sessions
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function CreateUser({ onCreated }: { onCreated: (username: string, password: string) => void }) {
+  const [username, setUsername] = useState('');
+  const [displayName, setDisplayName] = useState('');
+  const [role, setRole] = useState<Role>('viewer');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string>();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setErrors({});
+    setError(undefined);
+    try {
+      const created = await api<{ user: Account; temporary_password: string }>('POST', '/api/users', { username, display_name: displayName, role });
+      setUsername('');
+      setDisplayName('');
+      onCreated(created.user.username, created.temporary_password);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) setErrors({ username: 'is already taken' });
+      else if (e instanceof ApiError && Object.keys(e.fields).length) setErrors(e.fields);
+      else setError(messageOf(e));
+    }
+  }
+
+  return (
+    <form class="card form" onSubmit={submit} noValidate>
+      <h2>Add a user</h2>
+      {error && <Notice kind="error">{error}</Notice>}
+      <div class="form-grid">
+        <Field id="new-username" label="Username" error={errors.username}>
+          <input id="new-username" autocomplete="off" value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+        </Field>
+        <Field id="new-display-name" label="Display name" error={errors.display_name}>
+          <input id="new-display-name" autocomplete="off" value={displayName} onInput={(e) => setDisplayName(e.currentTarget.value)} />
+        </Field>
+        <Field id="new-role" label="Role" error={errors.role}>
+          <select id="new-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+            {ROLES.map((r) => (
+              <option value={r}>{r}</option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <button type="submit" class="primary">
+        Create user
+      </button>
+    </form>
+  );
+}

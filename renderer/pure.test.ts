@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { safeNext } from './safeNext';
+import { previewBackup } from './backupPreview';
+
+describe('safeNext', () => {
+  it('follows only paths inside the app after sign-in', () => {
+    expect(safeNext('/instances?state=testing')).toBe('/instances?state=testing');
+    for (const hostile of ['https://evil.example/', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)', '/login?next=/x', null, '']) {
+      expect(safeNext(hostile)).toBe('/instances');
+    }
+  });
+});
+
+describe('previewBackup', () => {
+  it('counts what an import would replace; a backup without version is version 1', () => {
+    const text = JSON.stringify({ version: 3, exported_at: '2026-01-01T00:00:00Z', instances: [{}, {}], jobs: [{}], job_runs: [] });
+    expect(previewBackup('b.json', text)).toEqual({ fileName: 'b.json', text, version: 3, exportedAt: '2026-01-01T00:00:00Z', instances: 2, jobs: 1, runs: 0 });
+    expect(previewBackup('old.json', '{"instances":[]}')).toMatchObject({ version: 1, instances: 0, jobs: null, runs: null });
+  });
+  it('refuses a file that is not JSON or has no instances list, saying why', () => {
+    expect(() => previewBackup('x', 'nope')).toThrow('not JSON');
+    expect(() => previewBackup('x', '{"jobs":[]}')).toThrow('no "instances" list');
+  });
+});

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { parseView, toggleSort, viewQuery, visibleRange } from './query';
+
+describe('the instances view in the URL', () => {
+  it('round-trips every part of the view and leaves defaults out', () => {
+    const view = parseView('?search=web&state=testing&stack=production&sort=vmid&order=desc');
+    expect(view).toEqual({ search: 'web', state: 'testing', stack: 'production', sort: 'vmid', order: 'desc' });
+    expect(viewQuery(view)).toBe('?search=web&state=testing&stack=production&sort=vmid&order=desc');
+    expect(viewQuery(parseView(''))).toBe('');
+  });
+  it('falls back like the API: an unknown sort is name, anything but desc is ascending', () => {
+    expect(parseView('?sort=evil&order=sideways')).toMatchObject({ sort: 'name', order: 'asc' });
+  });
+  it('clicking the sorted column flips the order; another column sorts ascending', () => {
+    const byName = parseView('');
+    expect(toggleSort(byName, 'name')).toMatchObject({ sort: 'name', order: 'desc' });
+    expect(toggleSort({ ...byName, order: 'desc' }, 'vmid')).toMatchObject({ sort: 'vmid', order: 'asc' });
+  });
+});
+
+describe('visibleRange', () => {
+  it('covers the viewport plus overscan and never leaves the list', () => {
+    expect(visibleRange(0, 440, 44, 10_000, 5)).toEqual({ first: 0, last: 15 });
+    expect(visibleRange(44 * 1000, 440, 44, 10_000, 5)).toEqual({ first: 995, last: 1015 });
+    expect(visibleRange(44 * 9_999, 440, 44, 10_000, 5)).toEqual({ first: 9994, last: 10_000 });
+    expect(visibleRange(0, 440, 44, 3, 5)).toEqual({ first: 0, last: 3 });
+  });
+});

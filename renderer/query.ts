@@ -1,0 +1,49 @@
+/** The instances view as it lives in the URL, so a view can be bookmarked. Pure; tested in query.test.ts. */
+
+export const SORTS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
+export type Sort = (typeof SORTS)[number];
+
+export interface InstanceView {
+  search: string;
+  state: string;
+  stack: string;
+  sort: Sort;
+  order: 'asc' | 'desc';
+}
+
+export function parseView(search: string): InstanceView {
+  const params = new URLSearchParams(search);
+  const sort = params.get('sort') ?? '';
+  return {
+    search: params.get('search') ?? '',
+    state: params.get('state') ?? '',
+    stack: params.get('stack') ?? '',
+    sort: (SORTS as readonly string[]).includes(sort) ? (sort as Sort) : 'name',
+    order: params.get('order') === 'desc' ? 'desc' : 'asc',
+  };
+}
+
+/** The query string of a view, leaving defaults out so URLs stay short: "" or "?state=testing&sort=vmid". */
+export function viewQuery(view: InstanceView): string {
+  const params = new URLSearchParams();
+  if (view.search) params.set('search', view.search);
+  if (view.state) params.set('state', view.state);
+  if (view.stack) params.set('stack', view.stack);
+  if (view.sort !== 'name') params.set('sort', view.sort);
+  if (view.order === 'desc') params.set('order', 'desc');
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/** Clicking a column: the same column flips the order, another column sorts ascending by it. */
+export function toggleSort(view: InstanceView, sort: Sort): InstanceView {
+  if (view.sort === sort) return { ...view, order: view.order === 'asc' ? 'desc' : 'asc' };
+  return { ...view, sort, order: 'asc' };
+}
+
+/** Which rows of a fixed-height list are worth rendering for a scroll position (with overscan). */
+export function visibleRange(scrollTop: number, viewport: number, rowHeight: number, total: number, overscan = 8) {
+  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
+  const last = Math.min(total, Math.ceil((scrollTop + viewport) / rowHeight) + overscan);
+  return { first, last: Math.max(first, last) };
+}

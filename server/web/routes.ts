@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Response } from 'express';
+import { notFound } from '../errors.js';
+import type { RouteTable } from '../http/routes.js';
+
+/** The package root, found from this file both in the sources (server/web) and in the bundle (dist/server). */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+export const defaultRendererDir = (): string => path.join(packageRoot(), 'dist', 'renderer');
+
+/**
+ * The dashboard page may load only its own script and styles: no inline script, no framing,
+ * no base-tag or form redirection. Data images cover the empty favicon.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');
+
+const ASSET_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.(js|css|map|svg|png|woff2)$/;
+
+function setPageHeaders(res: Response): void {
+  res.set({
+    'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+  });
+}
+
+/**
+ * Serves the built dashboard: hashed assets cached forever, and index.html (never cached) for every
+ * page path, so a bookmarked /instances?state=testing opens the app. Registered last: any GET not
+ * claimed by another route is a dashboard page, except under /api, which stays a JSON 404.
+ */
+export function registerWebRoutes(routes: RouteTable, rendererDir: string): void {
+  const assetsDir = path.join(rendererDir, 'assets');
+
+  routes.get('/assets/:file', { access: 'public' }, (req, res) => {
+    const file = req.params.file ?? '';
+    const full = path.join(assetsDir, file);
+    if (!ASSET_NAME.test(file) || !fs.existsSync(full)) throw notFound('not found');
+    res.set({ 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' });
+    res.sendFile(full, { cacheControl: false });
+  });
+
+  routes.get('/{*page}', { access: 'public' }, (req, res) => {
+    if (req.path === '/api' || req.path.startsWith('/api/')) throw notFound('not found');
+    setPageHeaders(res);
+    res.set('Cache-Control', 'no-cache');
+    let html: string;
+    try {
+      html = fs.readFileSync(path.join(rendererDir, 'index.html'), 'utf8');
+    } catch {
+      res
+        .status(503)
+        .type('text/plain')
+        .send(`The homefleet dashboard is not built (nothing at ${rendererDir}). Run \`npm run build\`, then reload.\n`);
+      return;
+    }
+    res.type('html').send(html);
+  });
+}

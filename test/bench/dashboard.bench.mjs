@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// `npm run bench`: loads the instances page with 10,000 instances in Chromium and prints the time to
+// first rows and the gzipped JS size, against a blank page loaded in the same run from a bare
+// node:http server (the baseline: what a page costs before any app work).
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, root, sampleInstances, startHeadless } from '../../build/headless-server.mjs';
+
+const COUNT = 10_000;
+const ROUNDS = 5;
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+const assets = path.join(root, 'dist', 'renderer', 'assets');
+const js = fs.readdirSync(assets).filter((f) => f.endsWith('.js'));
+const jsBytes = js.reduce((sum, f) => sum + fs.statSync(path.join(assets, f)).size, 0);
+const jsGzip = js.reduce((sum, f) => sum + zlib.gzipSync(fs.readFileSync(path.join(assets, f)), { level: 9 }).length, 0);
+
+const blank = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>blank</title><p>blank</p>'));
+blank.listen(0, '127.0.0.1');
+await new Promise((resolve) => blank.once('listening', resolve));
+const blankUrl = `http://127.0.0.1:${blank.address().port}/`;
+
+const server = await startHeadless();
+const browser = await chromium.launch(CHROMIUM);
+try {
+  const seeding = Date.now();
+  await server.seedInstances(sampleInstances(COUNT));
+  process.stderr.write(`seeded ${COUNT} instances in ${Date.now() - seeding} ms\n`);
+  const signedIn = await browser.newContext();
+  await server.signInPage(await signedIn.newPage());
+  const storageState = await signedIn.storageState();
+  await signedIn.close();
+
+  const blankTimes = [];
+  const firstRows = [];
+  const scrollTimes = [];
+  let rendered = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    const context = await browser.newContext({ storageState, viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    let started = performance.now();
+    await page.goto(blankUrl, { waitUntil: 'load' });
+    await page.waitForSelector('p');
+    blankTimes.push(performance.now() - started);
+
+    started = performance.now();
+    await page.goto(`${server.url}/instances`);
+    await page.waitForSelector('table.instances tbody tr[data-vmid]');
+    firstRows.push(performance.now() - started);
+    await page.waitForFunction((n) => document.querySelector('[data-testid="counts"]')?.textContent?.includes(n), COUNT.toLocaleString('en'));
+    rendered = await page.locator('table.instances tbody tr[data-vmid]').count();
+
+    // Jump to the middle of the list and wait until that row is drawn.
+    started = performance.now();
+    await page.getByTestId('instance-scroller').evaluate((el) => (el.scrollTop = el.scrollHeight / 2));
+    await page.waitForFunction(() => {
+      const rows = document.querySelectorAll('table.instances tbody tr[data-vmid]');
+      const scroller = document.querySelector('[data-testid="instance-scroller"]');
+      return rows.length > 0 && scroller && rows[0].getBoundingClientRect().top < scroller.getBoundingClientRect().bottom && rows[rows.length - 1].getBoundingClientRect().bottom > scroller.getBoundingClientRect().top + 100;
+    });
+    scrollTimes.push(performance.now() - started);
+    await context.close();
+  }
+
+  const blankMs = median(blankTimes);
+  const rowsMs = median(firstRows);
+  const scrollMs = median(scrollTimes);
+  const lines = [
+    `dashboard bench: ${COUNT.toLocaleString('en')} instances, median of ${ROUNDS} rounds, Chromium headless`,
+    `blank page load (baseline)      ${blankMs.toFixed(1)} ms`,
+    `instances page to first rows    ${rowsMs.toFixed(1)} ms   (${(rowsMs / blankMs).toFixed(1)}× the blank page)`,
+    `scroll to the middle, drawn     ${scrollMs.toFixed(1)} ms`,
+    `rows in the DOM                 ${rendered} of ${COUNT.toLocaleString('en')}   (${((rendered / COUNT) * 100).toFixed(2)}%)`,
+    `JS sent                         ${(jsBytes / 1024).toFixed(1)} KiB, ${(jsGzip / 1024).toFixed(1)} KiB gzipped   (${((jsGzip / (40 * 1024)) * 100).toFixed(0)}% of the 40 KiB budget)`,
+  ];
+  console.log(lines.join('\n'));
+} finally {
+  await browser.close();
+  await server.stop();
+  blank.close();
+}

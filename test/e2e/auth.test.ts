@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, featurePresent, startDashboard, type Dashboard } from './helpers.js';
+
+// Needs the access layer (branch `access`): written to PRODUCT.md's "Access layer interface".
+describe.skipIf(!featurePresent('access'))('signing in, sessions and accounts in Chromium', () => {
+  let dash: Dashboard;
+  beforeAll(async () => {
+    dash = await startDashboard();
+    await dash.server.client.post('/api/instances', { vmid: 501, name: 'alpha', state: 'testing', stack: 'development' });
+  });
+  afterAll(() => dash?.stop());
+
+  async function fillLogin(page: import('playwright-core').Page, username: string, password: string) {
+    await page.getByLabel('Username').fill(username);
+    await page.getByLabel('Password', { exact: true }).fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  it('an anonymous visit goes to sign-in and returns to the page asked for; a wrong password is a message', async () => {
+    const { username, password } = await createAccount(dash.server, 'viewer');
+    const page = await dash.newPage();
+    await page.goto('/instances?state=testing');
+    await page.waitForURL('**/login?next=*');
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/instances?state=testing');
+
+    await fillLogin(page, username, 'not the password');
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('Wrong username or password.');
+
+    await fillLogin(page, username, password);
+    await page.waitForURL('**/instances?state=testing');
+    await expect.poll(() => page.locator('tr[data-vmid="501"]').count()).toBe(1);
+    expect(await page.locator('.account .who').textContent()).toContain(username);
+  });
+
+  it('a temporary password must be changed before anything else', async () => {
+    const created = await dash.server.client.post('/api/users', { username: 'newcomer', display_name: 'New Comer', role: 'operator' });
+    const page = await dash.newPage();
+    await page.goto('/jobs');
+    await page.waitForURL('**/login?next=*');
+    await fillLogin(page, 'newcomer', created.body.temporary_password);
+    await page.waitForURL('**/password?next=*');
+    expect(await page.getByText('Your password is temporary').isVisible()).toBe(true);
+    await page.getByLabel('Current password').fill(created.body.temporary_password);
+    await page.getByLabel('New password', { exact: true }).fill('a brand new secret');
+    await page.getByLabel('Repeat the new password').fill('a brand new secret');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.waitForURL('**/jobs');
+    const fresh = dash.server.client.fresh();
+    expect((await fresh.post('/api/auth/login', { username: 'newcomer', password: 'a brand new secret' })).status).toBe(200);
+  });
+
+  it('when the session ends the next request returns to sign-in with the page remembered', async () => {
+    const { username, password } = await createAccount(dash.server, 'operator');
+    const page = await dash.newPage();
+    await page.goto('/login?next=%2Finstances%2F501');
+    await fillLogin(page, username, password);
+    await page.waitForURL('**/instances/501');
+
+    const users = (await dash.server.client.get('/api/users')).body as { id: number; username: string }[];
+    const id = users.find((u) => u.username === username)!.id;
+    expect((await dash.server.client.post(`/api/users/${id}/revoke-sessions`)).status).toBe(204);
+
+    await page.getByRole('link', { name: 'Edit' }).click(); // its GET answers 401 now
+    await page.waitForURL('**/login?next=*');
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/instances/501/edit');
+    await fillLogin(page, username, password);
+    await page.waitForURL('**/instances/501/edit');
+  });
+
+  it('sign out ends the session', async () => {
+    const { username, password } = await createAccount(dash.server, 'viewer');
+    const page = await dash.newPage();
+    await page.goto('/login');
+    await fillLogin(page, username, password);
+    await page.waitForURL('**/instances');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login');
+    await page.goto('/instances');
+    await page.waitForURL('**/login?next=*');
+  });
+
+  it('an administrator manages users: temporary password shown once, role change, disable, reset, revoke; audit lists it', async () => {
+    const { username, password } = await createAccount(dash.server, 'administrator');
+    const page = await dash.newPage();
+    await page.goto('/login?next=%2Fusers');
+    await fillLogin(page, username, password);
+    await page.waitForURL('**/users');
+
+    await page.getByLabel('Username').fill('dana');
+    await page.getByLabel('Display name').fill('Dana');
+    await page.getByLabel('Role', { exact: true }).selectOption('viewer');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    const shown = page.getByTestId('temporary-password');
+    await expect.poll(() => shown.isVisible()).toBe(true);
+    const temporary = (await shown.locator('code').textContent())!;
+    expect(temporary.length).toBeGreaterThanOrEqual(8);
+    expect((await dash.server.client.fresh().post('/api/auth/login', { username: 'dana', password: temporary })).status).toBe(200);
+
+    const row = page.locator('tr[data-user="dana"]');
+    await row.getByLabel('Role of dana').selectOption('operator');
+    await expect.poll(async () => ((await dash.server.client.get('/api/users')).body as any[]).find((u) => u.username === 'dana').role).toBe('operator');
+    // A later click replaces the once-shown password.
+    await expect.poll(() => shown.count()).toBe(0);
+
+    await row.getByRole('button', { name: 'Disable' }).click();
+    await expect.poll(() => row.getByRole('button', { name: 'Enable' }).count()).toBe(1);
+    await row.getByRole('button', { name: 'Reset password' }).click();
+    await expect.poll(() => shown.textContent()).toContain('dana');
+    await row.getByRole('button', { name: 'Revoke sessions' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('signed out everywhere');
+
+    await page.getByRole('link', { name: 'Audit' }).click();
+    await expect.poll(() => page.locator('table.log tbody tr').count()).toBeGreaterThan(0);
+    expect(await page.locator('table.log').textContent()).toContain('login.success');
+  });
+
+  it('ran without script errors or Content-Security-Policy violations', () => {
+    expect(dash.errors).toEqual([]);
+  });
+});

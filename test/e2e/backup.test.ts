@@ -1,0 +1,83 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { featurePresent, renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
+
+// Needs the backup routes (branch `jobs`): written to registry-service.md's Backup section.
+describe.skipIf(!featurePresent('backup') && !featurePresent('jobs'))('export and import in Chromium', () => {
+  let dash: Dashboard;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-e2e-backup-'));
+  beforeAll(async () => {
+    dash = await startDashboard();
+    await seedInstances(dash.server, [
+      { vmid: 701, name: 'exported-one', state: 'deployed', stack: 'development' },
+      { vmid: 702, name: 'exported-two', state: 'testing', stack: 'production' },
+    ]);
+  });
+  afterAll(async () => {
+    await dash?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exports a download, previews an import with its counts and replaces the registry only after confirmation', async () => {
+    const page = await dash.newPage({ acceptDownloads: true });
+    await signIn(page, dash.server, 'administrator', '/settings');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download backup' }).click()]);
+    const exported = JSON.parse(fs.readFileSync((await download.path())!, 'utf8'));
+    expect(exported.version).toBe(3);
+    expect(exported.instances.map((i: { vmid: number }) => i.vmid).sort()).toEqual([701, 702]);
+
+    const backup = path.join(dir, 'old-backup.json');
+    fs.writeFileSync(
+      backup,
+      JSON.stringify({
+        version: 2,
+        exported_at: '2025-01-01T00:00:00Z',
+        instances: [
+          { vmid: 801, name: 'restored-a', state: 'deployed', stack: 'development', tailscale_ip: '', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z' },
+          { vmid: 802, name: 'restored-b', state: 'degraded', stack: 'production', tailscale_ip: '', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z' },
+          { vmid: 803, name: 'restored-c', state: 'testing', stack: 'development', tailscale_ip: '', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z' },
+        ],
+      }),
+    );
+    await page.getByLabel('Backup file').setInputFiles(backup);
+    const preview = page.getByTestId('import-preview');
+    await expect.poll(() => preview.isVisible()).toBe(true);
+    expect(await page.getByTestId('preview-instances').textContent()).toBe('3');
+    expect(await page.getByTestId('preview-jobs').textContent()).toBe('not in this file (kept)');
+    expect(await preview.textContent()).toContain('Backup version2');
+    // Nothing is replaced by choosing the file.
+    expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(2);
+
+    await page.getByRole('button', { name: 'Replace registry with this backup' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Imported' }).textContent()).toBe('Imported 3 instances from old-backup.json.');
+    await page.goto('/instances');
+    await expect.poll(() => renderedVmids(page)).toEqual([801, 802, 803]);
+  });
+
+  it('a file that is not a backup is refused before anything is sent', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'administrator', '/settings');
+    const bad = path.join(dir, 'notes.json');
+    fs.writeFileSync(bad, 'this is not json');
+    await page.getByLabel('Backup file').setInputFiles(bad);
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('not JSON');
+    expect(await page.getByTestId('import-preview').count()).toBe(0);
+  });
+
+  it('an invalid row is refused by the server with its message and nothing changes', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'administrator', '/settings');
+    const invalid = path.join(dir, 'invalid.json');
+    fs.writeFileSync(invalid, JSON.stringify({ version: 3, instances: [{ vmid: -1, name: 'x', state: 'deployed', stack: 'development' }] }));
+    await page.getByLabel('Backup file').setInputFiles(invalid);
+    await page.getByRole('button', { name: 'Replace registry with this backup' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Import refused: .*Nothing was changed\.$/);
+    expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(3);
+  });
+
+  it('ran without script errors or Content-Security-Policy violations', () => {
+    expect(dash.errors).toEqual([]);
+  });
+});

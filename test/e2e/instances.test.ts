@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
+
+let dash: Dashboard;
+beforeAll(async () => {
+  dash = await startDashboard();
+});
+afterAll(() => dash?.stop());
+
+describe('the instances pages in Chromium', () => {
+  it('create shows the server field error beside the field, then creates; edit records the change in the timeline', async () => {
+    const page = await dash.newPage();
+    const who = await signIn(page, dash.server, 'administrator', '/instances');
+    await expect.poll(() => page.getByText('No instances yet').isVisible()).toBe(true);
+    await expect.poll(async () => (await page.getByTestId('version').textContent()) ?? '').toMatch(/^v\d+\.\d+\.\d+/);
+
+    await page.getByRole('link', { name: 'New instance' }).click();
+    await page.getByLabel('VMID').fill('4101');
+    await page.getByLabel('Name').fill('web-frontend');
+    await page.getByLabel('Stack').selectOption('production');
+    await page.getByLabel('Tailscale IP').fill('300.1.2.3');
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    // The message is the server's own text, shown beside the field it is about.
+    await expect.poll(() => page.locator('#tailscale_ip-error').textContent()).toBe('must be an IPv4 address or empty');
+    expect(await page.getByLabel('Tailscale IP').getAttribute('aria-invalid')).toBe('true');
+    expect((await dash.server.client.get('/api/instances/4101')).status).toBe(404);
+
+    await page.getByLabel('Tailscale IP').fill('100.64.0.7');
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    await page.waitForURL('**/instances/4101');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('web-frontend');
+    await expect.poll(() => page.locator('.timeline li').count()).toBe(1);
+    expect(await page.locator('.timeline li').first().textContent()).toContain('Created');
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByLabel('State').selectOption('testing');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL('**/instances/4101');
+    await expect.poll(() => page.locator('.timeline li').count()).toBe(2);
+    const change = page.locator('.timeline li[data-field="state"]');
+    expect(await change.locator('.old').textContent()).toBe('deployed');
+    expect(await change.locator('.new').textContent()).toBe('testing');
+    expect(await change.locator('.who').textContent()).toBe(who ?? 'unknown');
+    // Relative time for reading, exact UTC time for checking.
+    expect(await change.locator('time').textContent()).toBe('just now');
+    expect(await change.locator('.exact').textContent()).toMatch(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} UTC/);
+    expect((await dash.server.client.get('/api/instances/4101')).body).toMatchObject({ state: 'testing', tailscale_ip: '100.64.0.7' });
+  });
+
+  it('a duplicate VMID shows the 409 beside the VMID field', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'operator', '/instances/new');
+    await page.getByLabel('VMID').fill('4101');
+    await page.getByLabel('Name').fill('copy');
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    await expect.poll(() => page.locator('#vmid-error').textContent()).toBe('is already used by another instance');
+    expect(await page.getByRole('alert').first().textContent()).toBe('Vmid already exists.');
+  });
+
+  it('search as you type, state and stack filters and sorting are kept in the URL and survive a reload', async () => {
+    await seedInstances(dash.server, [
+      { vmid: 4102, name: 'db-primary', state: 'degraded', stack: 'development' },
+      { vmid: 4103, name: 'cache', state: 'testing', stack: 'development' },
+      { vmid: 4104, name: 'web-backend', state: 'deployed', stack: 'development' },
+    ]);
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'viewer', '/instances');
+    await expect.poll(() => renderedVmids(page)).toEqual([4103, 4102, 4104, 4101]); // by name
+    expect(await page.getByTestId('counts').textContent()).toContain('4 instances');
+
+    // `/` focuses the search box from anywhere on the page.
+    await page.locator('h1').click();
+    await page.keyboard.press('/');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('search');
+    await page.keyboard.type('web-');
+    await page.waitForURL('**/instances?search=web-');
+    await expect.poll(() => renderedVmids(page)).toEqual([4104, 4101]);
+    expect(await page.getByTestId('counts').textContent()).toContain('2 instances match');
+
+    await page.getByLabel('State').selectOption('testing');
+    await page.waitForURL('**/instances?search=web-&state=testing');
+    await expect.poll(() => renderedVmids(page)).toEqual([4101]);
+
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await page.getByLabel('Stack').selectOption('development');
+    await expect.poll(() => renderedVmids(page)).toEqual([4103, 4102, 4104]);
+
+    await page.getByRole('button', { name: /VMID/ }).click();
+    await expect.poll(() => renderedVmids(page)).toEqual([4102, 4103, 4104]);
+    await page.getByRole('button', { name: /VMID/ }).click();
+    await expect.poll(() => renderedVmids(page)).toEqual([4104, 4103, 4102]);
+    expect(await page.locator('th.col-vmid').getAttribute('aria-sort')).toBe('descending');
+    expect(new URL(page.url()).search).toBe('?stack=development&sort=vmid&order=desc');
+
+    // The URL is the view: a bookmark or reload shows the same rows.
+    await page.reload();
+    await expect.poll(() => renderedVmids(page)).toEqual([4104, 4103, 4102]);
+    expect(await page.getByLabel('Stack').inputValue()).toBe('development');
+
+    await page.getByLabel('Search').fill('zzz-nothing');
+    await expect.poll(() => page.getByText('No instances match this search').isVisible()).toBe(true);
+  });
+
+  it('deleting a production instance is explained before trying and refused with the server message', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'operator', '/instances/4101');
+    const rule = page.locator('#delete-rule');
+    await expect.poll(() => rule.textContent()).toContain('Production instances cannot be deleted');
+    expect(await page.getByRole('button', { name: 'Delete instance' }).getAttribute('aria-describedby')).toBe('delete-rule');
+    await page.getByRole('button', { name: 'Delete instance' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe(
+      'Production instances cannot be deleted; change the stack to development first.',
+    );
+    expect((await dash.server.client.get('/api/instances/4101')).status).toBe(200);
+
+    await page.goto('/instances/4103');
+    await page.getByRole('button', { name: 'Delete instance' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.waitForURL('**/instances');
+    expect((await dash.server.client.get('/api/instances/4103')).status).toBe(404);
+  });
+
+  it('is readable on a phone-sized window without sideways scrolling', async () => {
+    const page = await dash.newPage({ viewport: { width: 375, height: 740 } });
+    await signIn(page, dash.server, 'viewer', '/instances');
+    await expect.poll(() => page.locator('table.instances tbody tr[data-vmid]').count()).toBeGreaterThan(0);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await page.goto('/instances/4101');
+    await expect.poll(() => page.locator('.timeline li').count()).toBeGreaterThan(0);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+  });
+
+  it('ran without script errors or Content-Security-Policy violations', () => {
+    expect(dash.errors).toEqual([]);
+  });
+});
+
+describe('10,000 instances', () => {
+  it('render only the rows in view and scroll to the last one', async () => {
+    const big = await startDashboard();
+    try {
+      const insert = big.server.db.transaction(() => {
+        for (let i = 1; i <= 10_000; i++) big.server.instances.create({ vmid: i, name: `node-${String(i).padStart(5, '0')}`, state: 'deployed', stack: 'development' }, 'seed');
+      });
+      insert();
+      const page = await big.newPage({ viewport: { width: 1280, height: 800 } });
+      await signIn(page, big.server, 'viewer', '/instances');
+      await expect.poll(() => page.getByTestId('counts').textContent(), { timeout: 10_000 }).toContain('10,000 instances');
+      const rendered = await page.locator('table.instances tbody tr[data-vmid]').count();
+      expect(rendered).toBeGreaterThan(5);
+      expect(rendered).toBeLessThan(80);
+      await page.getByTestId('instance-scroller').evaluate((el) => (el.scrollTop = el.scrollHeight));
+      await expect.poll(async () => (await renderedVmids(page)).at(-1)).toBe(10_000);
+      expect(await page.locator('table.instances tbody tr[data-vmid]').count()).toBeLessThan(80);
+    } finally {
+      await big.stop();
+    }
+  });
+});

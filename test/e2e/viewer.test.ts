@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { featurePresent, pageFetch, signIn, startDashboard, type Dashboard } from './helpers.js';
+
+const navLinks = (page: import('playwright-core').Page) => page.locator('nav[aria-label="Main"] a').allTextContents();
+
+// Needs the access layer (roles) and the jobs branch (job routes): written to PRODUCT.md's Capabilities.
+describe.skipIf(!featurePresent('access'))('what each role is offered, and what the server refuses', () => {
+  let dash: Dashboard;
+  beforeAll(async () => {
+    dash = await startDashboard();
+    await dash.server.client.post('/api/instances', { vmid: 901, name: 'seen-only', state: 'deployed', stack: 'development' });
+  });
+  afterAll(() => dash?.stop());
+
+  it('a viewer sees no write controls and no admin pages, and forced writes are refused with 403', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'viewer', '/instances');
+    await expect.poll(() => page.locator('tr[data-vmid="901"]').count()).toBe(1);
+    expect(await navLinks(page)).toEqual(['Instances', 'Jobs']);
+    expect(await page.getByRole('link', { name: 'New instance' }).count()).toBe(0);
+
+    await page.goto('/instances/901');
+    await expect.poll(() => page.locator('.timeline li').count()).toBe(1);
+    expect(await page.getByRole('link', { name: 'Edit' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Delete/ }).count()).toBe(0);
+
+    await page.goto('/jobs');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Jobs');
+    expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
+    expect(await page.getByRole('checkbox').count()).toBe(0);
+
+    for (const url of ['/settings', '/users', '/audit', '/telemetry', '/instances/new']) {
+      await page.goto(url);
+      await expect.poll(() => page.getByText('Your role cannot use this page.').isVisible(), { message: url }).toBe(true);
+    }
+
+    // The server refuses what the page does not offer.
+    expect(await pageFetch(page, 'POST', '/api/instances', { vmid: 902, name: 'forced', state: 'deployed', stack: 'development' })).toEqual({
+      status: 403,
+      body: { error: 'forbidden' },
+    });
+    expect((await pageFetch(page, 'PUT', '/api/instances/901', { state: 'degraded' })).status).toBe(403);
+    expect((await pageFetch(page, 'DELETE', '/api/instances/901')).status).toBe(403);
+    expect((await pageFetch(page, 'GET', '/api/users')).status).toBe(403);
+    expect((await pageFetch(page, 'GET', '/api/export')).status).toBe(403);
+    expect((await dash.server.client.get('/api/instances/901')).body.state).toBe('deployed');
+  });
+
+  it('an operator gets write controls and telemetry, but no settings, users or audit', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'operator', '/instances');
+    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Telemetry']);
+    expect(await page.getByRole('link', { name: 'New instance' }).count()).toBe(1);
+    await page.goto('/telemetry');
+    await expect.poll(() => page.getByText('No telemetry events yet').isVisible()).toBe(true);
+    await page.goto('/settings');
+    await expect.poll(() => page.getByText('Your role cannot use this page.').isVisible()).toBe(true);
+    expect((await pageFetch(page, 'POST', '/api/import', { instances: [] })).status).toBe(403);
+  });
+
+  it('an administrator is offered every page', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'administrator', '/instances');
+    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Telemetry', 'Settings', 'Users', 'Audit']);
+  });
+
+  it('ran without script errors or Content-Security-Policy violations', () => {
+    expect(dash.errors).toEqual([]);
+  });
+});
