@@ -16,7 +16,7 @@ import { UsersPage } from './pages/Users';
 import { currentUrl, match, navigate, useLocation } from './router';
 import { SessionContext, sessionFor, type Account, type Capability, type Session } from './session';
 
-type Auth = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; user: Account | null } | { status: 'error'; message: string };
+type Auth = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; user: Account } | { status: 'error'; message: string };
 
 export function App() {
   const { path } = useLocation();
@@ -28,8 +28,6 @@ export function App() {
       setAuth({ status: 'signed-in', user });
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setAuth({ status: 'signed-out' });
-      // A server without the access layer has no session route: everything is open, nothing to sign in to.
-      else if (e instanceof ApiError && e.status === 404) setAuth({ status: 'signed-in', user: null });
       else setAuth({ status: 'error', message: e instanceof ApiError ? e.message : 'The server could not be reached.' });
     }
   }, []);
@@ -37,9 +35,11 @@ export function App() {
 
   const user = auth.status === 'signed-in' ? auth.user : null;
   useEffect(() => {
-    if (auth.status === 'signed-out' && path !== '/login') navigate(signInUrl(), { replace: true });
-    if (user?.must_change_password && path !== '/password') navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
-    if (path === '/') navigate('/instances', { replace: true });
+    // The live location, not `path`: the sign-in page may already have moved on since this render.
+    const here = location.pathname;
+    if (auth.status === 'signed-out' && here !== '/login') navigate(signInUrl(), { replace: true });
+    if (user?.must_change_password && here !== '/password') navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
+    if (here === '/') navigate('/instances', { replace: true });
   }, [auth, path]);
 
   const session = sessionFor(user, refresh);

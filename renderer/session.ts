@@ -44,14 +44,14 @@ const GRANTS: Record<Role, Capability[]> = {
 };
 
 export interface Session {
-  /** The signed-in account; null when the server has no access layer (every page offered). */
+  /** The signed-in account; null while signed out (nothing offered). */
   user: Account | null;
   can(capability: Capability): boolean;
   refresh(): Promise<void>;
 }
 
 export function sessionFor(user: Account | null, refresh: () => Promise<void>): Session {
-  return { user, refresh, can: (capability) => (user ? GRANTS[user.role]?.includes(capability) === true : true) };
+  return { user, refresh, can: (capability) => user !== null && GRANTS[user.role]?.includes(capability) === true };
 }
 
 export const SessionContext = createContext<Session>(sessionFor(null, async () => {}));

@@ -29,15 +29,19 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
   const canManage = session.can('settings.manage');
   const [schedule, setSchedule] = useState(String(job.schedule));
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+  // Shown at once when toggled, and put back if the server refuses the change.
+  const [enabled, setEnabled] = useState(Boolean(job.enabled));
 
-  async function save(patch: Record<string, unknown>, done: string) {
+  async function save(patch: Record<string, unknown>, done: string): Promise<boolean> {
     setMessage(undefined);
     try {
       await api('PUT', `/api/jobs/${job.id}`, patch);
       setMessage({ kind: 'success', text: done });
       onChanged();
+      return true;
     } catch (e) {
       setMessage({ kind: 'error', text: messageOf(e) });
+      return false;
     }
   }
 
@@ -65,8 +69,12 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
             <label class="check">
               <input
                 type="checkbox"
-                checked={Boolean(job.enabled)}
-                onChange={(e) => save({ enabled: e.currentTarget.checked }, e.currentTarget.checked ? 'Enabled.' : 'Disabled.')}
+                checked={enabled}
+                onChange={(e) => {
+                  const next = e.currentTarget.checked;
+                  setEnabled(next);
+                  void save({ enabled: next }, next ? 'Enabled.' : 'Disabled.').then((ok) => ok || setEnabled(!next));
+                }}
               />
               Enabled
             </label>

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { featurePresent, renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
+import { renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
 
 // Needs the backup routes (branch `jobs`): written to registry-service.md's Backup section.
-describe.skipIf(!featurePresent('backup') && !featurePresent('jobs'))('export and import in Chromium', () => {
+describe('export and import in Chromium', () => {
   let dash: Dashboard;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-e2e-backup-'));
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { featurePresent, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
+import { seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
 
 /** A stand-in for Semaphore on 127.0.0.1: its inventory endpoint answers an Ansible INI inventory, slowly. */
 async function startMockSemaphore() {
@@ -26,7 +26,7 @@ async function startMockSemaphore() {
 }
 
 // Needs the jobs branch (and the access layer for roles): written to registry-service.md's Jobs section.
-describe.skipIf(!featurePresent('jobs'))('jobs in Chromium', () => {
+describe('jobs in Chromium', () => {
   let dash: Dashboard;
   let mock: Awaited<ReturnType<typeof startMockSemaphore>>;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-e2e-jobs-'));

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { featurePresent, pageFetch, signIn, startDashboard, type Dashboard } from './helpers.js';
+import { pageFetch, signIn, startDashboard, type Dashboard } from './helpers.js';
 
 const navLinks = (page: import('playwright-core').Page) => page.locator('nav[aria-label="Main"] a').allTextContents();
 
 // Needs the access layer (roles) and the jobs branch (job routes): written to PRODUCT.md's Capabilities.
-describe.skipIf(!featurePresent('access'))('what each role is offered, and what the server refuses', () => {
+describe('what each role is offered, and what the server refuses', () => {
   let dash: Dashboard;
   beforeAll(async () => {
     dash = await startDashboard();
