@@ -1,18 +1,10 @@
+import { roleHas, type Role } from '../server/access/capabilities';
+import type { Capability } from '../server/http/routes';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 
-export type Role = 'viewer' | 'operator' | 'administrator';
-export type Capability =
-  | 'fleet.read'
-  | 'diagnostics.read'
-  | 'fleet.operate'
-  | 'content.read'
-  | 'content.manage'
-  | 'hosts.read'
-  | 'hosts.manage'
-  | 'settings.manage'
-  | 'users.manage'
-  | 'self';
+export type { Capability } from '../server/http/routes';
+export type { Role } from '../server/access/capabilities';
 
 export interface Account {
   id: number;
@@ -25,24 +17,6 @@ export interface Account {
   last_login_at?: string | null;
 }
 
-/** PRODUCT.md's capability table, used only to decide what to offer: the server enforces it. */
-const GRANTS: Record<Role, Capability[]> = {
-  viewer: ['fleet.read', 'content.read', 'hosts.read', 'self'],
-  operator: ['fleet.read', 'diagnostics.read', 'fleet.operate', 'content.read', 'content.manage', 'hosts.read', 'self'],
-  administrator: [
-    'fleet.read',
-    'diagnostics.read',
-    'fleet.operate',
-    'content.read',
-    'content.manage',
-    'hosts.read',
-    'hosts.manage',
-    'settings.manage',
-    'users.manage',
-    'self',
-  ],
-};
-
 export interface Session {
   /** The signed-in account; null while signed out (nothing offered). */
   user: Account | null;
@@ -51,7 +25,7 @@ export interface Session {
 }
 
 export function sessionFor(user: Account | null, refresh: () => Promise<void>): Session {
-  return { user, refresh, can: (capability) => user !== null && GRANTS[user.role]?.includes(capability) === true };
+  return { user, refresh, can: (capability) => user !== null && roleHas(user.role, capability) };
 }
 
 export const SessionContext = createContext<Session>(sessionFor(null, async () => {}));

@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;
@@ -7,12 +8,26 @@ export const PASSWORD_MAX = 128;
 const DEFAULT = { N: 16384, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 
-function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
-  const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 };
-  return new Promise((resolve, reject) => {
-    // Async on purpose: the work runs on the libuv pool, so a login never blocks other requests.
-    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+/**
+ * Async scrypt runs on the libuv pool, off the event loop, but ten at once still take every core and
+ * starve the requests the event loop serves. So at most all cores but one hash at a time; the rest wait.
+ */
+const MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
+  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 };
+    return await new Promise((resolve, reject) => {
+      scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
+    });
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
 }
 
 /** `scrypt$N$r$p$salt$hash` with a fresh 16-byte salt. */

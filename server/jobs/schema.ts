@@ -106,13 +106,7 @@ export interface JobRun {
 }
 
 /** A job as the API returns it: config redacted, latest run summarised. */
-export interface JobView {
-  id: number;
-  key: JobKey;
-  name: string;
-  description: string;
-  enabled: 0 | 1;
-  schedule: number;
+export interface JobView extends Omit<JobRow, 'config'> {
   config: Record<string, unknown>;
   last_run_at: string | null;
   last_status: RunStatus | null;

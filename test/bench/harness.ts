@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 /** Starts a request listener on 127.0.0.1 at a free port. */
 export async function listen(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer({ keepAlive: true }, handler);
+  // The benchmarks block their own event loop for seconds (parsing a 26 MB baseline document): keep idle
+  // keep-alive sockets open meanwhile, or the client reuses one the server has just closed.
+  server.keepAliveTimeout = 120_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

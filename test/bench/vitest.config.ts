@@ -1,17 +1,16 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
-import base from '../../vitest.config.js';
+import { defineConfig } from 'vitest/config';
+import { sqlText } from '../../vitest.config.js';
 
 // `npm run bench:server`: the server benchmarks, one file at a time, never part of `npm test`.
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      include: ['test/bench/**/*.bench.ts'],
-      exclude: [],
-      testTimeout: 600_000,
-      fileParallelism: false,
-      // --expose-gc: the import benchmark measures memory after a full collection.
-      execArgv: ['--expose-gc'],
-    },
-  }),
-);
+export default defineConfig({
+  plugins: [sqlText],
+  test: {
+    include: ['test/bench/**/*.bench.ts'],
+    testTimeout: 600_000,
+    hookTimeout: 60_000,
+    fileParallelism: false,
+    pool: 'forks',
+    // --expose-gc: the import benchmark measures memory after a full collection.
+    execArgv: ['--expose-gc'],
+  },
+});
