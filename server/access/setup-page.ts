@@ -6,8 +6,10 @@ const escapeHtml = (text: string) =>
 export const SETUP_PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  // The page URL may carry the setup token: never send it on as a Referer, never cache it.
-  'Referrer-Policy': 'no-referrer',
+  // The page URL may carry the setup token: never send it to another site as a Referer, never cache it.
+  // Not `no-referrer`: under it Chromium sends `Origin: null` with the form's POST, which the Origin
+  // check rightly refuses, and setup cannot be completed from a browser.
+  'Referrer-Policy': 'same-origin',
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
 };

@@ -22,7 +22,7 @@ describe('GET /setup', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
-    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('referrer-policy')).toBe('same-origin');
     expect(res.text).toContain('<form method="post" action="/setup">');
     expect(res.text).toContain('value="abc&quot;&gt;&lt;script&gt;"');
     expect(res.text).not.toMatch(/<script/i);

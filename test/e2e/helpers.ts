@@ -34,7 +34,7 @@ export interface Dashboard {
 }
 
 /** The built dashboard on a real server on 127.0.0.1, and a real Chromium. */
-export async function startDashboard(options: AppOptions = {}): Promise<Dashboard> {
+export async function startDashboard(options: Parameters<typeof startServer>[0] = {}): Promise<Dashboard> {
   await buildRenderer();
   const server = await startServer({ rendererDir: path.join(root, 'dist', 'renderer'), ...options });
   const browser = await chromium.launch(CHROMIUM);
