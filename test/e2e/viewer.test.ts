@@ -4,10 +4,12 @@ import { pageFetch, signIn, startDashboard, type Dashboard } from './helpers.js'
 const navLinks = (page: import('playwright-core').Page) => page.locator('nav[aria-label="Main"] a').allTextContents();
 
 // Needs the access layer (roles) and the jobs branch (job routes): written to PRODUCT.md's Capabilities.
+const TELEMETRY_TOKEN = 'e2e-telemetry-token-0123456789abcdef';
+
 describe('what each role is offered, and what the server refuses', () => {
   let dash: Dashboard;
   beforeAll(async () => {
-    dash = await startDashboard();
+    dash = await startDashboard({ config: { telemetryToken: TELEMETRY_TOKEN } });
     await dash.server.client.post('/api/instances', { vmid: 901, name: 'seen-only', state: 'deployed', stack: 'development' });
   });
   afterAll(() => dash?.stop());
@@ -53,6 +55,11 @@ describe('what each role is offered, and what the server refuses', () => {
     expect(await page.getByRole('link', { name: 'New instance' }).count()).toBe(1);
     await page.goto('/telemetry');
     await expect.poll(() => page.getByText('No telemetry events yet').isVisible()).toBe(true);
+    const sent = await dash.server.anonymous().post('/api/telemetry', { event: 'match_end', map: 'de_dust2' }, { authorization: `Bearer ${TELEMETRY_TOKEN}` });
+    expect(sent.status).toBe(202);
+    await page.reload();
+    await expect.poll(() => page.locator('table.log tbody tr').count()).toBe(1);
+    expect(await page.locator('table.log tbody td.detail').textContent()).toBe('{"event":"match_end","map":"de_dust2"}');
     await page.goto('/settings');
     await expect.poll(() => page.getByText('Your role cannot use this page.').isVisible()).toBe(true);
     expect((await pageFetch(page, 'POST', '/api/import', { instances: [] })).status).toBe(403);
