@@ -85,6 +85,33 @@ describe('desktop start-up', () => {
     expect((await fetch(`${desktop.origin}/api/health`)).status).toBe(200);
   });
 
+  it('the setup link it opens creates the first administrator; the next start opens the dashboard', async () => {
+    const userData = userDataDir();
+    const first = await launched(userData);
+    const setupUrl = new URL(first.fake.windows[0]!.loaded[0]!);
+    const page = await fetch(setupUrl);
+    expect(page.status).toBe(200);
+    const created = await fetch(`${setupUrl.origin}/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: setupUrl.origin },
+      body: JSON.stringify({ setup_token: setupUrl.searchParams.get('token'), username: 'owner', display_name: 'Owner', password: 'desktop owner password' }),
+    });
+    expect(created.status).toBe(201);
+    const login = await fetch(`${setupUrl.origin}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: setupUrl.origin },
+      body: JSON.stringify({ username: 'owner', password: 'desktop owner password' }),
+    });
+    expect(login.status).toBe(200);
+    expect(login.headers.get('set-cookie')).toMatch(/^homefleet_session_dev=/);
+    await first.desktop.shutdown();
+
+    const second = await launched(userData);
+    expect(second.fake.windows[0]!.loaded).toEqual([`${second.desktop.origin}/`]);
+    expect(second.desktop.homefleet.context.config.setupToken).toBeUndefined();
+    expect((await fetch(`${second.desktop.origin}/setup`)).status).toBe(404);
+  });
+
   it('shows an error box and exits with 1 when the database cannot be opened', async () => {
     const userData = userDataDir();
     const db = new Database(path.join(userData, 'homefleet.db'));
