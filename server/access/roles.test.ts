@@ -31,6 +31,15 @@ async function target(): Promise<number> {
   return (await server.client.post('/api/users', { username: `t${Math.random().toString(36).slice(2, 8)}`, display_name: 'T', role: 'viewer' })).body.user.id;
 }
 
+/** A job to act on: the in-memory database seeds none, so the administrator restores one from a backup. */
+async function aJob(): Promise<number> {
+  const jobs = (await server.client.get('/api/jobs')).body as Array<{ id: number }>;
+  if (jobs[0]) return jobs[0].id;
+  const job = { id: 1, key: 'patchmon_sync', name: 'PatchMon sync', description: '', enabled: 0, schedule: 15, config: {} };
+  expect((await server.client.post('/api/import', { version: 3, instances: [], jobs: [job] })).status).toBe(200);
+  return job.id;
+}
+
 const cases: Case[] = [
   // Fleet, metrics, matches, operation summaries: everyone reads the registry.
   { name: 'GET /api/instances', allowed: everyone, success: 200, run: (c) => c.get('/api/instances') },
@@ -41,6 +50,18 @@ const cases: Case[] = [
   { name: 'POST /api/instances', allowed: operators, success: 201, run: (c) => c.post('/api/instances', buildInstance()) },
   { name: 'PUT /api/instances/:vmid', allowed: operators, success: 200, run: async (c) => c.put(`/api/instances/${await existing()}`, { state: 'testing' }) },
   { name: 'DELETE /api/instances/:vmid', allowed: operators, success: 204, run: async (c) => c.delete(`/api/instances/${await existing()}`) },
+  // Fleet reads also cover the job list and a job with its runs (config redacted).
+  { name: 'GET /api/jobs', allowed: everyone, success: 200, run: (c) => c.get('/api/jobs') },
+  { name: 'GET /api/jobs/:id', allowed: everyone, success: 200, run: async (c) => c.get(`/api/jobs/${await aJob()}`) },
+  // Running a job is an operation; with no config the run fails at once (500, recorded) without contacting anything.
+  { name: 'POST /api/jobs/:id/run', allowed: operators, success: 500, run: async (c) => c.post(`/api/jobs/${await aJob()}/run`) },
+  // Server keys and global settings: job settings and secrets, export (raw secrets), import (replaces everything).
+  { name: 'PUT /api/jobs/:id', allowed: admins, success: 200, run: async (c) => c.put(`/api/jobs/${await aJob()}`, { schedule: 30 }) },
+  { name: 'GET /api/export', allowed: admins, success: 200, run: (c) => c.get('/api/export') },
+  { name: 'POST /api/import', allowed: admins, success: 200, run: (c) => c.post('/api/import', { version: 3, instances: [] }) },
+  // Scripts, configs, collections: provisioning reports, summaries for viewers, the reports themselves for operators.
+  { name: 'GET /api/usage/summary', allowed: everyone, success: 200, run: (c) => c.get('/api/usage/summary') },
+  { name: 'GET /api/usage', allowed: operators, success: 200, run: (c) => c.get('/api/usage') },
   // Telemetry diagnostics.
   { name: 'GET /api/telemetry', allowed: operators, success: 200, run: (c) => c.get('/api/telemetry') },
   // Create users, change roles, disable accounts, reset passwords; the audit review.
