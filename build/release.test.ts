@@ -33,9 +33,9 @@ describe('check-tag', () => {
   });
 
   it('as a script: exits 0 for this package\'s tag and 1 with the reason otherwise', async () => {
-    const ok = await execa('node', ['build/check-tag.mjs', `v${pkg.version}`], { cwd: root, reject: false });
+    const ok = await execa(process.execPath, ['build/check-tag.mjs', `v${pkg.version}`], { cwd: root, reject: false });
     expect(ok.exitCode).toBe(0);
-    const bad = await execa('node', ['build/check-tag.mjs', 'v99.0.0'], { cwd: root, reject: false });
+    const bad = await execa(process.execPath, ['build/check-tag.mjs', 'v99.0.0'], { cwd: root, reject: false });
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr.trim()).toBe(`check-tag: tag v99.0.0 does not match package.json version ${pkg.version} (expected v${pkg.version})`);
   });
@@ -156,9 +156,9 @@ describe('release notes from a real history', () => {
   });
 
   it('as a script prints the notes for a tag and fails with one line for an unknown tag', async () => {
-    const ok = await execa('node', [path.join(root, 'build/release-notes.mjs'), 'v0.2.0', '--cwd', repo]);
+    const ok = await execa(process.execPath, [path.join(root, 'build/release-notes.mjs'), 'v0.2.0', '--cwd', repo]);
     expect(ok.stdout).toBe(releaseNotes(repo, 'v0.2.0').trimEnd());
-    const bad = await execa('node', [path.join(root, 'build/release-notes.mjs'), 'v9.9.9', '--cwd', repo], { reject: false });
+    const bad = await execa(process.execPath, [path.join(root, 'build/release-notes.mjs'), 'v9.9.9', '--cwd', repo], { reject: false });
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
   });

@@ -72,14 +72,14 @@ describe('the Electron main bundle', () => {
     const outfile = path.join(out, 'probe', 'probe.cjs');
     const result = await buildElectron({ entryPoints: [entry], outfile, sourcemap: false });
     expect(result.warnings).toEqual([]);
-    const { stdout } = await execa('node', [outfile]);
+    const { stdout } = await execa(process.execPath, [outfile]);
     expect(JSON.parse(stdout)).toEqual([pathToFileURL(outfile).href, path.dirname(outfile), outfile]);
   });
 
   it('runs under Node with a stubbed electron module: serves health, opens setup, quits cleanly', async () => {
     const outfile = path.join(out, 'electron', 'main.cjs');
     await buildElectron({ outfile });
-    const child = execa('node', ['-r', path.join(out, 'hook.cjs'), outfile], {
+    const child = execa(process.execPath, ['-r', path.join(out, 'hook.cjs'), outfile], {
       cwd: root,
       env: { HOMEFLEET_TEST_USER_DATA: userData },
       reject: false,

@@ -9,13 +9,13 @@ const root = path.resolve(import.meta.dirname, '..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-headless-'));
 
 beforeAll(async () => {
-  await execa('node', ['build/build.mjs'], { cwd: root });
+  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Starts the built headless server on a free loopback port and waits for its first log line. */
 async function startHeadless(env: Record<string, string>) {
-  const child = execa('node', ['dist/server/main.js'], {
+  const child = execa(process.execPath, ['dist/server/main.js'], {
     cwd: root,
     env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     extendEnv: false,
@@ -95,7 +95,7 @@ describe('the headless server', () => {
   });
 
   it('stops with one line naming a bad variable', async () => {
-    const result = await execa('node', ['dist/server/main.js'], { cwd: root, env: { PORT: 'eighty', DB_PATH: ':memory:' }, reject: false });
+    const result = await execa(process.execPath, ['dist/server/main.js'], { cwd: root, env: { PORT: 'eighty', DB_PATH: ':memory:' }, reject: false });
     expect(result.exitCode).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual(['homefleet: Invalid PORT (got "eighty"): must be a port number from 0 to 65535']);
   });

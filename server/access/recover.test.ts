@@ -12,7 +12,7 @@ const dbPath = path.join(dir, 'homefleet.db');
 const system = { actor: null, ip: null };
 
 beforeAll(async () => {
-  await execa('node', ['build/build.mjs'], { cwd: root });
+  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
   const app = createApp({ dbPath });
   await app.accounts.create({ username: 'boss', display_name: 'Boss', role: 'administrator', password: 'forgotten-password' }, system);
   await app.accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password' }, system);
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const recover = (args: string[], input: string, env: Record<string, string> = { DB_PATH: dbPath }) =>
-  execa('node', ['dist/server/recover.js', ...args], { cwd: root, env, extendEnv: false, input, reject: false, timeout: 15_000 });
+  execa(process.execPath, ['dist/server/recover.js', ...args], { cwd: root, env, extendEnv: false, input, reject: false, timeout: 15_000 });
 
 describe('npm run recover -- <username>', () => {
   it('resets an enabled administrator from two lines on standard input, clears must-change, ends sessions, audits it', async () => {

@@ -205,12 +205,12 @@ describe('server benchmarks', () => {
       for (const row of rows(10_000)) seeded.instances.create(row);
     })();
     await seeded.close();
-    await execa('node', ['build/build.mjs', '--if-missing'], { cwd: root });
+    await execa(process.execPath, ['build/build.mjs', '--if-missing'], { cwd: root });
 
     /** Spawns a process, polls its health URL on loopback until 200; returns ms to healthy and its RSS then. */
     const startAndProbe = async (args: string[], env: Record<string, string>) => {
       const started = performance.now();
-      const child = execa('node', args, { cwd: root, env: { ...env, LOG_LEVEL: 'silent' }, reject: false });
+      const child = execa(process.execPath, args, { cwd: root, env: { ...env, LOG_LEVEL: 'silent' }, reject: false });
       const port = Number(env.PORT);
       const deadline = started + 10_000;
       let ms = NaN;

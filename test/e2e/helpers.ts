@@ -19,7 +19,7 @@ export const CHROMIUM = {
 let built: Promise<unknown> | undefined;
 /** Builds the renderer (and server) once per test file; the build skips nothing, so the tests see the current sources. */
 export function buildRenderer(): Promise<unknown> {
-  built ??= execa('node', ['build/build.mjs'], { cwd: root });
+  built ??= execa(process.execPath, ['build/build.mjs'], { cwd: root });
   return built;
 }
 
