@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
+import { openRetained } from '../server/db/database.js';
 import { startDesktop, type Desktop, type DesktopOptions } from './desktop.js';
 import { addAccount } from './testing/accounts.js';
 import { createFakeElectron, type FakeElectron } from './testing/fakeElectron.js';
@@ -114,8 +114,8 @@ describe('desktop start-up', () => {
 
   it('shows an error box and exits with 1 when the database cannot be opened', async () => {
     const userData = userDataDir();
-    const db = new Database(path.join(userData, 'homefleet.db'));
-    db.pragma('user_version = 9999');
+    const db = openRetained(path.join(userData, 'homefleet.db'));
+    db.exec('PRAGMA user_version = 9999');
     db.close();
     const { fake, desktop, exited } = await launch(userData);
     expect(desktop).toBeNull();

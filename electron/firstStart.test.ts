@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../server/db/database.js';
+import { openDatabase, openRetained } from '../server/db/database.js';
 import { accountExistsAt, hasAnyAccount, newSetupToken, startUrl } from './firstStart.js';
 import { addAccount } from './testing/accounts.js';
 
@@ -19,7 +18,7 @@ afterEach(() => {
 
 describe('first start detection', () => {
   it('finds no account in a database without the accounts table', () => {
-    const db = new Database(':memory:');
+    const db = openRetained(':memory:');
     expect(hasAnyAccount(db)).toBe(false);
     db.close();
   });
@@ -28,7 +27,7 @@ describe('first start detection', () => {
     const file = tempFile();
     openDatabase(file).close();
     addAccount(file, { keep: false });
-    const db = new Database(file);
+    const db = openRetained(file);
     expect(hasAnyAccount(db)).toBe(false);
     db.close();
     addAccount(file);

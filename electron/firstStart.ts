@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import Database from 'better-sqlite3';
-import type { Db } from '../server/db/database.js';
+import { openRetained, type Db } from '../server/db/database.js';
 
 /**
  * Whether the database holds at least one account. The accounts table comes with the access
@@ -19,7 +18,7 @@ export function hasAnyAccount(db: Db): boolean {
  */
 export function accountExistsAt(dbPath: string): boolean {
   if (!fs.existsSync(dbPath)) return false;
-  const db = new Database(dbPath, { fileMustExist: true });
+  const db = openRetained(dbPath, { fileMustExist: true });
   try {
     return hasAnyAccount(db);
   } finally {

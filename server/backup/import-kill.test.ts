@@ -82,7 +82,7 @@ describe('an import killed half-way', () => {
     expect(out).not.toContain('imported');
 
     const db = openDatabase(dbPath);
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
     db.close();
     const after = await startServer({ dbPath });
     try {

@@ -20,9 +20,9 @@ describe('database', () => {
     const file = path.join(tempDir(), 'nested', 'data', 'homefleet.db');
     const db = openDatabase(file);
     expect(fs.existsSync(file)).toBe(true);
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
+    expect(db.prepare('PRAGMA journal_mode').pluck().get()).toBe('wal');
+    expect(db.prepare('PRAGMA foreign_keys').pluck().get()).toBe(1);
+    expect(db.prepare('PRAGMA user_version').pluck().get()).toBe(migrations.at(-1)!.version);
     db.close();
   });
 
@@ -35,7 +35,7 @@ describe('database', () => {
     first.close();
     const next = [...migrations, { version: 999, name: 'test', sql: 'CREATE TABLE later_feature (id INTEGER PRIMARY KEY) STRICT;' }];
     const db = openDatabase(file, next);
-    expect(db.pragma('user_version', { simple: true })).toBe(999);
+    expect(db.prepare('PRAGMA user_version').pluck().get()).toBe(999);
     expect(db.prepare('SELECT name FROM instances').all()).toEqual([{ name: 'kept' }]);
     migrate(db, next); // running again is a no-op
     db.close();
@@ -47,7 +47,7 @@ describe('database', () => {
     const broken = [...migrations, { version: 999, name: 'broken', sql: 'CREATE TABLE half (id INTEGER); SELECT * FROM missing_table;' }];
     expect(() => openDatabase(file, broken)).toThrow(/missing_table/);
     const db = openDatabase(file);
-    expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
+    expect(db.prepare('PRAGMA user_version').pluck().get()).toBe(migrations.at(-1)!.version);
     expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").get()).toEqual({ n: 0 });
     db.close();
   });
@@ -55,7 +55,7 @@ describe('database', () => {
   it('refuses a file written by a newer release', () => {
     const file = path.join(tempDir(), 'h.db');
     const db = openDatabase(file);
-    db.pragma('user_version = 9999');
+    db.exec('PRAGMA user_version = 9999');
     db.close();
     expect(() => openDatabase(file)).toThrow(/newer than this release supports/);
   });

@@ -6,17 +6,38 @@ import { migrations, type Migration } from './migrations/index.js';
 export type Db = Database.Database;
 
 /**
+ * better-sqlite3 12 aborts the whole process on Node >= 24.19 when the garbage collector finalizes
+ * one of its databases or statements outside a JavaScript context (its ObjectWrap destructor trips
+ * `Assertion failed: (env) != nullptr`; fixed in better-sqlite3 13, which needs Node 22). Until
+ * Node 20 support ends, no database or statement of ours is ever left to the collector: each is
+ * kept reachable here for the life of the process. homefleet prepares its statements once, so this
+ * holds a bounded set; `pragma()` is avoided because it prepares a throwaway statement per call.
+ */
+const retained: object[] = [];
+
+/** Opens a better-sqlite3 database whose statements are never garbage-collected (see `retained`). */
+export function openRetained(dbPath: string, options?: Database.Options): Db {
+  const db = new Database(dbPath, options);
+  retained.push(db);
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => {
+    const statement = prepare(source);
+    retained.push(statement);
+    return statement;
+  }) as Db['prepare'];
+  return db;
+}
+
+/**
  * Opens (creating the folder when missing) and migrates the database.
  * `:memory:` gives a private in-memory database, as the tests use.
  */
 export function openDatabase(dbPath: string, list: readonly Migration[] = migrations): Db {
   if (dbPath !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
-  const db = new Database(dbPath);
+  const db = openRetained(dbPath);
   try {
-    if (dbPath !== ':memory:') db.pragma('journal_mode = WAL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
+    if (dbPath !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     migrate(db, list);
   } catch (err) {
     db.close();
@@ -30,7 +51,7 @@ export function openDatabase(dbPath: string, list: readonly Migration[] = migrat
  * version bump, so the schema version lives inside the file it describes.
  */
 export function migrate(db: Db, list: readonly Migration[] = migrations): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
+  const current = db.prepare('PRAGMA user_version').pluck().get() as number;
   const latest = list.at(-1)?.version ?? 0;
   if (current > latest) {
     throw new Error(`database schema version ${current} is newer than this release supports (${latest}); upgrade homefleet`);
@@ -39,7 +60,7 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
     if (m.version <= current) continue;
     db.transaction(() => {
       db.exec(m.sql);
-      db.pragma(`user_version = ${m.version}`);
+      db.exec(`PRAGMA user_version = ${m.version}`);
     })();
   }
 }
