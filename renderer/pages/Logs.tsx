@@ -1,26 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { AuditEntry } from '../../server/access/audit';
+import type { TelemetryEvent } from '../../server/telemetry/repo';
 import { api, messageOf } from '../api';
 import { Empty, Loading, Notice, PageTitle, Time } from '../components/ui';
 
 const PAGE = 100;
-
-interface AuditRow {
-  id: number;
-  at: string;
-  actor: string | null;
-  action: string;
-  target: string | null;
-  ip: string | null;
-  detail: unknown;
-}
-
-/** GET /api/telemetry's rows (server/telemetry/repo.ts). */
-interface TelemetryRow {
-  id: number;
-  received_at: string;
-  event: unknown;
-}
 
 /** Newest first, `limit` a page and `before` the oldest id seen: the paging of /api/audit and /api/telemetry. */
 function usePaged<T extends { id: number }>(path: string) {
@@ -90,7 +75,7 @@ function PagedLog<T extends { id: number }>(props: {
 }
 
 export function AuditPage() {
-  const log = usePaged<AuditRow>('/api/audit');
+  const log = usePaged<AuditEntry>('/api/audit');
   return (
     <section>
       <PageTitle title="Audit" />
@@ -118,7 +103,7 @@ export function AuditPage() {
 }
 
 export function TelemetryPage() {
-  const log = usePaged<TelemetryRow>('/api/telemetry');
+  const log = usePaged<TelemetryEvent>('/api/telemetry');
   return (
     <section>
       <PageTitle title="Telemetry" />
