@@ -1,4 +1,5 @@
-import { roleHas, type Role } from '../server/access/capabilities';
+import type { Account } from '../server/access/accounts';
+import { roleHas } from '../server/access/capabilities';
 import type { Capability } from '../server/http/routes';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
@@ -6,16 +7,7 @@ import { useContext } from 'preact/hooks';
 export type { Capability } from '../server/http/routes';
 export type { Role } from '../server/access/capabilities';
 
-export interface Account {
-  id: number;
-  username: string;
-  display_name?: string;
-  role: Role;
-  enabled?: boolean;
-  must_change_password?: boolean;
-  created_at?: string;
-  last_login_at?: string | null;
-}
+export type { Account } from '../server/access/accounts';
 
 export interface Session {
   /** The signed-in account; null while signed out (nothing offered). */

@@ -1,32 +1,15 @@
 /** Shapes of the API as the dashboard reads them; instances come straight from the server's types. */
 export type { HistoryEntry, Instance } from '../server/registry/schema';
+import type { JobRun, JobView } from '../server/jobs/schema';
 
 // Repeated here as plain lists: importing the server's schema module would pull zod into the bundle.
 export const STATES = ['deployed', 'testing', 'degraded'] as const;
 export const STACKS = ['production', 'development'] as const;
 export const FLAGS = ['atlas', 'argus', 'semaphore', 'patchmon', 'tailscale', 'andromeda', 'hardware_acceleration'] as const;
 
-export interface JobRun {
-  id: number;
-  job_id: number;
-  started_at: string;
-  ended_at: string | null;
-  status: 'running' | 'success' | 'error';
-  result: string;
-}
+export type { JobRun } from '../server/jobs/schema';
 
-export interface Job {
-  id: number;
-  key: string;
-  name: string;
-  description: string;
-  enabled: number | boolean;
-  schedule: number;
-  config: Record<string, unknown>;
-  last_run_at?: string | null;
-  last_status?: string | null;
-  last_run_id?: number | null;
-  runs?: JobRun[];
-}
+/** A job as GET /api/jobs lists it; GET /api/jobs/:id adds its last runs. */
+export type Job = JobView & { runs?: JobRun[] };
 
 export const REDACTED = '**REDACTED**';

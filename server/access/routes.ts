@@ -8,11 +8,12 @@ import { clearSessionCookie, setSessionCookie } from './cookies.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
 import { LoginBody, PageQuery, PasswordChangeBody, UserCreateBody, UserPatchBody } from './schema.js';
 import { ABSOLUTE_MS, IDLE_MS } from './sessions.js';
+import { actorOf } from '../http/locals.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 
 function actor(req: Request, res: Response): Actor {
-  return { actor: res.locals.user?.username ?? null, ip: req.ip ?? null };
+  return { actor: actorOf(res), ip: req.ip ?? null };
 }
 
 function signedIn(res: Response) {
