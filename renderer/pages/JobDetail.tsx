@@ -33,8 +33,6 @@ type Message = { kind: 'error' | 'success' | 'warning'; text: string };
 export function JobDetailPage({ id }: { id: string }) {
   const session = useSession();
   const job = useLoad(() => api<Job>('GET', `/api/jobs/${encodeURIComponent(id)}`), [id]);
-  // Kept here, not in the form: saving reloads the job, and the form is re-made from what was stored.
-  const [saved, setSaved] = useState<Message>();
   if (job.error) return <Notice kind="error">{job.error}</Notice>;
   if (!job.data) return <Loading />;
   const item = job.data;
@@ -50,13 +48,7 @@ export function JobDetailPage({ id }: { id: string }) {
         <div class="card" id="settings">
           <h2>Settings</h2>
           {session.can('settings.manage') ? (
-            <ConfigForm
-              key={JSON.stringify(item.config) + item.enabled + item.schedule}
-              job={item}
-              message={saved}
-              onMessage={setSaved}
-              onSaved={job.reload}
-            />
+            <ConfigForm key={item.id} job={item} onSaved={job.reload} />
           ) : (
             <ReadOnlyConfig job={item} />
           )}
@@ -123,8 +115,16 @@ function savedMessage(job: Job): Message {
   return { kind: 'success', text: job.enabled ? `Settings saved. The job runs every ${job.schedule} min.` : 'Settings saved. The job is disabled.' };
 }
 
-function ConfigForm(props: { job: Job; message: Message | undefined; onMessage: (m: Message | undefined) => void; onSaved: () => void }) {
-  const { job, message, onMessage: setMessage, onSaved } = props;
+/**
+ * The form is not re-made when the page reloads the job after a save: the boxes keep what was
+ * typed (and just stored), the confirmation stays, and nothing typed during the reload is lost.
+ * What the server answered the save with is what the form then describes.
+ */
+function ConfigForm(props: { job: Job; onSaved: () => void }) {
+  const { onSaved } = props;
+  const [stored, setStored] = useState<Job>();
+  const job = stored ?? props.job;
+  const [message, setMessage] = useState<Message>();
   const fields = CONFIG_FIELDS[job.key] ?? [];
   const [enabled, setEnabled] = useState(Boolean(job.enabled));
   const [schedule, setSchedule] = useState(String(job.schedule));
@@ -148,8 +148,11 @@ function ConfigForm(props: { job: Job; message: Message | undefined; onMessage: 
       config[field.name] = value;
     }
     try {
-      const stored = await api<Job>('PUT', `/api/jobs/${job.id}`, { enabled, schedule: /^\d+$/.test(schedule) ? Number(schedule) : schedule, config });
-      setMessage(savedMessage(stored));
+      const saved = await api<Job>('PUT', `/api/jobs/${job.id}`, { enabled, schedule: /^\d+$/.test(schedule) ? Number(schedule) : schedule, config });
+      setStored(saved);
+      // A stored secret is never shown again: its box empties and reads "(set)".
+      setValues((v) => ({ ...v, ...Object.fromEntries(fields.filter((f) => f.kind === 'secret').map((f) => [f.name, ''])) }));
+      setMessage(savedMessage(saved));
       onSaved();
     } catch (e) {
       if (e instanceof ApiError) setErrors(Object.fromEntries(Object.entries(e.fields).map(([k, v]) => [k.replace(/^config\./, ''), v])));

@@ -117,14 +117,6 @@ export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
   const session = useSession();
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<{ kind: 'error' | 'success'; text: string }>();
-  if (!isConfigured(job)) {
-    return (
-      <p class="run-now not-configured hint" data-testid="not-configured">
-        Not ready to run: {notConfiguredText(job)}.{' '}
-        {session.can('settings.manage') ? <a href={`/jobs/${job.id}#settings`}>Configure it</a> : 'An administrator can configure it.'}
-      </p>
-    );
-  }
   async function run() {
     setBusy(true);
     setOutcome(undefined);
@@ -140,9 +132,16 @@ export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
   }
   return (
     <div class="run-now">
-      <button type="button" class="primary" onClick={run} disabled={busy} aria-busy={busy}>
-        {busy ? 'Running…' : 'Run now'}
-      </button>
+      {isConfigured(job) ? (
+        <button type="button" class="primary" onClick={run} disabled={busy} aria-busy={busy}>
+          {busy ? 'Running…' : 'Run now'}
+        </button>
+      ) : (
+        <p class="not-configured hint" data-testid="not-configured">
+          Not ready to run: {notConfiguredText(job)}.{' '}
+          {session.can('settings.manage') ? <a href={`/jobs/${job.id}#settings`}>Configure it</a> : 'An administrator can configure it.'}
+        </p>
+      )}
       {outcome && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
     </div>
   );
