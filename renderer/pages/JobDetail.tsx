@@ -3,7 +3,7 @@ import { api, ApiError, messageOf } from '../api';
 import { Badge, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { duration } from '../format';
 import { useSession } from '../session';
-import { isSet, missingFields, notConfiguredText } from '../jobConfig';
+import { isConfigured, isSet, missingFields, notConfiguredText } from '../jobConfig';
 import type { Job } from '../types';
 import { RunNow } from './Jobs';
 
@@ -56,7 +56,9 @@ export function JobDetailPage({ id }: { id: string }) {
         <div class="card">
           <h2>Last runs</h2>
           {runs.length === 0 ? (
-            <Empty title="Not run yet">{session.can('fleet.operate') ? 'Use Run now to try it.' : 'It runs on its schedule once enabled.'}</Empty>
+            <Empty title="Not run yet">
+              {!isConfigured(item) ? 'It can run once it is configured.' : session.can('fleet.operate') ? 'Use Run now to try it.' : 'It runs on its schedule once enabled.'}
+            </Empty>
           ) : (
             <table class="runs">
               <thead>
@@ -205,9 +207,11 @@ function ConfigForm(props: { job: Job; onSaved: () => void }) {
           </Field>
         ),
       )}
-      <button type="submit" class="primary">
-        Save settings
-      </button>
+      <div class="form-actions">
+        <button type="submit" class="primary">
+          Save settings
+        </button>
+      </div>
     </form>
   );
 }

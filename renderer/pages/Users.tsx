@@ -85,7 +85,7 @@ export function UsersPage() {
                     {pending?.id === user.id && (
                       <div class="confirm role-confirm" role="group" aria-label={`Confirm the role change of ${user.username}`}>
                         <span>
-                          Make {user.username} {pending.role}?{user.id === session.user?.id ? ' You change your own rights.' : ' Their sessions end.'}
+                          Make {user.username} {pending.role}?{user.id === session.user?.id ? ' Your own session ends; sign in again afterwards.' : ' Their sessions end.'}
                         </span>
                         <button
                           type="button"
