@@ -111,37 +111,37 @@ export function UsersPage() {
                   </td>
                   <td class="actions-cell">
                     <div class="row-actions">
-                    <button
-                      type="button"
-                      onClick={() =>
-                        act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: !user.enabled }), `${user.username} ${user.enabled ? 'disabled' : 'enabled'}.`)
-                      }
-                    >
-                      {user.enabled ? 'Disable' : 'Enable'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick={async () => {
-                        setMessage(undefined);
-                        try {
-                          const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
-                          setSecret({ username: user.username, password: temporary_password });
-                        } catch (e) {
-                          setMessage({ kind: 'error', text: messageOf(e) });
+                      <button
+                        type="button"
+                        onClick={() =>
+                          act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: !user.enabled }), `${user.username} ${user.enabled ? 'disabled' : 'enabled'}.`)
                         }
-                        users.reload();
-                      }}
-                    >
-                      Reset password
-                    </button>
-                    <button
-                      type="button"
-                      disabled={user.id === session.user?.id}
-                      title={user.id === session.user?.id ? 'Use Sign out for your own session' : undefined}
-                      onClick={() => act(user, () => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`)}
-                    >
-                      Revoke sessions
-                    </button>
+                      >
+                        {user.enabled ? 'Disable' : 'Enable'}
+                      </button>
+                      <button
+                        type="button"
+                        onClick={async () => {
+                          setMessage(undefined);
+                          try {
+                            const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
+                            setSecret({ username: user.username, password: temporary_password });
+                          } catch (e) {
+                            setMessage({ kind: 'error', text: messageOf(e) });
+                          }
+                          users.reload();
+                        }}
+                      >
+                        Reset password
+                      </button>
+                      <button
+                        type="button"
+                        disabled={user.id === session.user?.id}
+                        title={user.id === session.user?.id ? 'Use Sign out for your own session' : undefined}
+                        onClick={() => act(user, () => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`)}
+                      >
+                        Revoke sessions
+                      </button>
                     </div>
                   </td>
                 </tr>
