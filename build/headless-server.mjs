@@ -19,7 +19,8 @@ async function freePort() {
   return port;
 }
 
-export async function startHeadless() {
+/** `{ setUp: false }` leaves setup open (no account yet), for pictures of the setup page; `setupToken` is returned. */
+export async function startHeadless({ setUp = true } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-script-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -55,7 +56,7 @@ export async function startHeadless() {
   }
 
   const accessLayer = (await request('GET', '/api/auth/session')).status !== 404;
-  if (accessLayer) {
+  if (accessLayer && setUp) {
     const setup = await request('POST', '/setup', { setup_token: setupToken, ...ADMIN });
     if (setup.status !== 201) throw new Error(`setup failed: ${setup.status} ${JSON.stringify(setup.body)}`);
     const login = await request('POST', '/api/auth/login', { username: ADMIN.username, password: ADMIN.password });
@@ -89,7 +90,7 @@ export async function startHeadless() {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
-  return { url, accessLayer, request, seedInstances, signInPage, stop };
+  return { url, accessLayer, setupToken, request, seedInstances, signInPage, stop };
 }
 
 export const CHROMIUM = {

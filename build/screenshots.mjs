@@ -15,15 +15,31 @@ try {
   // One instance with a change history for the timeline.
   await server.request('PUT', '/api/instances/101', { state: 'testing' });
   await server.request('PUT', '/api/instances/101', { state: 'deployed', tailscale_ip: '100.64.9.9' });
+  // A production instance whose services changed: flags read "Argus: off → on"; its delete is disabled with the reason.
+  await server.request('PUT', '/api/instances/100', { argus: 1, hardware_acceleration: 1 });
+  await server.request('PUT', '/api/instances/100', { state: 'testing', argus: 0 });
   if (server.accessLayer) {
     await server.request('POST', '/api/users', { username: 'olivia', display_name: 'Olivia Operator', role: 'operator' });
     await server.request('POST', '/api/users', { username: 'victor', display_name: 'Victor Viewer', role: 'viewer' });
+    // One failed sign-in for the audit log (a fresh client, so the administrator's session stays).
+    await fetch(`${server.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: server.url },
+      body: JSON.stringify({ username: 'victor', password: 'not his password' }),
+    });
+  }
+  // Jobs: PatchMon configured against a loopback port nobody listens on (its runs fail at once), the others not.
+  const jobs = (await server.request('GET', '/api/jobs')).body;
+  const jobId = (key) => (Array.isArray(jobs) ? jobs.find((job) => job.key === key)?.id : undefined);
+  if (jobId('patchmon_sync')) {
+    await server.request('PUT', `/api/jobs/${jobId('patchmon_sync')}`, { config: { api_url: 'http://127.0.0.1:9/api/v1/api/hosts', api_token: 'key:secret' } });
   }
 
   const pages = [
     ['instances', '/instances'],
     ['instances-filtered', '/instances?search=web&sort=vmid&order=desc'],
     ['instance-detail', '/instances/101'],
+    ['instance-detail-production', '/instances/100'],
     ['instance-edit-error', '/instances/new'],
     ['jobs', '/jobs'],
     ['settings', '/settings'],
@@ -55,6 +71,7 @@ try {
       }
       await shoot(page, `${name}-${colorScheme}`);
     }
+    if (server.accessLayer) await interactions(page, colorScheme);
     const phone = await browser.newContext({ colorScheme, viewport: { width: 375, height: 740 }, storageState: await context.storageState() });
     const small = await phone.newPage();
     for (const [name, url] of [['instances', '/instances'], ['instance-detail', '/instances/101']]) {
@@ -67,10 +84,99 @@ try {
     await context.close();
   }
 
+  /** The states the rough edges of issue 10 were about; each step can be repeated, so both themes show the same. */
+  async function interactions(page, colorScheme) {
+    const settled = async () => {
+      await page.waitForSelector('main h1');
+      await page.waitForLoadState('networkidle');
+    };
+    if (jobId('tailscale_sync')) {
+      // Enabling a job that is not configured warns instead of "saved".
+      await page.goto(`${server.url}/jobs`);
+      await settled();
+      const box = page.locator('article[data-job="tailscale_sync"]').getByRole('checkbox', { name: 'Enabled' });
+      if (await box.isChecked()) {
+        await box.uncheck();
+        await page.locator('article[data-job="tailscale_sync"] .notice').waitFor();
+      }
+      await box.check();
+      await page.locator('article[data-job="tailscale_sync"] .notice-warning').waitFor();
+      await shoot(page, `jobs-enable-warning-${colorScheme}`);
+
+      // Saving settings confirms, and the confirmation stays.
+      await page.goto(`${server.url}/jobs/${jobId('semaphore_sync')}`);
+      await settled();
+      await page.getByLabel(/Inventory endpoint URL/).fill('http://127.0.0.1:9/api/project/1/inventory/1');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.locator('#settings .notice').waitFor();
+      // The page's reload after saving: only the token is still missing.
+      await page.getByTestId('not-configured').filter({ hasText: 'set api_token.' }).waitFor();
+      await shoot(page, `job-detail-saved-${colorScheme}`);
+
+      // A failed run: the message beside a button of its own size.
+      await page.goto(`${server.url}/jobs/${jobId('patchmon_sync')}`);
+      await settled();
+      await page.getByRole('button', { name: 'Run now' }).click();
+      await page.getByRole('alert').waitFor();
+      await page.locator('table.runs tbody tr').first().waitFor();
+      await shoot(page, `job-detail-failed-run-${colorScheme}`);
+    }
+
+    // A role change asks first; demoting the last administrator is refused with the reason.
+    await page.goto(`${server.url}/users`);
+    await settled();
+    await page.getByLabel('Role of olivia').selectOption('administrator');
+    await page.getByRole('button', { name: 'Change role' }).waitFor();
+    await shoot(page, `users-role-confirm-${colorScheme}`);
+    await page.locator('tr[data-user="olivia"]').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByLabel('Role of admin').selectOption('viewer');
+    await page.getByRole('button', { name: 'Change role' }).click();
+    await page.getByRole('alert').waitFor();
+    await shoot(page, `users-last-admin-refused-${colorScheme}`);
+
+    // The audit log filtered to failed sign-ins, one raw entry open.
+    await page.goto(`${server.url}/audit`);
+    await settled();
+    await page.locator('table.log tbody tr').first().locator('summary').click();
+    await shoot(page, `audit-raw-open-${colorScheme}`);
+    await page.getByLabel('What').selectOption('login.failure');
+    await shoot(page, `audit-filtered-${colorScheme}`);
+  }
+
   async function shoot(page, name) {
     const file = path.join(out, `${name}.png`);
     await page.screenshot({ path: file, fullPage: true });
     taken.push(path.relative(root, file));
+  }
+
+  // The setup page, on a second server with no account yet: an error keeps the token; success leads to a sign-in that says so.
+  const fresh = await startHeadless({ setUp: false });
+  try {
+    if (fresh.accessLayer) {
+      for (const colorScheme of ['light', 'dark']) {
+        const context = await browser.newContext({ colorScheme, viewport: { width: 1280, height: 800 } });
+        const page = await context.newPage();
+        await page.goto(`${fresh.url}/setup?token=${encodeURIComponent(fresh.setupToken)}`);
+        await shoot(page, `setup-${colorScheme}`);
+        await page.getByLabel('Username').fill('first admin');
+        await page.getByLabel('Display name').fill('First Administrator');
+        await page.getByLabel('Password').fill('a long enough password');
+        await page.getByRole('button', { name: 'Create administrator' }).click();
+        await page.waitForSelector('.error');
+        await shoot(page, `setup-error-${colorScheme}`);
+        if (colorScheme === 'dark') {
+          await page.getByLabel('Username').fill('first');
+          await page.getByLabel('Password').fill('a long enough password');
+          await page.getByRole('button', { name: 'Create administrator' }).click();
+          await page.waitForURL('**/login?setup=done');
+          await page.waitForSelector('.notice-success');
+          await shoot(page, `login-after-setup-${colorScheme}`);
+        }
+        await context.close();
+      }
+    }
+  } finally {
+    await fresh.stop();
   }
   console.log(`${taken.length} screenshots:\n${taken.join('\n')}`);
 } finally {

@@ -1,3 +1,4 @@
+import { sentence } from './format';
 import { currentUrl, navigate } from './router';
 
 /** An API failure as the page shows it: the server's message, and its field errors keyed by field. */
@@ -56,12 +57,10 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     .map(([field, message]) => `${field} ${message}`)
     .join('; ');
   const message =
-    typeof data?.error === 'string' ? capitalise(data.error) : fieldText ? `Please fix: ${fieldText}.` : (PLAIN_MESSAGES[res.status] ?? `The server answered ${res.status}.`);
+    typeof data?.error === 'string' ? sentence(data.error) : fieldText ? `Please fix: ${fieldText}.` : (PLAIN_MESSAGES[res.status] ?? `The server answered ${res.status}.`);
   const retry = Number(res.headers.get('retry-after'));
   return Promise.reject(new ApiError(res.status, message, fields, Number.isFinite(retry) && retry > 0 ? retry : undefined));
 }
-
-const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.');
 
 /** The text to show for any thrown value: never a stack trace. */
 export function messageOf(error: unknown): string {

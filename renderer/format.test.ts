@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, exactTime, historyValue, plural, relativeTime } from './format';
+import { duration, exactTime, historyChange, historyValue, plural, relativeTime, sentence } from './format';
 
 const NOW = Date.parse('2026-11-22T10:15:00Z');
 
@@ -43,5 +43,28 @@ describe('duration, historyValue, plural', () => {
   it('pluralises with thousands separators', () => {
     expect(plural(1, 'instance')).toBe('1 instance');
     expect(plural(10000, 'instance')).toBe('10,000 instances');
+  });
+});
+
+describe('sentence', () => {
+  it('capitalises a server message and ends it with a full stop', () => {
+    expect(sentence('vmid already exists')).toBe('Vmid already exists.');
+    expect(sentence('job already running.')).toBe('Job already running.');
+  });
+  it('keeps a first word that names something in code as written', () => {
+    expect(sentence('tailscale_sync is not configured: set api_key')).toBe('tailscale_sync is not configured: set api_key.');
+    expect(sentence('api_url: must be an http(s) URL')).toBe('api_url: must be an http(s) URL.');
+  });
+});
+
+describe('historyChange', () => {
+  it('shows a flag by its name and on/off', () => {
+    expect(historyChange('argus', '0', '1')).toEqual({ label: 'Argus', from: 'off', to: 'on' });
+    expect(historyChange('hardware_acceleration', '1', '0')).toEqual({ label: 'Hardware acceleration', from: 'on', to: 'off' });
+    expect(historyChange('patchmon', null, '1')).toEqual({ label: 'PatchMon', from: '—', to: 'on' });
+  });
+  it('shows other fields by their label with the stored values', () => {
+    expect(historyChange('state', 'deployed', 'testing')).toEqual({ label: 'State', from: 'deployed', to: 'testing' });
+    expect(historyChange('tailscale_ip', '', '100.64.0.1')).toEqual({ label: 'Tailscale IP', from: '(empty)', to: '100.64.0.1' });
   });
 });

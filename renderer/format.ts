@@ -1,4 +1,5 @@
 /** Pure presentation helpers for times and values; tested in format.test.ts. */
+import { FLAGS } from './types';
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
@@ -49,3 +50,40 @@ export function historyValue(value: string | null): string {
 
 /** "1 instance", "3 instances". */
 export const plural = (count: number, noun: string): string => `${count.toLocaleString('en')} ${noun}${count === 1 ? '' : 's'}`;
+
+/**
+ * A server message as a sentence: capital first letter and a full stop, except that a first
+ * word naming something in code (`tailscale_sync`, `api_url`) is kept as written.
+ */
+export function sentence(text: string): string {
+  const first = text.split(/[\s:;,]/, 1)[0] ?? '';
+  const start = first.includes('_') ? text : text.charAt(0).toUpperCase() + text.slice(1);
+  return start + (/[.!?]$/.test(text) ? '' : '.');
+}
+
+const FIELD_LABELS: Record<string, string> = {
+  vmid: 'VMID',
+  name: 'Name',
+  state: 'State',
+  stack: 'Stack',
+  tailscale_ip: 'Tailscale IP',
+  atlas: 'Atlas',
+  argus: 'Argus',
+  semaphore: 'Semaphore',
+  patchmon: 'PatchMon',
+  tailscale: 'Tailscale',
+  andromeda: 'Andromeda',
+  hardware_acceleration: 'Hardware acceleration',
+};
+
+/** An instance field as people name it: "tailscale_ip" → "Tailscale IP", "argus" → "Argus". */
+export const fieldLabel = (field: string): string => FIELD_LABELS[field] ?? field;
+
+const isFlag = (field: string) => (FLAGS as readonly string[]).includes(field);
+
+/** One timeline change in words: a flag's 0/1 reads as off/on ("Argus: off → on"), other values as stored. */
+export function historyChange(field: string, oldValue: string | null, newValue: string | null): { label: string; from: string; to: string } {
+  const flag = (value: string | null) => (value === '1' ? 'on' : value === '0' ? 'off' : historyValue(value));
+  const show = isFlag(field) ? flag : historyValue;
+  return { label: fieldLabel(field), from: show(oldValue), to: show(newValue) };
+}

@@ -9,7 +9,11 @@ export const FLAGS = ['atlas', 'argus', 'semaphore', 'patchmon', 'tailscale', 'a
 
 export type { JobRun } from '../server/jobs/schema';
 
-/** A job as GET /api/jobs lists it; GET /api/jobs/:id adds its last runs. */
-export type Job = JobView & { runs?: JobRun[] };
+/**
+ * A job as GET /api/jobs lists it; GET /api/jobs/:id adds its last runs. `configured` and
+ * `missing` (config fields still to set) come from servers that send them; jobConfig.ts works
+ * them out otherwise.
+ */
+export type Job = JobView & { runs?: JobRun[]; configured?: boolean; missing?: string[] };
 
 export const REDACTED = '**REDACTED**';

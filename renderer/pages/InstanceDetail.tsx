@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
-import { historyValue } from '../format';
+import { historyChange } from '../format';
 import { navigate } from '../router';
 import { useSession } from '../session';
 import type { HistoryEntry, Instance } from '../types';
@@ -82,7 +82,12 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
                 {production ? PRODUCTION_RULE : 'Deleting removes the instance and its change history.'}
               </p>
               {deleteError && <Notice kind="error">{deleteError}</Notice>}
-              {confirming ? (
+              {production ? (
+                // Not offered and then refused: the server answers 422 for a production instance.
+                <button type="button" class="danger" disabled aria-describedby="delete-rule">
+                  Delete instance
+                </button>
+              ) : confirming ? (
                 <div class="confirm">
                   <span>Delete {item.name} and its history?</span>
                   <button type="button" class="danger" disabled={busy} onClick={remove}>
@@ -115,11 +120,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
                     ) : entry.field === 'imported' ? (
                       <strong>Imported from a backup</strong>
                     ) : (
-                      <>
-                        <strong class="mono">{entry.field}</strong>{' '}
-                        <span class="old">{historyValue(entry.old_value)}</span> <span aria-label="changed to">→</span>{' '}
-                        <span class="new">{historyValue(entry.new_value)}</span>
-                      </>
+                      <Change field={entry.field} from={entry.old_value} to={entry.new_value} />
                     )}
                   </div>
                   <div class="meta">
@@ -132,5 +133,18 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
         </div>
       </div>
     </section>
+  );
+}
+
+/** "Argus: off → on", "State: deployed → testing". */
+function Change({ field, from, to }: { field: string; from: string | null; to: string | null }) {
+  const change = historyChange(field, from, to);
+  return (
+    <>
+      <strong class="field-name" title={field}>
+        {change.label}:
+      </strong>{' '}
+      <span class="old">{change.from}</span> <span aria-label="changed to">→</span> <span class="new">{change.to}</span>
+    </>
   );
 }

@@ -3,7 +3,8 @@ import { api, ApiError, messageOf } from '../api';
 import { Badge, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { duration } from '../format';
 import { useSession } from '../session';
-import { REDACTED, type Job } from '../types';
+import { isConfigured, isSet, missingFields, notConfiguredText } from '../jobConfig';
+import type { Job } from '../types';
 import { RunNow } from './Jobs';
 
 type FieldKind = 'text' | 'secret' | 'boolean' | 'url';
@@ -18,12 +19,16 @@ const CONFIG_FIELDS: Record<string, { name: string; label: string; kind: FieldKi
   patchmon_sync: [
     { name: 'api_url', label: 'Hosts endpoint URL', kind: 'url' },
     { name: 'api_token', label: 'API token', kind: 'secret', hint: '<key>:<secret>, or an already base64-encoded credential.' },
+    { name: 'run_on_create', label: 'Also run after an instance is created', kind: 'boolean' },
   ],
   semaphore_sync: [
     { name: 'api_url', label: 'Inventory endpoint URL', kind: 'url' },
     { name: 'api_token', label: 'API token', kind: 'secret' },
+    { name: 'run_on_create', label: 'Also run after an instance is created', kind: 'boolean' },
   ],
 };
+
+type Message = { kind: 'error' | 'success' | 'warning'; text: string };
 
 export function JobDetailPage({ id }: { id: string }) {
   const session = useSession();
@@ -40,10 +45,10 @@ export function JobDetailPage({ id }: { id: string }) {
       <PageTitle title={item.name}>{session.can('fleet.operate') && <RunNow job={item} onDone={job.reload} />}</PageTitle>
       <p class="muted">{item.description}</p>
       <div class="detail-grid">
-        <div class="card">
+        <div class="card" id="settings">
           <h2>Settings</h2>
           {session.can('settings.manage') ? (
-            <ConfigForm key={JSON.stringify(item.config) + item.enabled + item.schedule} job={item} onSaved={job.reload} />
+            <ConfigForm key={item.id} job={item} onSaved={job.reload} />
           ) : (
             <ReadOnlyConfig job={item} />
           )}
@@ -51,7 +56,9 @@ export function JobDetailPage({ id }: { id: string }) {
         <div class="card">
           <h2>Last runs</h2>
           {runs.length === 0 ? (
-            <Empty title="Not run yet">{session.can('fleet.operate') ? 'Use Run now to try it.' : 'It runs on its schedule once enabled.'}</Empty>
+            <Empty title="Not run yet">
+              {!isConfigured(item) ? 'It can run once it is configured.' : session.can('fleet.operate') ? 'Use Run now to try it.' : 'It runs on its schedule once enabled.'}
+            </Empty>
           ) : (
             <table class="runs">
               <thead>
@@ -102,9 +109,24 @@ function ReadOnlyConfig({ job }: { job: Job }) {
   );
 }
 
-const isSet = (value: unknown) => value === REDACTED || (typeof value === 'string' && value !== '');
+/** What the saved settings mean: a warning when the job is enabled but cannot run yet. */
+function savedMessage(job: Job): Message {
+  if (job.enabled && missingFields(job).length > 0) {
+    return { kind: 'warning', text: `Settings saved. The job is enabled, but ${notConfiguredText(job)}; it will fail on every run until it is configured.` };
+  }
+  return { kind: 'success', text: job.enabled ? `Settings saved. The job runs every ${job.schedule} min.` : 'Settings saved. The job is disabled.' };
+}
 
-function ConfigForm({ job, onSaved }: { job: Job; onSaved: () => void }) {
+/**
+ * The form is not re-made when the page reloads the job after a save: the boxes keep what was
+ * typed (and just stored), the confirmation stays, and nothing typed during the reload is lost.
+ * What the server answered the save with is what the form then describes.
+ */
+function ConfigForm(props: { job: Job; onSaved: () => void }) {
+  const { onSaved } = props;
+  const [stored, setStored] = useState<Job>();
+  const job = stored ?? props.job;
+  const [message, setMessage] = useState<Message>();
   const fields = CONFIG_FIELDS[job.key] ?? [];
   const [enabled, setEnabled] = useState(Boolean(job.enabled));
   const [schedule, setSchedule] = useState(String(job.schedule));
@@ -112,7 +134,9 @@ function ConfigForm({ job, onSaved }: { job: Job; onSaved: () => void }) {
     Object.fromEntries(fields.map((f) => [f.name, f.kind === 'secret' ? '' : f.kind === 'boolean' ? job.config[f.name] === true : (job.config[f.name] ?? '')])),
   );
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+  // Live: what would still be missing once saved; a value typed into its box counts as set.
+  const typed = (field: string) => typeof values[field] === 'string' && (values[field] as string).trim() !== '';
+  const stillMissing = missingFields(job).filter((field) => !typed(field));
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -126,8 +150,11 @@ function ConfigForm({ job, onSaved }: { job: Job; onSaved: () => void }) {
       config[field.name] = value;
     }
     try {
-      await api('PUT', `/api/jobs/${job.id}`, { enabled, schedule: /^\d+$/.test(schedule) ? Number(schedule) : schedule, config });
-      setMessage({ kind: 'success', text: 'Saved.' });
+      const saved = await api<Job>('PUT', `/api/jobs/${job.id}`, { enabled, schedule: /^\d+$/.test(schedule) ? Number(schedule) : schedule, config });
+      setStored(saved);
+      // A stored secret is never shown again: its box empties and reads "(set)".
+      setValues((v) => ({ ...v, ...Object.fromEntries(fields.filter((f) => f.kind === 'secret').map((f) => [f.name, ''])) }));
+      setMessage(savedMessage(saved));
       onSaved();
     } catch (e) {
       if (e instanceof ApiError) setErrors(Object.fromEntries(Object.entries(e.fields).map(([k, v]) => [k.replace(/^config\./, ''), v])));
@@ -141,6 +168,11 @@ function ConfigForm({ job, onSaved }: { job: Job; onSaved: () => void }) {
       <label class="check">
         <input type="checkbox" name="enabled" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Enabled (runs on its schedule)
       </label>
+      {enabled && stillMissing.length > 0 && (
+        <Notice kind="warning">
+          {notConfiguredText({ key: job.key, config: {}, missing: stillMissing })}. Enabled as it is, it will fail on every run until it is configured.
+        </Notice>
+      )}
       <Field id="schedule" label="Schedule (minutes)" error={errors.schedule} hint="From 1 to 10080 (a week).">
         <input id="schedule" inputMode="numeric" value={schedule} onInput={(e) => setSchedule(e.currentTarget.value)} />
       </Field>
@@ -175,9 +207,11 @@ function ConfigForm({ job, onSaved }: { job: Job; onSaved: () => void }) {
           </Field>
         ),
       )}
-      <button type="submit" class="primary">
-        Save settings
-      </button>
+      <div class="form-actions">
+        <button type="submit" class="primary">
+          Save settings
+        </button>
+      </div>
     </form>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { isConfigured, notConfiguredText } from '../jobConfig';
 import { useSession } from '../session';
 import type { Job } from '../types';
 
@@ -24,19 +25,28 @@ export function JobsPage() {
   );
 }
 
+type Message = { kind: 'error' | 'success' | 'warning'; text: string };
+
+/** What enabling a job means: a warning when it is not configured, since every run will then fail. */
+export function enabledMessage(job: Job, enabled: boolean): Message {
+  if (!enabled) return { kind: 'success', text: 'Disabled.' };
+  if (isConfigured(job)) return { kind: 'success', text: `Enabled: runs every ${job.schedule} min.` };
+  return { kind: 'warning', text: `Enabled, but ${notConfiguredText(job)}. It will fail on every run until it is configured.` };
+}
+
 function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
   const session = useSession();
   const canManage = session.can('settings.manage');
   const [schedule, setSchedule] = useState(String(job.schedule));
-  const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+  const [message, setMessage] = useState<Message>();
   // Shown at once when toggled, and put back if the server refuses the change.
   const [enabled, setEnabled] = useState(Boolean(job.enabled));
 
-  async function save(patch: Record<string, unknown>, done: string): Promise<boolean> {
+  async function save(patch: Record<string, unknown>, done: Message): Promise<boolean> {
     setMessage(undefined);
     try {
       await api('PUT', `/api/jobs/${job.id}`, patch);
-      setMessage({ kind: 'success', text: done });
+      setMessage(done);
       onChanged();
       return true;
     } catch (e) {
@@ -73,7 +83,7 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
                 onChange={(e) => {
                   const next = e.currentTarget.checked;
                   setEnabled(next);
-                  void save({ enabled: next }, next ? 'Enabled.' : 'Disabled.').then((ok) => ok || setEnabled(!next));
+                  void save({ enabled: next }, enabledMessage(job, next)).then((ok) => ok || setEnabled(!next));
                 }}
               />
               Enabled
@@ -82,7 +92,7 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
               class="inline"
               onSubmit={(e) => {
                 e.preventDefault();
-                void save({ schedule: Number(schedule) }, 'Schedule saved.');
+                void save({ schedule: Number(schedule) }, { kind: 'success', text: 'Schedule saved.' });
               }}
             >
               <label for={`schedule-${job.id}`}>Every</label>
@@ -98,8 +108,13 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
   );
 }
 
-/** Run-now blocks until the job ends, so the button stays busy and shows the outcome afterwards. */
+/**
+ * Run-now blocks until the job ends, so the button stays busy and shows the outcome afterwards.
+ * A job that is not configured would only fail ("a run whose required config is missing fails at
+ * once"), so it is not offered: the page says what to set instead.
+ */
 export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
+  const session = useSession();
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<{ kind: 'error' | 'success'; text: string }>();
   async function run() {
@@ -117,9 +132,16 @@ export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
   }
   return (
     <div class="run-now">
-      <button type="button" class="primary" onClick={run} disabled={busy} aria-busy={busy}>
-        {busy ? 'Running…' : 'Run now'}
-      </button>
+      {isConfigured(job) ? (
+        <button type="button" class="primary" onClick={run} disabled={busy} aria-busy={busy}>
+          {busy ? 'Running…' : 'Run now'}
+        </button>
+      ) : (
+        <p class="not-configured hint" data-testid="not-configured">
+          Not ready to run: {notConfiguredText(job)}.{' '}
+          {session.can('settings.manage') ? <a href={`/jobs/${job.id}#settings`}>Configure it</a> : 'An administrator can configure it.'}
+        </p>
+      )}
       {outcome && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
     </div>
   );

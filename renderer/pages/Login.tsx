@@ -8,7 +8,10 @@ import { safeNext } from '../safeNext';
 
 export function LoginPage() {
   const session = useSession();
-  const next = safeNext(new URLSearchParams(location.search).get('next'));
+  const query = new URLSearchParams(location.search);
+  const next = safeNext(query.get('next'));
+  // POST /setup sends the new administrator here with `setup=done`.
+  const justSetUp = query.get('setup') === 'done';
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string>();
@@ -45,6 +48,7 @@ export function LoginPage() {
       <form class="card auth-card" onSubmit={submit} aria-labelledby="login-title">
         <p class="brand">homefleet</p>
         <PageTitle title="Sign in" />
+        {justSetUp && !error && <Notice kind="success">Administrator created, sign in.</Notice>}
         {error && <Notice kind="error">{error}</Notice>}
         <Field id="username" label="Username">
           <input id="username" name="username" autocomplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />

@@ -1,9 +1,10 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { AuditEntry } from '../../server/access/audit';
 import type { TelemetryEvent } from '../../server/telemetry/repo';
 import { api, messageOf } from '../api';
-import { Empty, Loading, Notice, PageTitle, Time } from '../components/ui';
+import { ACTION_LABELS, describeAudit, filterAudit, NO_ACTOR } from '../auditWords';
+import { Empty, Field, Loading, Notice, PageTitle, Time } from '../components/ui';
 
 const PAGE = 100;
 
@@ -34,17 +35,21 @@ const compact = (value: unknown) => (value === undefined || value === null ? '' 
 /** The frame both logs share: errors, the empty state, the table, and paging back in time. */
 function PagedLog<T extends { id: number }>(props: {
   log: ReturnType<typeof usePaged<T>>;
+  /** The rows to show, when a filter narrows the loaded ones. */
+  shown?: T[];
   empty: ComponentChildren;
   columns: string[];
   row: (row: T) => ComponentChildren;
   olderLabel: string;
 }) {
   const { log } = props;
+  const shown = props.shown ?? log.rows;
   return (
     <>
       {log.error && <Notice kind="error">{log.error}</Notice>}
       {log.rows.length === 0 && !log.loading && !log.error && props.empty}
-      {log.rows.length > 0 && (
+      {log.rows.length > 0 && shown.length === 0 && <Empty title="No loaded entry matches these filters">Clear a filter or show older entries.</Empty>}
+      {shown.length > 0 && (
         <div class="table-wrap card">
           <table class="log">
             <thead>
@@ -57,7 +62,7 @@ function PagedLog<T extends { id: number }>(props: {
               </tr>
             </thead>
             <tbody>
-              {log.rows.map((row) => (
+              {shown.map((row) => (
                 <tr key={row.id}>{props.row(row)}</tr>
               ))}
             </tbody>
@@ -74,27 +79,94 @@ function PagedLog<T extends { id: number }>(props: {
   );
 }
 
+/** A datetime-local box's value ("2026-11-23T09:30", local time) as epoch ms; undefined when empty or invalid. */
+function localTime(value: string): number | undefined {
+  if (!value) return undefined;
+  const ms = new Date(value).getTime();
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
 export function AuditPage() {
   const log = usePaged<AuditEntry>('/api/audit');
+  const [actor, setActor] = useState('');
+  const [action, setAction] = useState('');
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const actors = useMemo(() => [...new Set(log.rows.map((row) => row.actor).filter((a): a is string => a !== null))].sort(), [log.rows]);
+  const actions = useMemo(() => [...new Set([...Object.keys(ACTION_LABELS), ...log.rows.map((row) => row.action)])], [log.rows]);
+  // "To" is a minute: everything up to its end is included.
+  const toMs = localTime(to);
+  const shown = filterAudit(log.rows, { actor, action, from: localTime(from), to: toMs === undefined ? undefined : toMs + 59_999 });
+  const filtering = Boolean(actor || action || from || to);
   return (
     <section>
       <PageTitle title="Audit" />
       <p class="hint">Sign-ins, account changes and every management change, newest first.</p>
+      <form class="filters audit-filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter the audit log">
+        <Field id="audit-actor" label="Who">
+          <select id="audit-actor" value={actor} onChange={(e) => setActor(e.currentTarget.value)}>
+            <option value="">anyone</option>
+            {actors.map((name) => (
+              <option value={name}>{name}</option>
+            ))}
+            <option value={NO_ACTOR}>nobody signed in (failed sign-ins, setup, recovery)</option>
+          </select>
+        </Field>
+        <Field id="audit-action" label="What">
+          <select id="audit-action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
+            <option value="">everything</option>
+            {actions.map((name) => (
+              <option value={name}>{ACTION_LABELS[name] ?? name}</option>
+            ))}
+          </select>
+        </Field>
+        <Field id="audit-from" label="From">
+          <input id="audit-from" type="datetime-local" value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+        </Field>
+        <Field id="audit-to" label="To">
+          <input id="audit-to" type="datetime-local" value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+        </Field>
+        {filtering && (
+          <button
+            type="button"
+            class="clear"
+            onClick={() => {
+              setActor('');
+              setAction('');
+              setFrom('');
+              setTo('');
+            }}
+          >
+            Clear filters
+          </button>
+        )}
+      </form>
+      {filtering && log.rows.length > 0 && (
+        <p class="counts" data-testid="audit-counts">
+          {shown.length} of the {log.rows.length} loaded entries match{log.more ? '; older entries are not loaded yet' : ''}.
+        </p>
+      )}
       <PagedLog
         log={log}
+        shown={shown}
         empty={<Empty title="Nothing recorded yet" />}
-        columns={['When', 'Who', 'Action', 'Target', 'Address', 'Detail']}
+        columns={['When', 'What happened', 'Address', 'Raw entry']}
         olderLabel="Show older entries"
         row={(row) => (
           <>
             <td>
               <Time iso={row.at} />
             </td>
-            <td>{compact(row.actor) || <span class="muted">—</span>}</td>
-            <td class="mono">{row.action}</td>
-            <td>{compact(row.target)}</td>
+            <td class="what" data-action={row.action}>
+              {describeAudit(row)}
+            </td>
             <td class="mono">{compact(row.ip)}</td>
-            <td class="mono detail">{compact(row.detail)}</td>
+            <td class="raw">
+              <details>
+                <summary>{row.action}</summary>
+                <pre class="mono detail">{JSON.stringify(row, null, 2)}</pre>
+              </details>
+            </td>
           </>
         )}
       />
@@ -107,12 +179,16 @@ export function TelemetryPage() {
   return (
     <section>
       <PageTitle title="Telemetry" />
-      <p class="hint">Events sent by game reporters to POST /api/telemetry with the telemetry token. The newest 10,000 are kept.</p>
+      <p class="hint">
+        JSON events that your own scripts and services post to <code>/api/telemetry</code> with the telemetry token (FLEET_TELEMETRY_TOKEN), shown as
+        received. The newest 10,000 are kept.
+      </p>
       <PagedLog
         log={log}
         empty={
           <Empty title="No telemetry events yet">
-            Set FLEET_TELEMETRY_TOKEN on the server and point your reporters at /api/telemetry with that token.
+            Set FLEET_TELEMETRY_TOKEN on the server, then have your scripts or services POST a JSON object (or an array of them) to /api/telemetry
+            with that token in an Authorization: Bearer header.
           </Empty>
         }
         columns={['Received', 'Event']}

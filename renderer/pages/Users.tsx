@@ -12,14 +12,18 @@ export function UsersPage() {
   /** A temporary password is shown once, right after it is made, and never again. */
   const [secret, setSecret] = useState<{ username: string; password: string }>();
 
-  async function act(action: () => Promise<unknown>, done: string) {
+  /** A role picked in a row's list, applied only once confirmed. */
+  const [pending, setPending] = useState<{ id: number; role: Role }>();
+
+  async function act(user: Account, action: () => Promise<unknown>, done: string) {
     setMessage(undefined);
     setSecret(undefined);
+    setPending(undefined);
     try {
       await action();
       setMessage({ kind: 'success', text: done });
     } catch (e) {
-      setMessage({ kind: 'error', text: messageOf(e) });
+      setMessage({ kind: 'error', text: refusal(user, e) });
     }
     users.reload();
   }
@@ -68,13 +72,35 @@ export function UsersPage() {
                     </label>
                     <select
                       id={`role-${user.id}`}
-                      value={user.role}
-                      onChange={(e) => act(() => api('PATCH', `/api/users/${user.id}`, { role: e.currentTarget.value }), `${user.username} is now ${e.currentTarget.value}.`)}
+                      value={pending?.id === user.id ? pending.role : user.role}
+                      onChange={(e) => {
+                        const role = e.currentTarget.value as Role;
+                        setPending(role === user.role ? undefined : { id: user.id, role });
+                      }}
                     >
                       {ROLES.map((role) => (
                         <option value={role}>{role}</option>
                       ))}
                     </select>
+                    {pending?.id === user.id && (
+                      <div class="confirm role-confirm" role="group" aria-label={`Confirm the role change of ${user.username}`}>
+                        <span>
+                          Make {user.username} {pending.role}?{user.id === session.user?.id ? ' Your own session ends; sign in again afterwards.' : ' Their sessions end.'}
+                        </span>
+                        <button
+                          type="button"
+                          class="primary"
+                          onClick={() =>
+                            act(user, () => api('PATCH', `/api/users/${user.id}`, { role: pending.role }), `${user.username} is now ${pending.role}.`)
+                          }
+                        >
+                          Change role
+                        </button>
+                        <button type="button" onClick={() => setPending(undefined)}>
+                          Cancel
+                        </button>
+                      </div>
+                    )}
                   </td>
                   <td>
                     {user.enabled ? 'enabled' : <span class="pill off">disabled</span>}
@@ -83,38 +109,40 @@ export function UsersPage() {
                   <td>
                     <Time iso={user.last_login_at} exact={false} />
                   </td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      onClick={() =>
-                        act(() => api('PATCH', `/api/users/${user.id}`, { enabled: !user.enabled }), `${user.username} ${user.enabled ? 'disabled' : 'enabled'}.`)
-                      }
-                    >
-                      {user.enabled ? 'Disable' : 'Enable'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick={async () => {
-                        setMessage(undefined);
-                        try {
-                          const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
-                          setSecret({ username: user.username, password: temporary_password });
-                        } catch (e) {
-                          setMessage({ kind: 'error', text: messageOf(e) });
+                  <td class="actions-cell">
+                    <div class="row-actions">
+                      <button
+                        type="button"
+                        onClick={() =>
+                          act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: !user.enabled }), `${user.username} ${user.enabled ? 'disabled' : 'enabled'}.`)
                         }
-                        users.reload();
-                      }}
-                    >
-                      Reset password
-                    </button>
-                    <button
-                      type="button"
-                      disabled={user.id === session.user?.id}
-                      title={user.id === session.user?.id ? 'Use Sign out for your own session' : undefined}
-                      onClick={() => act(() => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`)}
-                    >
-                      Revoke sessions
-                    </button>
+                      >
+                        {user.enabled ? 'Disable' : 'Enable'}
+                      </button>
+                      <button
+                        type="button"
+                        onClick={async () => {
+                          setMessage(undefined);
+                          try {
+                            const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
+                            setSecret({ username: user.username, password: temporary_password });
+                          } catch (e) {
+                            setMessage({ kind: 'error', text: messageOf(e) });
+                          }
+                          users.reload();
+                        }}
+                      >
+                        Reset password
+                      </button>
+                      <button
+                        type="button"
+                        disabled={user.id === session.user?.id}
+                        title={user.id === session.user?.id ? 'Use Sign out for your own session' : undefined}
+                        onClick={() => act(user, () => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`)}
+                      >
+                        Revoke sessions
+                      </button>
+                    </div>
                   </td>
                 </tr>
               ))}
@@ -124,6 +152,14 @@ export function UsersPage() {
       )}
     </section>
   );
+}
+
+/** What was refused and why: the server's 409 "last administrator" says only the rule's name. */
+function refusal(user: Account, error: unknown): string {
+  if (error instanceof ApiError && error.status === 409 && /last administrator/i.test(error.message)) {
+    return `Refused: ${user.username} is the last enabled administrator; make another administrator first.`;
+  }
+  return messageOf(error);
 }
 
 function CreateUser({ onCreated }: { onCreated: (username: string, password: string) => void }) {

@@ -14,9 +14,13 @@ export const SETUP_PAGE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
 };
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
-label{display:block;margin-top:1rem;font-weight:600}input{width:100%;padding:.4rem;box-sizing:border-box;font:inherit}
-button{margin-top:1.5rem;padding:.5rem 1rem;font:inherit}.error{color:#b00020;font-weight:600}.hint{color:#555;font-size:.9rem}`;
+const STYLE = `:root{color-scheme:light dark;--bg:#f6f7f9;--surface:#fff;--text:#1b1f24;--muted:#5b6470;--border:#d9dde3;--accent:#2458d3;--accent-text:#fff;--danger:#b42318}
+@media (prefers-color-scheme:dark){:root{--bg:#0f1217;--surface:#171b22;--text:#e6e9ee;--muted:#9aa4b2;--border:#2c333e;--accent:#7aa2ff;--accent-text:#0b1020;--danger:#ff8a80}}
+body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:var(--text);background:var(--bg)}
+a{color:var(--accent)}label{display:block;margin-top:1rem;font-weight:600}
+input{width:100%;padding:.4rem;box-sizing:border-box;font:inherit;color:var(--text);background:var(--surface);border:1px solid var(--border);border-radius:6px}
+button{margin-top:1.5rem;padding:.5rem 1rem;font:inherit;background:var(--accent);color:var(--accent-text);border:1px solid var(--accent);border-radius:6px;cursor:pointer}
+.error{color:var(--danger);font-weight:600}.hint{color:var(--muted);font-size:.9rem}`;
 
 function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

@@ -51,11 +51,11 @@ describe('POST /setup', () => {
     expect((await client.get('/api/users')).status).toBe(200);
   });
 
-  it('creates it from the HTML form with a 303 to /login', async () => {
+  it('creates it from the HTML form with a 303 to /login, which then says so', async () => {
     const server = await fresh();
     const res = await server.anonymous().post('/setup', form({ ...admin, setup_token: TOKEN }), { 'content-type': 'application/x-www-form-urlencoded' });
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe('/login');
+    expect(res.headers.get('location')).toBe('/login?setup=done');
     expect(server.accounts.list().map((a) => a.username)).toEqual(['first']);
   });
 
@@ -87,6 +87,17 @@ describe('POST /setup', () => {
     const res = await server.anonymous().post('/setup', { ...admin, setup_token: '' });
     expect(res.status).toBe(404);
     expect(server.accounts.hasAccounts()).toBe(false);
+  });
+
+  it('the HTML form keeps the right token and the typed names after a validation error, never the password', async () => {
+    const server = await fresh();
+    const page = await server.anonymous().post('/setup', form({ setup_token: TOKEN, username: 'first', display_name: 'First Admin', password: 'short' }), {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(page.status).toBe(400);
+    expect(page.text).toContain(`id="setup_token" name="setup_token" type="password" required autocomplete="off" value="${TOKEN}"`);
+    expect(page.text).toContain('value="first"');
+    expect(page.text).not.toContain('value="short"');
   });
 
   it('answers 400 for invalid fields, listing them', async () => {

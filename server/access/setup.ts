@@ -34,7 +34,8 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
       const body: Record<string, unknown> = isPlainObject(req.body) ? req.body : {};
       try {
         const user = await setUp(body, req.ip ?? null);
-        if (isForm) return void res.redirect(303, '/login');
+        // The sign-in page says the administrator was created (`setup=done`).
+        if (isForm) return void res.redirect(303, '/login?setup=done');
         res.status(201);
         return { user };
       } catch (err) {
@@ -46,7 +47,11 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
         const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
         const page = err.status === 404
           ? setupClosedPage(closedReason() ?? 'Setup is closed.')
-          : setupFormPage({ username: text(body.username), display_name: text(body.display_name) }, messages);
+          : setupFormPage(
+              // A right token is kept for the next try (it came prefilled from the link); a refused one is never echoed.
+              { setup_token: err.status === 403 ? undefined : text(body.setup_token), username: text(body.username), display_name: text(body.display_name) },
+              messages,
+            );
         res.send(page);
       }
     },

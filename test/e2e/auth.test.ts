@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, startDashboard, type Dashboard } from './helpers.js';
+import { createAccount, pageFetch, startDashboard, type Dashboard } from './helpers.js';
 
 // Needs the access layer (branch `access`): written to PRODUCT.md's "Access layer interface".
 describe('signing in, sessions and accounts in Chromium', () => {
@@ -39,7 +39,7 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await page.waitForURL('**/login?next=*');
     await fillLogin(page, 'newcomer', created.body.temporary_password);
     await page.waitForURL('**/password?next=*');
-    expect(await page.getByText('Your password is temporary').isVisible()).toBe(true);
+    await page.getByText('Your password is temporary').waitFor();
     await page.getByLabel('Current password').fill(created.body.temporary_password);
     await page.getByLabel('New password', { exact: true }).fill('a brand new secret');
     await page.getByLabel('Repeat the new password').fill('a brand new secret');
@@ -98,8 +98,17 @@ describe('signing in, sessions and accounts in Chromium', () => {
     expect((await dash.server.client.fresh().post('/api/auth/login', { username: 'dana', password: temporary })).status).toBe(200);
 
     const row = page.locator('tr[data-user="dana"]');
+    // A role change asks first; Cancel puts the list back and changes nothing.
+    await row.getByLabel('Role of dana').selectOption('administrator');
+    await expect.poll(() => row.getByRole('group').textContent()).toContain('Make dana administrator?');
+    await row.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => row.getByLabel('Role of dana').inputValue()).toBe('viewer');
     await row.getByLabel('Role of dana').selectOption('operator');
+    await expect.poll(() => row.getByRole('button', { name: 'Change role' }).count()).toBe(1);
+    expect(((await dash.server.client.get('/api/users')).body as any[]).find((u) => u.username === 'dana').role).toBe('viewer');
+    await row.getByRole('button', { name: 'Change role' }).click();
     await expect.poll(async () => ((await dash.server.client.get('/api/users')).body as any[]).find((u) => u.username === 'dana').role).toBe('operator');
+    await expect.poll(() => page.getByRole('status').first().textContent()).toBe('dana is now operator.');
     // A later click replaces the once-shown password.
     await expect.poll(() => shown.count()).toBe(0);
 
@@ -110,9 +119,64 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await row.getByRole('button', { name: 'Revoke sessions' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toContain('signed out everywhere');
 
+    // The Actions column lines up: every row's buttons start where its heading does.
+    const heading = (await page.locator('table.users th', { hasText: 'Actions' }).boundingBox())!;
+    for (const cell of await page.locator('table.users tbody td.actions-cell').all()) {
+      expect(Math.abs((await cell.boundingBox())!.x - heading.x)).toBeLessThan(1);
+    }
+
     await page.getByRole('link', { name: 'Audit' }).click();
     await expect.poll(() => page.locator('table.log tbody tr').count()).toBeGreaterThan(0);
-    expect(await page.locator('table.log').textContent()).toContain('login.success');
+    const sentences = () => page.locator('table.log td.what').allTextContents();
+    expect(await sentences()).toEqual(
+      expect.arrayContaining([
+        `${username} signed in from 127.0.0.1`,
+        `${username} created user dana (viewer)`,
+        `${username} changed user dana: role viewer → operator`,
+        `${username} disabled user dana`,
+        `${username} reset the password of dana`,
+        `${username} signed dana out everywhere`,
+      ]),
+    );
+    // The raw entry is one click away.
+    const created = page.locator('table.log tbody tr', { hasText: `${username} created user dana` }).first();
+    expect(await created.locator('pre').isVisible()).toBe(false);
+    await created.locator('summary').click();
+    await expect.poll(() => created.locator('pre').isVisible()).toBe(true);
+    expect(JSON.parse((await created.locator('pre').textContent())!)).toMatchObject({ action: 'user.create', actor: username, target: 'dana' });
+
+    // Filters: by who, by what, by time.
+    await page.getByLabel('What').selectOption('login.failure');
+    await expect.poll(sentences).toEqual(expect.arrayContaining([expect.stringMatching(/^login failed for .+ from 127\.0\.0\.1$/)]));
+    expect((await sentences()).every((line) => line.startsWith('login failed for'))).toBe(true);
+    await page.getByLabel('What').selectOption('');
+    await page.getByLabel('Who').selectOption(username);
+    await expect.poll(async () => (await sentences()).length > 0 && (await sentences()).every((line) => line.startsWith(username))).toBe(true);
+    expect(await page.getByTestId('audit-counts').textContent()).toMatch(/^\d+ of the \d+ loaded entries match\.$/);
+    await page.getByLabel('From').fill('2099-01-01T00:00');
+    await expect.poll(() => page.getByText('No loaded entry matches these filters').count()).toBe(1);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(async () => (await sentences()).length).toBeGreaterThan(6);
+  });
+
+  it('a role change that would leave no administrator is refused, saying what and why', async () => {
+    const { username, password } = await createAccount(dash.server, 'administrator');
+    const page = await dash.newPage();
+    await page.goto('/login?next=%2Fusers');
+    await fillLogin(page, username, password);
+    await page.waitForURL('**/users');
+    // Every other administrator is disabled (by this one's own session, the last in the file to need one): this one is the last.
+    const users = (await dash.server.client.get('/api/users')).body as { id: number; username: string; role: string; enabled: boolean }[];
+    for (const other of users.filter((u) => u.role === 'administrator' && u.enabled && u.username !== username)) {
+      expect((await pageFetch(page, 'PATCH', `/api/users/${other.id}`, { enabled: false })).status).toBe(200);
+    }
+    await page.reload();
+
+    const row = page.locator(`tr[data-user="${username}"]`);
+    await row.getByLabel(`Role of ${username}`).selectOption('viewer');
+    await row.getByRole('button', { name: 'Change role' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe(`Refused: ${username} is the last enabled administrator; make another administrator first.`);
+    await expect.poll(() => row.getByLabel(`Role of ${username}`).inputValue()).toBe('administrator');
   });
 
   it('ran without script errors or Content-Security-Policy violations', () => {

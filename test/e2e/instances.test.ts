@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
+import { pageFetch, renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
 
 let dash: Dashboard;
 beforeAll(async () => {
@@ -101,17 +101,20 @@ describe('the instances pages in Chromium', () => {
     await expect.poll(() => page.getByText('No instances match this search').isVisible()).toBe(true);
   });
 
-  it('deleting a production instance is explained before trying and refused with the server message', async () => {
+  it('deleting a production instance is not offered: the button is disabled with the reason beside it', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', '/instances/4101');
     const rule = page.locator('#delete-rule');
     await expect.poll(() => rule.textContent()).toContain('Production instances cannot be deleted');
-    expect(await page.getByRole('button', { name: 'Delete instance' }).getAttribute('aria-describedby')).toBe('delete-rule');
-    await page.getByRole('button', { name: 'Delete instance' }).click();
-    await page.getByRole('button', { name: 'Yes, delete' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe(
-      'Production instances cannot be deleted; change the stack to development first.',
-    );
+    const button = page.getByRole('button', { name: 'Delete instance' });
+    expect(await button.isDisabled()).toBe(true);
+    expect(await button.getAttribute('aria-describedby')).toBe('delete-rule');
+    expect(await rule.isVisible()).toBe(true);
+    // The server still refuses it, should anything send it.
+    expect(await pageFetch(page, 'DELETE', '/api/instances/4101')).toEqual({
+      status: 422,
+      body: { error: 'production instances cannot be deleted; change the stack to development first' },
+    });
     expect((await dash.server.client.get('/api/instances/4101')).status).toBe(200);
 
     await page.goto('/instances/4103');
@@ -119,6 +122,18 @@ describe('the instances pages in Chromium', () => {
     await page.getByRole('button', { name: 'Yes, delete' }).click();
     await page.waitForURL('**/instances');
     expect((await dash.server.client.get('/api/instances/4103')).status).toBe(404);
+  });
+
+  it('the timeline shows a service flag by its name and on/off', async () => {
+    await seedInstances(dash.server, [{ vmid: 4105, name: 'flagged', state: 'deployed', stack: 'development' }]);
+    expect((await dash.server.client.put('/api/instances/4105', { argus: 1, hardware_acceleration: 1 })).status).toBe(200);
+    expect((await dash.server.client.put('/api/instances/4105', { argus: 0 })).status).toBe(200);
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'viewer', '/instances/4105');
+    await expect.poll(() => page.locator('.timeline li').count()).toBe(4);
+    const what = (field: string) => page.locator(`.timeline li[data-field="${field}"] .what`).allTextContents();
+    expect(await what('argus')).toEqual(['Argus: on → off', 'Argus: off → on']);
+    expect(await what('hardware_acceleration')).toEqual(['Hardware acceleration: off → on']);
   });
 
   it('is readable on a phone-sized window without sideways scrolling', async () => {

@@ -54,12 +54,17 @@ describe('jobs in Chromium', () => {
     await expect.poll(() => page.locator('article.job').count()).toBe(3);
     await page.locator('article[data-job="semaphore_sync"] h2 a').click();
     await page.waitForURL(`**/jobs/${job.id}`);
-    expect(await page.getByText('Not run yet').isVisible()).toBe(true);
+    await page.getByText('Not run yet').waitFor();
+    // Not configured: Run now is not offered; the page says what to set instead.
+    await expect.poll(() => page.getByTestId('not-configured').textContent()).toContain('semaphore_sync is not configured: set api_url and api_token');
+    expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
 
     await page.getByLabel(/Inventory endpoint URL/).fill(`${mock.url}/api/project/1/inventory/1`);
     await page.getByLabel(/API token \(not set\)/).fill('sem-secret-token');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(() => page.getByLabel(/API token \(set\)/).count()).toBe(1);
+    // The confirmation outlives the form being re-made from what was stored.
+    await expect.poll(() => page.locator('#settings').getByRole('status').textContent()).toBe('Settings saved. The job is disabled.');
     expect(await page.getByLabel(/API token \(set\)/).inputValue()).toBe('');
     const stored = (await dash.server.client.get(`/api/jobs/${job.id}`)).body;
     expect(stored.config).toMatchObject({ api_token: '**REDACTED**', api_url: `${mock.url}/api/project/1/inventory/1` });
@@ -73,7 +78,7 @@ describe('jobs in Chromium', () => {
     const run = page.getByRole('button', { name: /Run now|Running/ });
     await run.click();
     await expect.poll(() => run.textContent()).toBe('Running…');
-    expect(await run.isDisabled()).toBe(true);
+    await expect.poll(() => run.isDisabled()).toBe(true);
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Updated' }).count(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => page.locator('table.runs tbody tr').count()).toBe(1);
     expect(await page.locator('table.runs tbody tr .badge').textContent()).toBe('success');
@@ -84,23 +89,35 @@ describe('jobs in Chromium', () => {
     await expect.poll(() => page.locator('.timeline li[data-field="semaphore"] .who').textContent()).toBe('job:semaphore_sync');
   });
 
-  it('a failing run shows the error and is listed as an error run', async () => {
+  it('a failing run shows the error and is listed as an error run; Run now keeps its size', async () => {
     const job = await semaphoreJob();
     expect((await dash.server.client.put(`/api/jobs/${job.id}`, { config: { api_url: `${mock.url}/api/project/1/inventory/9` } })).status).toBe(200);
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', `/jobs/${job.id}`);
-    await page.getByRole('button', { name: 'Run now' }).click();
+    const button = page.getByRole('button', { name: 'Run now' });
+    await button.click();
     await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 10_000 }).toMatch(/^Run failed: .*503/);
     await expect.poll(() => page.locator('table.runs tbody tr').count()).toBe(2);
     expect(await page.locator('table.runs tbody tr').first().locator('.badge').textContent()).toBe('error');
+    // The button stays a button beside the longer message, not a bar as wide as it.
+    const [buttonBox, alertBox] = [await button.boundingBox(), await page.getByRole('alert').boundingBox()];
+    expect(buttonBox!.width).toBeLessThan(160);
+    expect(alertBox!.width).toBeGreaterThan(buttonBox!.width * 2);
   });
 
-  it('an operator can run jobs but is not offered their settings', async () => {
+  it('an operator can run configured jobs, is told what the others need, and is not offered settings', async () => {
     const job = await semaphoreJob();
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', '/jobs');
     await expect.poll(() => page.locator('article.job').count()).toBe(3);
-    expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(3);
+    await expect.poll(() => page.getByRole('button', { name: 'Run now' }).count()).toBe(1);
+    expect(await page.locator('article[data-job="semaphore_sync"]').getByRole('button', { name: 'Run now' }).count()).toBe(1);
+    expect(await page.locator('article[data-job="tailscale_sync"] [data-testid="not-configured"]').textContent()).toBe(
+      'Not ready to run: tailscale_sync is not configured: set api_key. An administrator can configure it.',
+    );
+    expect(await page.locator('article[data-job="patchmon_sync"] [data-testid="not-configured"]').textContent()).toContain(
+      'patchmon_sync is not configured: set api_url and api_token',
+    );
     expect(await page.getByRole('checkbox', { name: 'Enabled' }).count()).toBe(0);
     await page.goto(`/jobs/${job.id}`);
     await expect.poll(() => page.getByText('API token').count()).toBeGreaterThan(0);
@@ -108,14 +125,60 @@ describe('jobs in Chromium', () => {
     expect(await page.locator('dl.props').textContent()).toContain('set');
   });
 
-  it('an administrator toggles a job on the list', async () => {
+  it('a job that lost its config after the page loaded fails its run with the server text, job key as written', async () => {
+    const job = await semaphoreJob();
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'operator', `/jobs/${job.id}`);
+    const button = page.getByRole('button', { name: 'Run now' });
+    await button.waitFor();
+    expect((await dash.server.client.put(`/api/jobs/${job.id}`, { config: { api_url: '' } })).status).toBe(200);
+    await button.click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Run failed: semaphore_sync is not configured/);
+    // The reload after the run shows the job as it now is: not configured, no Run now.
+    await expect.poll(() => page.getByTestId('not-configured').count()).toBe(1);
+    expect(await button.count()).toBe(0);
+  });
+
+  it('enabling a job that is not configured warns that every run will fail', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'administrator', '/jobs');
     const card = page.locator('article[data-job="patchmon_sync"]');
     await card.getByRole('checkbox', { name: 'Enabled' }).check();
     await expect.poll(() => card.locator('.pill').textContent()).toBe('enabled');
+    expect(await card.getByRole('status').textContent()).toBe(
+      'Enabled, but patchmon_sync is not configured: set api_url and api_token. It will fail on every run until it is configured.',
+    );
+    expect(await card.getByRole('status').getAttribute('class')).toContain('notice-warning');
     const jobs = (await dash.server.client.get('/api/jobs')).body as { key: string; enabled: number }[];
     expect(jobs.find((j) => j.key === 'patchmon_sync')!.enabled).toBe(1);
+  });
+
+  it('the settings form warns while enabled and unconfigured, keeps the notice after saving, and offers run-on-create for every job', async () => {
+    const jobs = (await dash.server.client.get('/api/jobs')).body as { id: number; key: string }[];
+    const tailscale = jobs.find((j) => j.key === 'tailscale_sync')!;
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'administrator', `/jobs/${tailscale.id}`);
+    const settings = page.locator('#settings');
+    await settings.getByRole('checkbox', { name: /Enabled/ }).check();
+    await expect.poll(() => settings.locator('.notice-warning').textContent()).toBe(
+      'tailscale_sync is not configured: set api_key. Enabled as it is, it will fail on every run until it is configured.',
+    );
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => settings.locator('.notice-warning').first().textContent()).toBe(
+      'Settings saved. The job is enabled, but tailscale_sync is not configured: set api_key; it will fail on every run until it is configured.',
+    );
+    // Typing the key clears the warning before saving; saving confirms and offers Run now.
+    await page.getByLabel(/API key/).fill('tskey-abc');
+    await expect.poll(() => settings.locator('.notice-warning').count()).toBe(1);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => settings.getByRole('status').textContent()).toBe('Settings saved. The job runs every 15 min.');
+    await expect.poll(() => page.getByRole('button', { name: 'Run now' }).count()).toBe(1);
+    expect(await settings.locator('.notice-warning').count()).toBe(0);
+
+    for (const job of jobs) {
+      await page.goto(`/jobs/${job.id}`);
+      await expect.poll(() => page.getByRole('checkbox', { name: 'Also run after an instance is created' }).count(), { message: job.key }).toBe(1);
+    }
   });
 
   it('ran without script errors or Content-Security-Policy violations', () => {

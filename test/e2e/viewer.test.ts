@@ -28,6 +28,8 @@ describe('what each role is offered, and what the server refuses', () => {
 
     await page.goto('/jobs');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Jobs');
+    // Loaded (an in-memory server has no jobs), so the absence of controls below means something.
+    await page.getByText('No jobs').waitFor();
     expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
     expect(await page.getByRole('checkbox').count()).toBe(0);
 
@@ -52,9 +54,13 @@ describe('what each role is offered, and what the server refuses', () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', '/instances');
     await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Telemetry']);
-    expect(await page.getByRole('link', { name: 'New instance' }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('link', { name: 'New instance' }).count()).toBe(1);
     await page.goto('/telemetry');
     await expect.poll(() => page.getByText('No telemetry events yet').isVisible()).toBe(true);
+    // What homefleet receives, said truly: events your own scripts and services post with the token.
+    expect(await page.locator('main p.hint').first().textContent()).toBe(
+      'JSON events that your own scripts and services post to /api/telemetry with the telemetry token (FLEET_TELEMETRY_TOKEN), shown as received. The newest 10,000 are kept.',
+    );
     const sent = await dash.server.anonymous().post('/api/telemetry', { event: 'match_end', map: 'de_dust2' }, { authorization: `Bearer ${TELEMETRY_TOKEN}` });
     expect(sent.status).toBe(202);
     await page.reload();

@@ -1,0 +1,163 @@
+/**
+ * Audit entries in words: who did what to which thing ("alice changed instance 102: state",
+ * "login failed for bob from 127.0.0.1"), and the filters of the audit page. Pure, tested in
+ * auditWords.test.ts.
+ */
+import type { AuditEntry } from '../server/access/audit';
+
+type Entry = Pick<AuditEntry, 'actor' | 'action' | 'target' | 'ip' | 'detail'>;
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined);
+
+/** The things a management path names, by its first segment after /api/. */
+const KINDS: Record<string, string> = {
+  instances: 'instance',
+  jobs: 'job',
+  users: 'user',
+  hosts: 'host',
+  tokens: 'API token',
+  snapshots: 'snapshot',
+};
+
+/**
+ * "instance 102" for a request: the server's `target` where it names one (as "instance 102",
+ * "instance:102" or a bare "102"), else the id in the path.
+ */
+function thing(kind: string | undefined, pathId: string | undefined, target: string | undefined): string | undefined {
+  if (target) {
+    const named = /^([a-z_ ]+)[: ](.+)$/i.exec(target);
+    if (named && (!kind || named[1]!.toLowerCase().replace(/_/g, ' ') === kind.toLowerCase())) return `${named[1]!.replace(/_/g, ' ')} ${named[2]}`;
+    return kind ? `${kind} ${target}` : target;
+  }
+  if (kind && pathId) return `${kind} ${pathId}`;
+  return undefined;
+}
+
+/** The changed field names a request's detail carries, if any: `fields: [...]` or `changes` (a list or an object). */
+function changedFields(detail: Record<string, unknown>): string[] {
+  const list = detail.fields ?? detail.changes ?? detail.changed;
+  if (Array.isArray(list)) return list.filter((f): f is string => typeof f === 'string');
+  if (list && typeof list === 'object') return Object.keys(list);
+  return [];
+}
+
+function describeRequest(who: string, entry: Entry): string {
+  const detail = entry.detail ?? {};
+  const method = text(detail.method)?.toUpperCase() ?? '?';
+  const path = text(detail.path) ?? '?';
+  const status = text(detail.status);
+  const segments = path.replace(/^\/api\//, '').split('/').filter(Boolean);
+  const [resource, id, sub, ...rest] = segments.map((s) => decodeSafe(s));
+  const kind = resource ? KINDS[resource] : undefined;
+  const target = text(entry.target);
+  const named = thing(kind, id, target);
+  const fields = changedFields(detail);
+  const withFields = (sentence: string) => (fields.length ? `${sentence}: ${fields.join(', ')}` : sentence);
+
+  if (resource === 'import' && method === 'POST') return `${who} imported a backup, replacing the registry`;
+  if (resource === 'export') return `${who} downloaded a backup`;
+  if (resource === 'auth' && id === 'logout') return `${who} signed out`;
+  if (resource === 'hosts' && id === 'enrollment-tokens' && rest.length === 0) {
+    if (method === 'POST' && sub === undefined) return `${who} created a host enrollment token`;
+    if (method === 'DELETE' && sub) return `${who} revoked host enrollment token ${sub}`;
+  }
+  if (kind && rest.length === 0) {
+    if (resource === 'jobs' && sub === 'run' && method === 'POST') return `${who} ran ${named ?? 'a job'} now`;
+    if (sub === undefined) {
+      if (method === 'POST' && id === undefined) return named ? `${who} created ${named}` : `${who} created a new ${kind}`;
+      if ((method === 'PUT' || method === 'PATCH') && named) return withFields(`${who} changed ${resource === 'jobs' ? 'the settings of ' : ''}${named}`);
+      if (method === 'DELETE' && named) return `${who} deleted ${named}`;
+    }
+  }
+  return `${who} sent ${method} ${path}${status ? ` (${status})` : ''}${target ? ` for ${target}` : ''}`;
+}
+
+function decodeSafe(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** user.update's `changes`: `{ role: {from, to}, enabled: {from, to}, display_name: {from, to} }`. */
+function describeUserUpdate(who: string, user: string, detail: Record<string, unknown>): string {
+  const changes = (detail.changes && typeof detail.changes === 'object' ? detail.changes : {}) as Record<string, { from?: unknown; to?: unknown } | undefined>;
+  const parts: string[] = [];
+  if (changes.enabled) parts.push(changes.enabled.to ? 'enabled' : 'disabled');
+  if (changes.role) parts.push(`role ${String(changes.role.from)} → ${String(changes.role.to)}`);
+  if (changes.display_name) parts.push(`display name "${String(changes.display_name.from)}" → "${String(changes.display_name.to)}"`);
+  if (parts.length === 1 && changes.enabled) return `${who} ${parts[0]} user ${user}`;
+  return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
+}
+
+/** One audit entry as a sentence. */
+export function describeAudit(entry: Entry): string {
+  const who = entry.actor ?? 'someone';
+  const target = text(entry.target) ?? 'an unknown account';
+  const from = entry.ip ? ` from ${entry.ip}` : '';
+  const detail = entry.detail ?? {};
+  switch (entry.action) {
+    case 'login.success':
+      return `${entry.actor ?? target} signed in${from}`;
+    case 'login.failure':
+      return `login failed for ${target}${from}`;
+    case 'logout':
+      return `${entry.actor ?? target} signed out`;
+    case 'setup':
+      return `${target} was created as the first administrator (setup${from})`;
+    case 'user.create':
+      return `${who} created user ${target}${text(detail.role) ? ` (${text(detail.role)})` : ''}`;
+    case 'user.update':
+      return describeUserUpdate(who, target, detail);
+    case 'user.reset_password':
+      return `${who} reset the password of ${target}`;
+    case 'user.revoke_sessions':
+      return `${who} signed ${target} out everywhere`;
+    case 'password.change':
+      return entry.actor && entry.actor !== entry.target ? `${who} changed the password of ${target}` : `${target} changed their own password`;
+    case 'recovery':
+      return `the password of ${target} was reset with the recovery command`;
+    case 'request':
+      return describeRequest(who, entry);
+    default:
+      return `${who}: ${entry.action}${entry.target ? ` ${entry.target}` : ''}`;
+  }
+}
+
+/** The action filter's choices, in words. */
+export const ACTION_LABELS: Record<string, string> = {
+  'login.success': 'Sign-ins',
+  'login.failure': 'Failed sign-ins',
+  logout: 'Sign-outs',
+  setup: 'First-administrator setup',
+  'user.create': 'Users created',
+  'user.update': 'Users changed',
+  'user.reset_password': 'Passwords reset',
+  'user.revoke_sessions': 'Sessions revoked',
+  'password.change': 'Own password changed',
+  recovery: 'Recovery command',
+  request: 'Management changes (instances, jobs, import…)',
+};
+
+export interface AuditFilter {
+  /** A username; "" for any, NO_ACTOR for entries without one (failed sign-ins, setup, recovery). */
+  actor: string;
+  action: string;
+  /** Epoch ms bounds, inclusive; undefined for open. */
+  from?: number | undefined;
+  to?: number | undefined;
+}
+
+export const NO_ACTOR = '\u0000none';
+
+export function filterAudit<T extends Entry & { at: string }>(rows: readonly T[], filter: AuditFilter): T[] {
+  return rows.filter((row) => {
+    if (filter.actor === NO_ACTOR ? row.actor !== null : filter.actor && row.actor !== filter.actor) return false;
+    if (filter.action && row.action !== filter.action) return false;
+    const at = Date.parse(row.at);
+    if (filter.from !== undefined && at < filter.from) return false;
+    if (filter.to !== undefined && at > filter.to) return false;
+    return true;
+  });
+}

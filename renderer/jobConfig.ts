@@ -1,0 +1,40 @@
+/**
+ * Whether a job can run: the server says so in `configured` and `missing` (the config fields
+ * still to set); until every server sends them, the same answer is worked out here from the
+ * redacted config, with the rules of server/jobs/handlers (a field counts as set when it is a
+ * non-empty string after trimming, or the redaction marker of a stored secret).
+ */
+import { REDACTED } from './types';
+
+/** The fields each handler throws `missingConfig` for when they are unset. */
+export const REQUIRED_CONFIG: Record<string, readonly string[]> = {
+  tailscale_sync: ['api_key'],
+  patchmon_sync: ['api_url', 'api_token'],
+  semaphore_sync: ['api_url', 'api_token'],
+};
+
+export interface JobConfigState {
+  key: string;
+  config: Record<string, unknown>;
+  configured?: boolean;
+  missing?: string[];
+}
+
+export const isSet = (value: unknown): boolean => value === REDACTED || (typeof value === 'string' && value.trim() !== '');
+
+/** The config fields still to set before the job can run; empty when it is configured. */
+export function missingFields(job: JobConfigState): string[] {
+  if (Array.isArray(job.missing)) return job.missing;
+  if (job.configured === true) return [];
+  return (REQUIRED_CONFIG[job.key] ?? []).filter((field) => !isSet(job.config[field]));
+}
+
+export function isConfigured(job: JobConfigState): boolean {
+  return job.configured ?? missingFields(job).length === 0;
+}
+
+/** "patchmon_sync is not configured: set api_url and api_token" (the server's run-now wording). */
+export function notConfiguredText(job: JobConfigState): string {
+  const missing = missingFields(job);
+  return missing.length ? `${job.key} is not configured: set ${missing.join(' and ')}` : `${job.key} is not configured`;
+}
