@@ -17,6 +17,7 @@ import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
+import { registerTokenRoutes } from './tokens/routes.js';
 import { registerUsageRoutes } from './usage/routes.js';
 import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
@@ -65,6 +66,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerHealthRoutes(routes, context);
   registerSetupRoutes(routes, context, accounts);
   registerAccessRoutes(routes, context, accounts);
+  registerTokenRoutes(routes, context, accounts);
   registerTelemetryRoutes(routes, context);
   registerRegistryRoutes(routes, context, instances);
   const jobs = createJobService(context, instances, options.jobs);
