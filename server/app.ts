@@ -18,6 +18,7 @@ import { createInstanceService, type InstanceService } from './registry/service.
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerTokenRoutes } from './tokens/routes.js';
+import { registerOpenApiRoutes } from './openapi/routes.js';
 import { registerUsageRoutes } from './usage/routes.js';
 import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
@@ -74,6 +75,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerBackupRoutes(routes, context);
   jobs.start();
   registerUsageRoutes(routes, context);
+  registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.
   registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
 
