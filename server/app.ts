@@ -19,6 +19,7 @@ import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerTokenRoutes } from './tokens/routes.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
+import type { TlsInfo } from './tls/setup.js';
 import { registerUsageRoutes } from './usage/routes.js';
 import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
@@ -33,6 +34,8 @@ export interface AppOptions {
   jobs?: JobsOptions;
   /** The built dashboard (index.html and assets/); default dist/renderer in the package. */
   rendererDir?: string;
+  /** The certificate facts when the server will speak HTTPS itself (server/tls prepareTls). */
+  tls?: TlsInfo;
 }
 
 export interface HomefleetApp {
@@ -49,10 +52,14 @@ export interface HomefleetApp {
 }
 
 export function createApp(options: AppOptions = {}): HomefleetApp {
-  const config = defaultConfig({ ...options.config, ...(options.dbPath ? { dbPath: options.dbPath } : {}) });
+  const config = defaultConfig({
+    ...options.config,
+    ...(options.dbPath ? { dbPath: options.dbPath } : {}),
+    ...(options.tls ? { tlsNames: options.tls.names } : {}),
+  });
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = openDatabase(config.dbPath);
-  const context: AppContext = { db, config, clock: options.clock ?? systemClock, logger, events: createEvents() };
+  const context: AppContext = { db, config, clock: options.clock ?? systemClock, logger, events: createEvents(), tls: options.tls };
 
   const app = express();
   app.disable('x-powered-by');
