@@ -18,6 +18,7 @@ try {
   if (server.accessLayer) {
     await server.request('POST', '/api/users', { username: 'olivia', display_name: 'Olivia Operator', role: 'operator' });
     await server.request('POST', '/api/users', { username: 'victor', display_name: 'Victor Viewer', role: 'viewer' });
+    await server.request('POST', '/api/tokens', { name: 'nightly backup', role: 'administrator', expires_at: new Date(Date.now() + 90 * 864e5).toISOString() });
   }
 
   const pages = [
@@ -31,6 +32,7 @@ try {
     ['audit', '/audit'],
     ['telemetry', '/telemetry'],
     ['password', '/password'],
+    ['tokens', '/tokens'],
   ];
   const taken = [];
   for (const colorScheme of ['light', 'dark']) {

@@ -26,6 +26,8 @@ export interface RouteOptions<B> {
   body?: ZodType<B>;
   /** Schema of the query string; the handler sees the parsed value as `req.query`. */
   query?: ZodType;
+  /** For the API document only: the body a handler validates itself (a merged update, say). */
+  documentedBody?: ZodType;
   /** Largest JSON body accepted (default 1 MiB); `false` when the route reads the body itself. */
   bodyLimit?: string | false;
   /** Route-specific checks that must run before the body is read (a machine token, say). */
@@ -74,7 +76,7 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access, body: options.body, query: options.query };
+    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query };
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {

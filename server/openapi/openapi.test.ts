@@ -53,6 +53,14 @@ describe('GET /api/openapi.json', () => {
       },
       required: ['name', 'role'],
     });
+    // Bodies the registry and jobs validate themselves are documented too.
+    expect(doc.paths['/api/instances']!.post.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      properties: { vmid: { type: 'integer', exclusiveMinimum: 0 }, state: { enum: ['deployed', 'testing', 'degraded'] } },
+      required: ['vmid', 'name', 'state', 'stack'],
+    });
+    expect(doc.paths['/api/instances/{vmid}']!.put.requestBody.content['application/json'].schema.required).toBeUndefined();
+    expect(doc.paths['/api/jobs/{id}']!.put.requestBody.content['application/json'].schema.properties.schedule).toMatchObject({ type: 'integer', minimum: 1, maximum: 10080 });
     // Tokens may read the registry, not manage accounts.
     expect(doc.paths['/api/instances']!.get.security).toEqual([{ session: [] }, { bearer: [] }]);
     expect(doc.paths['/api/instances']!.get.responses['401']).toEqual({ $ref: '#/components/responses/Unauthorized' });

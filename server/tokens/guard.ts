@@ -59,6 +59,8 @@ export function createBearerGuard(context: AppContext, accounts: AccountService,
     if (!roleHas(principal.user.role, access as Exclude<Access, 'public' | 'machine'>)) throw forbidden('forbidden');
     res.locals.user = principal.user;
     res.locals.apiToken = principal.token;
+    // What a token reads is the registry and its settings: no shared cache keeps a copy.
+    res.set('Cache-Control', 'no-store');
     if (!SAFE.has(req.method)) auditOnSuccess(req, res);
   };
 

@@ -85,6 +85,7 @@ describe('a bearer token', () => {
     expect(created.headers.getSetCookie()).toEqual([]);
     const read = await s.get('/api/instances/4242');
     expect(read.status).toBe(200);
+    expect(read.headers.get('cache-control')).toBe('no-store');
     expect(read.body.vmid).toBe(4242);
     // The administrator's browser is still signed in: a token never replaces a session.
     expect(server.db.prepare('SELECT id FROM sessions').all()).toEqual(sessionsBefore);
