@@ -28,6 +28,8 @@ export interface RouteOptions<B> {
   query?: ZodType;
   /** For the API document only: the body a handler validates itself (a merged update, say). */
   documentedBody?: ZodType;
+  /** For the API document only: the success status and the shape of its JSON answer. */
+  documentedResponse?: { status: number; schema?: ZodType; description?: string };
   /** Largest JSON body accepted (default 1 MiB); `false` when the route reads the body itself. */
   bodyLimit?: string | false;
   /** Route-specific checks that must run before the body is read (a machine token, say). */
@@ -43,6 +45,7 @@ export interface RouteRecord {
   /** The declared body and query schemas, kept for the API document (server/openapi). */
   body?: ZodType;
   query?: ZodType;
+  response?: { status: number; schema?: ZodType; description?: string };
 }
 
 /** Turns a route's declared access into the middleware that enforces it (the access layer). */
@@ -76,7 +79,7 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query };
+    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query, response: options.documentedResponse };
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {

@@ -4,9 +4,9 @@ import { tokenMayUse } from '../tokens/guard.js';
 
 type Json = Record<string, unknown>;
 
-/** zod 4's JSON Schema export of what a client sends (`io: 'input'`: before transforms and defaults). */
-export function jsonSchemaOf(schema: ZodType): Json {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+/** zod 4's JSON Schema export of what a client sends (`input`: before transforms and defaults) or gets (`output`). */
+export function jsonSchemaOf(schema: ZodType, io: 'input' | 'output' = 'input'): Json {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
   return rest;
 }
 
@@ -81,7 +81,15 @@ function operation(route: RouteRecord, params: string[]): Json {
   if (parameters.length) op.parameters = parameters;
   if (route.body) op.requestBody = { required: true, content: json(jsonSchemaOf(route.body)) };
 
-  const responses: Json = { '2XX': { description: 'Success' } };
+  const documented = route.response;
+  const responses: Json = documented
+    ? {
+        [String(documented.status)]: {
+          description: documented.description ?? 'Success',
+          ...(documented.schema ? { content: json(jsonSchemaOf(documented.schema, 'output')) } : {}),
+        },
+      }
+    : { '2XX': { description: 'Success' } };
   if (route.body || route.query || params.length) responses['400'] = { $ref: '#/components/responses/BadRequest' };
   if (route.access === 'public' || route.access === 'machine') {
     op.security = [];

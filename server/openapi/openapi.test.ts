@@ -53,6 +53,17 @@ describe('GET /api/openapi.json', () => {
       },
       required: ['name', 'role'],
     });
+    expect(createToken.responses['201'].content['application/json'].schema).toMatchObject({
+      type: 'object',
+      properties: { token: { type: 'string' }, expires_at: { type: ['string', 'null'] } },
+    });
+    expect(doc.paths['/api/health']!.get.responses['200'].content['application/json'].schema).toEqual({
+      type: 'object',
+      properties: { status: { type: 'string', const: 'ok' }, version: { type: 'string' } },
+      required: ['status', 'version'],
+      additionalProperties: false,
+    });
+    expect(doc.paths['/api/tokens/{id}']!.delete.responses['204']).toEqual({ description: 'Revoked' });
     // Bodies the registry and jobs validate themselves are documented too.
     expect(doc.paths['/api/instances']!.post.requestBody.content['application/json'].schema).toMatchObject({
       type: 'object',

@@ -5,7 +5,8 @@ import { unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { bearerToken, invalidToken } from './guard.js';
-import { TokenCreateBody, TokenListQuery } from './schema.js';
+import { z } from 'zod';
+import { ApiTokenView, CreatedApiTokenView, TokenCreateBody, TokenListQuery } from './schema.js';
 import { createTokenService, TOKEN_PREFIX, type TokenService } from './service.js';
 
 function signedIn(res: Response) {
@@ -22,18 +23,18 @@ const ip = (req: Request) => req.ip ?? null;
 export function registerTokenRoutes(routes: RouteTable, ctx: AppContext, accounts: AccountService): TokenService {
   const tokens = createTokenService(ctx, accounts.audit);
 
-  routes.get('/api/tokens', { access: 'self', query: TokenListQuery }, (req, res) => {
+  routes.get('/api/tokens', { access: 'self', query: TokenListQuery, documentedResponse: { status: 200, schema: z.array(ApiTokenView) } }, (req, res) => {
     const query = req.query as TokenListQuery;
     return tokens.list(signedIn(res), query.user === 'all');
   });
 
-  routes.post('/api/tokens', { access: 'self', body: TokenCreateBody }, (req, res) => {
+  routes.post('/api/tokens', { access: 'self', body: TokenCreateBody, documentedResponse: { status: 201, schema: CreatedApiTokenView } }, (req, res) => {
     const created = tokens.create(req.body, signedIn(res), ip(req));
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
-  routes.delete('/api/tokens/:id', { access: 'self' }, (req, res) => {
+  routes.delete('/api/tokens/:id', { access: 'self', documentedResponse: { status: 204, description: 'Revoked' } }, (req, res) => {
     tokens.revoke(parseIntegerParam(req.params.id, 'invalid id'), signedIn(res), ip(req));
     res.status(204).end();
   });

@@ -23,16 +23,18 @@ export const TokenListQuery = z.object({
 export type TokenListQuery = z.infer<typeof TokenListQuery>;
 
 /** A token as the API shows it: never the token or its hash. */
-export interface ApiToken {
-  id: number;
-  name: string;
-  role: 'viewer' | 'operator' | 'administrator';
-  user: { id: number; username: string };
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  last_used_ip: string | null;
-}
+export const ApiTokenView = z.object({
+  id: z.int(),
+  name: z.string(),
+  role: RoleName,
+  user: z.object({ id: z.int(), username: z.string() }),
+  created_at: z.string().describe('ISO 8601 UTC, seconds'),
+  expires_at: z.string().nullable().describe('ISO 8601 UTC; null: never'),
+  last_used_at: z.string().nullable().describe('ISO 8601 UTC; recorded at most once a minute'),
+  last_used_ip: z.string().nullable(),
+});
+export type ApiToken = z.infer<typeof ApiTokenView>;
 
 /** The 201 answer of `POST /api/tokens`: the token itself, this once. */
-export type CreatedApiToken = ApiToken & { token: string };
+export const CreatedApiTokenView = ApiTokenView.extend({ token: z.string().describe('hfp_…: shown this once, never again') });
+export type CreatedApiToken = z.infer<typeof CreatedApiTokenView>;
