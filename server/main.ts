@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { createListener, addressesToOpen } from './tls/listen.js';
+import { addressesToOpen, createListener, refreshSelfSigned } from './tls/listen.js';
 import { prepareTls } from './tls/setup.js';
 import { VERSION } from './version.js';
 
@@ -39,6 +39,18 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const open = addressesToOpen(tls, config.host, port);
   logger.info({ version: VERSION, db: config.dbPath, open }, `homefleet listening on ${open.join(', ')}`);
+  if (tls?.info.selfSigned) {
+    // A server that runs for months renews its certificate without a restart: checked twice a day.
+    const timer = setInterval(() => {
+      refreshSelfSigned(server, config, tls).then(
+        (reason) => {
+          if (reason) logger.warn({ fingerprint: tls.info.fingerprint, spki_pin: tls.info.spkiPin }, `made a new self-signed certificate because ${reason}; new SHA-256 fingerprint ${tls.info.fingerprint}`);
+        },
+        (err: unknown) => logger.error({ err: { message: (err as Error).message } }, 'self-signed certificate check failed'),
+      );
+    }, 12 * 60 * 60 * 1000);
+    timer.unref();
+  }
   if (tls) {
     const { selfSigned, fingerprint, spkiPin } = tls.info;
     if (tls.renewed) logger.warn({ certificate: tls.certFile }, `made a new self-signed certificate: the stored one was replaced because ${tls.renewed}`);
