@@ -38,4 +38,24 @@ describe('the API tokens page', () => {
     expect((await script.get('/api/instances')).status).toBe(401);
     expect(dash.errors).toEqual([]);
   });
+
+  it('an administrator shows every user’s tokens and revokes someone else’s', async () => {
+    const viewer = await dash.server.signIn('viewer', 'vicky');
+    const made = await viewer.post('/api/tokens', { name: 'vicky laptop', role: 'viewer' });
+    expect(made.status).toBe(201);
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'administrator', '/tokens');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('API tokens');
+    expect(await page.locator('tr[data-token="vicky laptop"]').count()).toBe(0);
+    await page.getByLabel('Show every user’s tokens').check();
+    const row = page.locator('tr[data-token="vicky laptop"]');
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.locator('td').nth(1).textContent()).toBe('vicky');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => page.locator('tr[data-token="vicky laptop"]').count()).toBe(0);
+    const script = dash.server.anonymous().fresh({ authorization: `Bearer ${made.body.token}`, origin: '' });
+    expect((await script.get('/api/instances')).status).toBe(401);
+    expect(dash.errors).toEqual([]);
+  });
 });
