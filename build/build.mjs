@@ -26,6 +26,10 @@ export const targets = [
       // Dependencies are bundled too: one file loads in a fraction of the time that resolving
       // Express's many small modules takes, which is most of start-up. The native module stays out.
       external: ['better-sqlite3'],
+      // Code reached only through import() (the X.509 library of built-in HTTPS) goes to its own
+      // chunk, so a server that does not use it never reads or parses it.
+      splitting: true,
+      chunkNames: 'chunks/[name]-[hash]',
       // Bundled CommonJS dependencies call require(); ESM output has none, so give it one.
       banner: { js: "import { createRequire as __homefleetRequire } from 'node:module'; const require = __homefleetRequire(import.meta.url);" },
       loader: { '.sql': 'text' },

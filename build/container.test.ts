@@ -4,6 +4,12 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../test/helpers/server.js';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../server/app.js';
+import { defaultConfig } from '../server/config.js';
+import { createListener } from '../server/tls/listen.js';
+import { prepareTls } from '../server/tls/setup.js';
 import { targets } from './build.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -108,6 +114,23 @@ describe('the container image recipe', () => {
       await closed.stop();
       const unhealthy = await execa(command!, rest, { env: { PORT: closedPort }, reject: false, timeout: 10_000 });
       expect(unhealthy.exitCode).toBe(1);
+    });
+
+    it('also exits 0 when the server speaks HTTPS itself (FLEET_TLS=on in the container)', async () => {
+      const [command, ...rest] = healthCommand();
+      const config = defaultConfig({ tls: 'on', host: '127.0.0.1' });
+      const tls = (await prepareTls(config))!;
+      const app = createApp({ config, tls: tls.info });
+      const listener = createListener(app.app, tls).listen(0, '127.0.0.1');
+      await once(listener, 'listening');
+      try {
+        const port = String((listener.address() as AddressInfo).port);
+        const healthy = await execa(command!, rest, { env: { PORT: port }, reject: false, timeout: 10_000 });
+        expect(healthy.exitCode).toBe(0);
+      } finally {
+        listener.close();
+        await app.close();
+      }
     });
   });
 });

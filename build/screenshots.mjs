@@ -21,6 +21,7 @@ try {
   if (server.accessLayer) {
     await server.request('POST', '/api/users', { username: 'olivia', display_name: 'Olivia Operator', role: 'operator' });
     await server.request('POST', '/api/users', { username: 'victor', display_name: 'Victor Viewer', role: 'viewer' });
+    await server.request('POST', '/api/tokens', { name: 'nightly backup', role: 'administrator', expires_at: new Date(Date.now() + 90 * 864e5).toISOString() });
     // One failed sign-in for the audit log (a fresh client, so the administrator's session stays).
     await fetch(`${server.url}/api/auth/login`, {
       method: 'POST',
@@ -47,6 +48,7 @@ try {
     ['audit', '/audit'],
     ['telemetry', '/telemetry'],
     ['password', '/password'],
+    ['tokens', '/tokens'],
   ];
   const taken = [];
   for (const colorScheme of ['light', 'dark']) {

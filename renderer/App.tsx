@@ -12,6 +12,7 @@ import { JobsPage } from './pages/Jobs';
 import { LoginPage } from './pages/Login';
 import { PasswordPage } from './pages/Password';
 import { SettingsPage } from './pages/Settings';
+import { TokensPage } from './pages/Tokens';
 import { UsersPage } from './pages/Users';
 import { currentUrl, match, navigate, useLocation } from './router';
 import { SessionContext, sessionFor, type Account, type Capability, type Session } from './session';
@@ -65,6 +66,7 @@ function route(path: string, session: Session) {
   if (match('/users', path)) return need('users.manage', <UsersPage />);
   if (match('/audit', path)) return need('users.manage', <AuditPage />);
   if (match('/telemetry', path)) return need('diagnostics.read', <TelemetryPage />);
+  if (match('/tokens', path)) return need('self', <TokensPage />);
   if (match('/password', path)) return <PasswordPage />;
   return (
     <>

@@ -17,6 +17,9 @@ import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
+import { registerTokenRoutes } from './tokens/routes.js';
+import { registerOpenApiRoutes } from './openapi/routes.js';
+import type { TlsInfo } from './tls/setup.js';
 import { registerUsageRoutes } from './usage/routes.js';
 import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
@@ -31,6 +34,8 @@ export interface AppOptions {
   jobs?: JobsOptions;
   /** The built dashboard (index.html and assets/); default dist/renderer in the package. */
   rendererDir?: string;
+  /** The certificate facts when the server will speak HTTPS itself (server/tls prepareTls). */
+  tls?: TlsInfo;
 }
 
 export interface HomefleetApp {
@@ -47,10 +52,14 @@ export interface HomefleetApp {
 }
 
 export function createApp(options: AppOptions = {}): HomefleetApp {
-  const config = defaultConfig({ ...options.config, ...(options.dbPath ? { dbPath: options.dbPath } : {}) });
+  const config = defaultConfig({
+    ...options.config,
+    ...(options.dbPath ? { dbPath: options.dbPath } : {}),
+    ...(options.tls ? { tlsNames: options.tls.names } : {}),
+  });
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = openDatabase(config.dbPath);
-  const context: AppContext = { db, config, clock: options.clock ?? systemClock, logger, events: createEvents() };
+  const context: AppContext = { db, config, clock: options.clock ?? systemClock, logger, events: createEvents(), tls: options.tls };
 
   const app = express();
   app.disable('x-powered-by');
@@ -65,6 +74,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerHealthRoutes(routes, context);
   registerSetupRoutes(routes, context, accounts);
   registerAccessRoutes(routes, context, accounts);
+  registerTokenRoutes(routes, context, accounts);
   registerTelemetryRoutes(routes, context);
   registerRegistryRoutes(routes, context, instances);
   const jobs = createJobService(context, instances, options.jobs);
@@ -72,6 +82,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerBackupRoutes(routes, context);
   jobs.start();
   registerUsageRoutes(routes, context);
+  registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.
   registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
 

@@ -40,6 +40,13 @@ const EnvSchema = z.object({
   ),
   FLEET_AUTH_ALLOW_HTTP: boolFlag,
   FLEET_AGENT_ALLOW_HTTP: boolFlag,
+  FLEET_TLS: z
+    .enum(['auto', 'on', 'off', ''], { error: 'must be auto, on or off' })
+    .optional()
+    .transform((v) => (v ? v : 'auto')),
+  FLEET_TLS_CERT: optionalText,
+  FLEET_TLS_KEY: optionalText,
+  FLEET_TLS_NAMES: optionalText,
 });
 
 export interface Config {
@@ -55,6 +62,15 @@ export interface Config {
   telemetryToken: string | undefined;
   authAllowHttp: boolean;
   agentAllowHttp: boolean;
+  /** Built-in HTTPS (server/tls): `auto` serves HTTPS on a non-loopback bind without a proxy, `on` always, `off` never. */
+  tls: 'auto' | 'on' | 'off';
+  /** The user's certificate and key (PEM files), both or neither. */
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  /** Extra names (DNS names or addresses) the self-signed certificate covers, besides the machine's own. */
+  tlsExtraNames: string[];
+  /** Set by createApp when the server speaks HTTPS itself: the names its certificate covers (for the allowed Origins). */
+  tlsNames?: string[];
 }
 
 export class ConfigError extends Error {}
@@ -69,6 +85,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid ${name}${shown}: ${issue.message}`);
   }
   const e = parsed.data;
+  if (Boolean(e.FLEET_TLS_CERT) !== Boolean(e.FLEET_TLS_KEY)) {
+    throw new ConfigError(`Invalid ${e.FLEET_TLS_CERT ? 'FLEET_TLS_KEY' : 'FLEET_TLS_CERT'}: FLEET_TLS_CERT and FLEET_TLS_KEY must be set together`);
+  }
   const origin = e.FLEET_PUBLIC_URL ?? e.ORIGIN;
   return {
     port: e.PORT,
@@ -81,6 +100,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     telemetryToken: e.FLEET_TELEMETRY_TOKEN,
     authAllowHttp: e.FLEET_AUTH_ALLOW_HTTP,
     agentAllowHttp: e.FLEET_AGENT_ALLOW_HTTP,
+    tls: e.FLEET_TLS,
+    tlsCertFile: e.FLEET_TLS_CERT,
+    tlsKeyFile: e.FLEET_TLS_KEY,
+    tlsExtraNames: (e.FLEET_TLS_NAMES ?? '').split(/[\s,]+/).filter(Boolean),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Db } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Instance } from './registry/schema.js';
 import type { Clock } from './time.js';
+import type { TlsInfo } from './tls/setup.js';
 
 /** What happened inside the app that another feature may act on (jobs run on create, say). */
 export interface AppEventMap {
@@ -20,6 +21,8 @@ export interface AppContext {
   clock: Clock;
   logger: Logger;
   events: AppEvents;
+  /** Set when the server speaks HTTPS itself (server/tls): `fingerprint`, `spkiPin` for install commands. */
+  tls?: TlsInfo;
 }
 
 export function createEvents(): AppEvents {

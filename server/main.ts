@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
+import { addressesToOpen, createListener, refreshSelfSigned } from './tls/listen.js';
+import { prepareTls } from './tls/setup.js';
 import { VERSION } from './version.js';
 
 /** The headless server: configuration from the environment, clean shutdown on SIGINT/SIGTERM. */
@@ -17,15 +19,47 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const homefleet = createApp({ config, logger });
-  const server = homefleet.app.listen(config.port, config.host);
+  let tls;
+  try {
+    tls = await prepareTls(config);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`homefleet: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const homefleet = createApp({ config, logger, tls: tls?.info });
+  const server = createListener(homefleet.app, tls);
+  server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
-  const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
-  logger.info({ version: VERSION, db: config.dbPath }, `homefleet listening on http://${shownHost}:${port}`);
+  const open = addressesToOpen(tls, config.host, port);
+  logger.info({ version: VERSION, db: config.dbPath, open }, `homefleet listening on ${open.join(', ')}`);
+  if (tls?.info.selfSigned) {
+    // A server that runs for months renews its certificate without a restart: checked twice a day.
+    const timer = setInterval(() => {
+      refreshSelfSigned(server, config, tls).then(
+        (reason) => {
+          if (reason) logger.warn({ fingerprint: tls.info.fingerprint, spki_pin: tls.info.spkiPin }, `made a new self-signed certificate because ${reason}; new SHA-256 fingerprint ${tls.info.fingerprint}`);
+        },
+        (err: unknown) => logger.error({ err: { message: (err as Error).message } }, 'self-signed certificate check failed'),
+      );
+    }, 12 * 60 * 60 * 1000);
+    timer.unref();
+  }
+  if (tls) {
+    const { selfSigned, fingerprint, spkiPin } = tls.info;
+    if (tls.renewed) logger.warn({ certificate: tls.certFile }, `made a new self-signed certificate: the stored one was replaced because ${tls.renewed}`);
+    logger.info(
+      { certificate: tls.certFile, self_signed: selfSigned, fingerprint, spki_pin: spkiPin },
+      `TLS certificate SHA-256 fingerprint ${fingerprint} (public key pin ${spkiPin})` +
+        (selfSigned ? ': self-signed; compare this fingerprint with the one your browser shows before accepting it' : ''),
+    );
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -68,6 +68,9 @@ export function Layout({ children }: { children: ComponentChildren }) {
             <span class="who" title={`Signed in as ${session.user.username}`}>
               {session.user.username} <span class="role">{session.user.role}</span>
             </span>
+            <a href="/tokens" aria-current={path.startsWith('/tokens') ? 'page' : undefined}>
+              API tokens
+            </a>
             <a href="/password">Password</a>
             <button type="button" class="link" onClick={signOut}>
               Sign out

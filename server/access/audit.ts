@@ -13,7 +13,9 @@ export type AuditAction =
   | 'user.revoke_sessions'
   | 'password.change'
   | 'recovery'
-  | 'request';
+  | 'request'
+  | 'token.create'
+  | 'token.revoke';
 
 export interface AuditInput {
   actor: string | null;

@@ -8,6 +8,7 @@ import { roleHas } from './capabilities.js';
 import { readSessionToken } from './cookies.js';
 import { requireOrigin, SAFE_METHODS } from './origin.js';
 import type { SessionRow } from './repo.js';
+import { createBearerGuard } from '../tokens/guard.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -28,6 +29,8 @@ const ALLOWED_BEFORE_PASSWORD_CHANGE = new Set(['/api/auth/session', '/api/auth/
  */
 export function createAccessGuard(context: AppContext, accounts: AccountService = createAccountService(context)): AccessGuard {
   const origin = requireOrigin(context.config);
+  // Personal API tokens (server/tokens): a bearer request is decided by its token, else the cookie path below.
+  const bearer = createBearerGuard(context, accounts);
   return (access, route) => {
     if (access === 'public' || access === 'machine') return [];
     const passwordChangeAllowed = ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path);
@@ -58,6 +61,6 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
       }
       next();
     };
-    return [origin, session];
+    return [bearer(access, route, [origin, session])];
   };
 }

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
+import { httpsOrigins } from '../tls/names.js';
 
 export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -8,8 +9,10 @@ export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * The origins a state-changing request may come from: the configured public origin, or, only when
  * plain-HTTP loopback login is allowed, the loopback origins of the port the request arrived on.
  */
-export function allowedOrigins(config: Pick<Config, 'publicOrigin' | 'authAllowHttp'>, port: number | undefined): string[] {
+export function allowedOrigins(config: Pick<Config, 'publicOrigin' | 'authAllowHttp' | 'tlsNames'>, port: number | undefined): string[] {
   if (config.publicOrigin) return [config.publicOrigin];
+  // Built-in HTTPS (server/tls): exactly https://<name>:<port> for each name the certificate covers.
+  if (config.tlsNames) return port === undefined ? [] : httpsOrigins(config.tlsNames, port);
   if (!config.authAllowHttp || port === undefined) return [];
   return [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`];
 }

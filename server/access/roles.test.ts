@@ -74,6 +74,19 @@ const cases: Case[] = [
   // Own password, sign out.
   { name: 'GET /api/auth/session', allowed: everyone, success: 200, run: (c) => c.get('/api/auth/session') },
   { name: 'POST /api/auth/logout', allowed: everyone, success: 204, run: (c) => c.post('/api/auth/logout') },
+  // Personal API tokens: one's own (self); everyone's only with users.manage.
+  { name: 'GET /api/tokens', allowed: everyone, success: 200, run: (c) => c.get('/api/tokens') },
+  { name: 'GET /api/tokens?user=all', allowed: admins, success: 200, run: (c) => c.get('/api/tokens?user=all') },
+  { name: 'POST /api/tokens', allowed: everyone, success: 201, run: (c) => c.post('/api/tokens', { name: 'script', role: 'viewer' }) },
+  {
+    name: 'DELETE /api/tokens/:id',
+    allowed: everyone,
+    success: 204,
+    run: async (c) => {
+      const made = await c.post('/api/tokens', { name: 'script', role: 'viewer' });
+      return c.delete(`/api/tokens/${made.body?.id ?? 1}`);
+    },
+  },
 ];
 
 describe.each(everyone)('as %s', (role) => {
@@ -134,6 +147,9 @@ describe('declared access of the access layer routes', () => {
       'GET /api/audit': 'users.manage',
       'POST /api/telemetry': 'machine',
       'GET /api/telemetry': 'diagnostics.read',
+      'GET /api/tokens': 'self',
+      'POST /api/tokens': 'self',
+      'DELETE /api/tokens/:id': 'self',
     });
   });
 });

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../context.js';
 import { unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam, parseWith } from '../http/validate.js';
+import { parseIntegerParam } from '../http/validate.js';
 import { presentAccount, type AccountService, type Actor } from './accounts.js';
 import { clearSessionCookie, setSessionCookie } from './cookies.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
@@ -82,8 +82,8 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     res.status(204).end();
   });
 
-  routes.get('/api/audit', { access: 'users.manage' }, (req) => {
-    const page = parseWith(PageQuery, req.query);
+  routes.get('/api/audit', { access: 'users.manage', query: PageQuery }, (req) => {
+    const page = req.query as unknown as PageQuery;
     return accounts.audit.list(page.limit, page.before);
   });
 }

@@ -68,3 +68,4 @@ export const PageQuery = z.object({
     .transform(Number)
     .optional(),
 });
+export type PageQuery = z.infer<typeof PageQuery>;

@@ -9,6 +9,8 @@ export const LIMITS = {
   'login.user': 5,
   'setup.ip': 10,
   'password.account': 5,
+  // Failed personal API token checks per peer address, like failed logins (server/tokens).
+  'token.ip': 10,
 } as const;
 export type ThrottleScope = keyof typeof LIMITS;
 

@@ -1,10 +1,12 @@
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { RouteTable } from '../http/routes.js';
 import { VERSION } from '../version.js';
 
 export function registerHealthRoutes(routes: RouteTable, { db }: AppContext): void {
   const ping = db.prepare('SELECT 1');
-  routes.get('/api/health', { access: 'public' }, () => {
+  const Health = z.object({ status: z.literal('ok'), version: z.string() });
+  routes.get('/api/health', { access: 'public', documentedResponse: { status: 200, schema: Health } }, () => {
     ping.get();
     return { status: 'ok', version: VERSION };
   });

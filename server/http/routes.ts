@@ -24,6 +24,12 @@ export interface RouteOptions<B> {
   access: Access;
   /** Schema of the JSON body; the handler sees the parsed value as `req.body`. */
   body?: ZodType<B>;
+  /** Schema of the query string; the handler sees the parsed value as `req.query`. */
+  query?: ZodType;
+  /** For the API document only: the body a handler validates itself (a merged update, say). */
+  documentedBody?: ZodType;
+  /** For the API document only: the success status and the shape of its JSON answer. */
+  documentedResponse?: { status: number; schema?: ZodType; description?: string };
   /** Largest JSON body accepted (default 1 MiB); `false` when the route reads the body itself. */
   bodyLimit?: string | false;
   /** Route-specific checks that must run before the body is read (a machine token, say). */
@@ -36,6 +42,10 @@ export interface RouteRecord {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   access: Access;
+  /** The declared body and query schemas, kept for the API document (server/openapi). */
+  body?: ZodType;
+  query?: ZodType;
+  response?: { status: number; schema?: ZodType; description?: string };
 }
 
 /** Turns a route's declared access into the middleware that enforces it (the access layer). */
@@ -69,11 +79,19 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access };
+    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query, response: options.documentedResponse };
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {
       chain.push(express.json({ limit: options.bodyLimit ?? '1mb' }));
+    }
+    if (options.query) {
+      const schema = options.query;
+      chain.push((req, _res, next) => {
+        // Express 5's req.query is a getter; the parsed value shadows it for this request.
+        Object.defineProperty(req, 'query', { value: parseWith(schema, req.query), configurable: true, enumerable: true });
+        next();
+      });
     }
     if (options.body) {
       const schema = options.body;

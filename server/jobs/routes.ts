@@ -11,7 +11,7 @@ export function registerJobRoutes(routes: RouteTable, jobs: JobService): void {
   routes.get('/api/jobs/:id', { access: 'fleet.read' }, (req) => jobs.get(idParam(req.params.id)));
 
   // The id is checked before the body, so `PUT /api/jobs/abc` is "invalid id" whatever it carries.
-  routes.put('/api/jobs/:id', { access: 'settings.manage' }, (req) => {
+  routes.put('/api/jobs/:id', { access: 'settings.manage', documentedBody: JobUpdate }, (req) => {
     const id = idParam(req.params.id);
     return jobs.update(id, parseWith(JobUpdate, req.body ?? {}));
   });

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { actorOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
-import { parseListQuery } from './schema.js';
+import { InstanceInput, parseListQuery } from './schema.js';
 import type { InstanceService } from './service.js';
 
 const vmidParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid vmid');
@@ -18,12 +18,12 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
     instances.history(vmidParam(req.params.vmid)),
   );
 
-  routes.post('/api/instances', { access: 'fleet.operate' }, (req, res) => {
+  routes.post('/api/instances', { access: 'fleet.operate', documentedBody: InstanceInput }, (req, res) => {
     res.status(201);
     return instances.create(req.body, actorOf(res));
   });
 
-  routes.put('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {
+  routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: InstanceInput.partial() }, (req, res) => {
     const vmid = vmidParam(req.params.vmid);
     return instances.update(vmid, req.body, actorOf(res)).instance;
   });

@@ -44,8 +44,8 @@ export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext): vo
     return { accepted: events.length };
   });
 
-  routes.get('/api/telemetry', { access: 'diagnostics.read' }, (req) => {
-    const page = parseWith(PageQuery, req.query);
+  routes.get('/api/telemetry', { access: 'diagnostics.read', query: PageQuery }, (req) => {
+    const page = req.query as unknown as PageQuery;
     return repo.list(page.limit, page.before);
   });
 }

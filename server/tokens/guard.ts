@@ -1,0 +1,107 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { AccountService } from '../access/accounts.js';
+import { roleHas } from '../access/capabilities.js';
+import type { AppContext } from '../context.js';
+import { forbidden, HttpError, tooManyRequests, unauthorized } from '../errors.js';
+import type { Access, RouteRecord } from '../http/routes.js';
+import { createTokenService, type TokenService } from './service.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** Set when a personal API token, not a browser session, authenticated the request. */
+      apiToken?: { id: number; name: string };
+    }
+  }
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+export const invalidToken = () => new HttpError(401, { error: 'invalid token' });
+
+/**
+ * "Tokens cannot use /api/auth/* password or session routes, user management routes": everything
+ * declared `self` (own password, session, sign-out, managing tokens) or `users.manage` needs a browser
+ * session, so a leaked token cannot mint more tokens, change a password or touch accounts.
+ */
+export function tokenMayUse(access: Access): boolean {
+  return access !== 'self' && access !== 'users.manage';
+}
+
+/** The token of an `Authorization: Bearer …` header, or undefined when the request carries none. */
+export function bearerToken(req: Request): string | undefined {
+  const header = req.get('authorization');
+  const match = header && /^Bearer[ \t]+(\S*)\s*$/i.exec(header);
+  return match ? match[1] : undefined;
+}
+
+/**
+ * Personal API tokens in front of the session guard. A request with a bearer token is decided by the
+ * token alone: no cookie is read, no Origin is needed (a browser cannot attach an Authorization header
+ * to a cross-site request without CORS, which homefleet never grants), and no session is made.
+ * Without one, the request takes the cookie path unchanged.
+ */
+export function createBearerGuard(context: AppContext, accounts: AccountService, tokens: TokenService = createTokenService(context, accounts.audit)) {
+  const authenticate = (access: Access, req: Request, res: Response) => {
+    const token = bearerToken(req)!;
+    if (!tokenMayUse(access)) throw unauthorized('this route needs a browser session, not an API token');
+    const ip = req.ip ?? '';
+    // Failed token checks share the login throttle's table; the check and the count run without an
+    // await in between, so parallel guesses cannot all pass the check before any is counted.
+    const wait = accounts.throttle.retryAfter('token.ip', ip);
+    if (wait > 0) throw tooManyRequests(wait);
+    const principal = tokens.authenticate(token, req.ip ?? null);
+    if (!principal) {
+      accounts.throttle.recordFailure('token.ip', ip);
+      throw invalidToken();
+    }
+    if (principal.mustChangePassword) throw forbidden('password change required');
+    if (!roleHas(principal.user.role, access as Exclude<Access, 'public' | 'machine'>)) throw forbidden('forbidden');
+    res.locals.user = principal.user;
+    res.locals.apiToken = principal.token;
+    // What a token reads is the registry and its settings: no shared cache keeps a copy.
+    res.set('Cache-Control', 'no-store');
+    if (!SAFE.has(req.method)) auditOnSuccess(req, res);
+  };
+
+  const auditOnSuccess = (req: Request, res: Response) => {
+    const { user, apiToken } = res.locals;
+    res.on('finish', () => {
+      if (res.statusCode < 200 || res.statusCode > 299) return;
+      try {
+        accounts.audit.write({
+          actor: user!.username,
+          action: 'request',
+          target: null,
+          ip: req.ip ?? null,
+          detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, token: apiToken },
+        });
+      } catch (err) {
+        context.logger.error({ err: { message: (err as Error).message } }, 'audit write failed');
+      }
+    });
+  };
+
+  /** One middleware: the bearer path when the request has a token, else `viaCookie` in order. */
+  return (access: Access, _route: RouteRecord, viaCookie: RequestHandler[]): RequestHandler =>
+    (req, res, next) => {
+      if (bearerToken(req) === undefined) return runChain(viaCookie, req, res, next);
+      authenticate(access, req, res);
+      next();
+    };
+}
+
+function runChain(chain: RequestHandler[], req: Request, res: Response, done: (err?: unknown) => void): void {
+  let i = 0;
+  const step = (err?: unknown): void => {
+    if (err !== undefined || i === chain.length) return done(err);
+    const handler = chain[i++]!;
+    try {
+      const result = handler(req, res, step) as unknown;
+      if (result instanceof Promise) result.catch(step);
+    } catch (e) {
+      step(e);
+    }
+  };
+  step();
+}

@@ -1,0 +1,54 @@
+import type { Role } from '../access/capabilities.js';
+import type { Db } from '../db/database.js';
+
+export interface ApiTokenRow {
+  id: number;
+  account_id: number;
+  name: string;
+  role: Role;
+  token_hash: string;
+  created_at: string;
+  expires_at: number | null;
+  last_used_at: number | null;
+  last_used_ip: string | null;
+}
+
+export type ApiTokenWithOwner = ApiTokenRow & { username: string };
+
+/** The owner's state that decides whether a token still works, read with the token in one query. */
+export type ApiTokenForAuth = ApiTokenWithOwner & { owner_role: Role; owner_enabled: number; owner_must_change_password: number };
+
+const WITH_OWNER = `SELECT t.*, a.username FROM api_tokens t JOIN accounts a ON a.id = t.account_id`;
+
+export function createTokenRepo(db: Db) {
+  const s = {
+    insert: db.prepare<[number, string, Role, string, string, number | null], { id: number }>(
+      `INSERT INTO api_tokens (account_id, name, role, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+    ),
+    byId: db.prepare<[number], ApiTokenWithOwner>(`${WITH_OWNER} WHERE t.id = ?`),
+    ofAccount: db.prepare<[number], ApiTokenWithOwner>(`${WITH_OWNER} WHERE t.account_id = ? ORDER BY t.id`),
+    all: db.prepare<[], ApiTokenWithOwner>(`${WITH_OWNER} ORDER BY t.id`),
+    forAuth: db.prepare<[string], ApiTokenForAuth>(
+      `SELECT t.*, a.username, a.role AS owner_role, a.enabled AS owner_enabled, a.must_change_password AS owner_must_change_password
+       FROM api_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.token_hash = ?`,
+    ),
+    // The WHERE clause keeps two requests in the same minute from both writing.
+    touch: db.prepare<[number, string | null, number, number], void>(
+      'UPDATE api_tokens SET last_used_at = ?, last_used_ip = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
+    ),
+    remove: db.prepare<[number], void>('DELETE FROM api_tokens WHERE id = ?'),
+  };
+  return {
+    insert: (t: { account_id: number; name: string; role: Role; token_hash: string; created_at: string; expires_at: number | null }) =>
+      s.insert.get(t.account_id, t.name, t.role, t.token_hash, t.created_at, t.expires_at)!.id,
+    byId: (id: number) => s.byId.get(id),
+    ofAccount: (accountId: number) => s.ofAccount.all(accountId),
+    all: () => s.all.all(),
+    forAuth: (tokenHash: string) => s.forAuth.get(tokenHash),
+    /** Records a use unless one was recorded after `notAfter`. */
+    touch: (id: number, now: number, ip: string | null, notAfter: number) => s.touch.run(now, ip, id, notAfter),
+    remove: (id: number) => s.remove.run(id),
+  };
+}
+
+export type TokenRepo = ReturnType<typeof createTokenRepo>;

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { RoleName } from '../access/schema.js';
+
+/** `POST /api/tokens`: a name, a role no higher than the creator's own, an optional expiry in the future. */
+export const TokenCreateBody = z.object({
+  name: z
+    .string({ error: 'is required' })
+    .trim()
+    .min(1, { error: 'is required', abort: true })
+    .max(100, 'must be at most 100 characters'),
+  role: RoleName,
+  expires_at: z
+    .iso.datetime({ offset: true, error: 'must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z' })
+    .nullish()
+    .describe('when the token stops working; omitted or null: never'),
+});
+export type TokenCreateBody = z.infer<typeof TokenCreateBody>;
+
+/** `GET /api/tokens?user=all`: administrators list everyone's tokens. */
+export const TokenListQuery = z.object({
+  user: z.enum(['all'], { error: 'must be all' }).optional(),
+});
+export type TokenListQuery = z.infer<typeof TokenListQuery>;
+
+/** A token as the API shows it: never the token or its hash. */
+export const ApiTokenView = z.object({
+  id: z.int(),
+  name: z.string(),
+  role: RoleName,
+  user: z.object({ id: z.int(), username: z.string() }),
+  created_at: z.string().describe('ISO 8601 UTC, seconds'),
+  expires_at: z.string().nullable().describe('ISO 8601 UTC; null: never'),
+  last_used_at: z.string().nullable().describe('ISO 8601 UTC; recorded at most once a minute'),
+  last_used_ip: z.string().nullable(),
+});
+export type ApiToken = z.infer<typeof ApiTokenView>;
+
+/** The 201 answer of `POST /api/tokens`: the token itself, this once. */
+export const CreatedApiTokenView = ApiTokenView.extend({ token: z.string().describe('hfp_…: shown this once, never again') });
+export type CreatedApiToken = z.infer<typeof CreatedApiTokenView>;

@@ -1,0 +1,110 @@
+import type { Role } from '../access/capabilities.js';
+import { ROLES, roleHas } from '../access/capabilities.js';
+import { newToken, secretsEqual, sha256 } from '../access/tokens.js';
+import type { AuditLog } from '../access/audit.js';
+import type { Db } from '../db/database.js';
+import { forbidden, notFound, validationFailed } from '../errors.js';
+import type { SessionUser } from '../http/locals.js';
+import type { Clock } from '../time.js';
+import { isoMillis, isoSeconds } from '../time.js';
+import { createTokenRepo, type ApiTokenWithOwner } from './repo.js';
+import type { ApiToken, CreatedApiToken, TokenCreateBody } from './schema.js';
+
+export const TOKEN_PREFIX = 'hfp_';
+/** `hfp_` and 32 random bytes in base64url: anything else is not one of ours and is refused without a lookup. */
+export const TOKEN_PATTERN = /^hfp_[A-Za-z0-9_-]{43}$/;
+/** Last use is written at most this often, so a busy script does not write on every request. */
+export const LAST_USE_MS = 60 * 1000;
+
+const rank = (role: Role) => ROLES.indexOf(role);
+/** The lower of two roles: a token never has more rights than its owner has now. */
+export const lowerRole = (a: Role, b: Role): Role => (rank(a) <= rank(b) ? a : b);
+
+export function presentToken(row: ApiTokenWithOwner): ApiToken {
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role,
+    user: { id: row.account_id, username: row.username },
+    created_at: row.created_at,
+    expires_at: row.expires_at === null ? null : isoMillis(row.expires_at),
+    last_used_at: row.last_used_at === null ? null : isoMillis(row.last_used_at),
+    last_used_ip: row.last_used_ip,
+  };
+}
+
+/** Who a token request acts as: the owner, at the lower of the token's and the owner's role. */
+export interface TokenPrincipal {
+  user: SessionUser;
+  token: { id: number; name: string };
+  mustChangePassword: boolean;
+}
+
+export function createTokenService(ctx: { db: Db; clock: Clock }, audit: AuditLog) {
+  const { db, clock } = ctx;
+  const repo = createTokenRepo(db);
+
+  const visible = (id: number, by: SessionUser) => {
+    const row = repo.byId(id);
+    // Someone else's token is "not found" to a non-administrator: ids of others' tokens are not theirs to learn.
+    if (!row || (row.account_id !== by.id && !roleHas(by.role, 'users.manage'))) throw notFound('token not found');
+    return row;
+  };
+
+  return {
+    repo,
+
+    list(by: SessionUser, all: boolean): ApiToken[] {
+      if (all && !roleHas(by.role, 'users.manage')) throw forbidden('forbidden');
+      return (all ? repo.all() : repo.ofAccount(by.id)).map(presentToken);
+    },
+
+    create(input: TokenCreateBody, by: SessionUser, ip: string | null): CreatedApiToken {
+      if (rank(input.role) > rank(by.role)) throw validationFailed([{ field: 'role', message: `cannot be higher than your own role (${by.role})` }]);
+      const expires = input.expires_at ? Date.parse(input.expires_at) : null;
+      if (expires !== null && expires <= clock.now()) throw validationFailed([{ field: 'expires_at', message: 'must be in the future' }]);
+      const token = TOKEN_PREFIX + newToken();
+      return db.transaction(() => {
+        const id = repo.insert({
+          account_id: by.id,
+          name: input.name,
+          role: input.role,
+          token_hash: sha256(token),
+          created_at: isoSeconds(clock.now()),
+          expires_at: expires,
+        });
+        audit.write({ actor: by.username, action: 'token.create', target: by.username, ip, detail: { id, name: input.name, role: input.role } });
+        return { ...presentToken(repo.byId(id)!), token };
+      })();
+    },
+
+    revoke(id: number, by: SessionUser, ip: string | null): void {
+      db.transaction(() => {
+        const row = visible(id, by);
+        repo.remove(row.id);
+        audit.write({ actor: by.username, action: 'token.revoke', target: row.username, ip, detail: { id: row.id, name: row.name } });
+      })();
+    },
+
+    /**
+     * The principal of a bearer token, or undefined for a malformed, unknown, expired or revoked
+     * token and for a disabled owner. Records the use at most once a minute.
+     */
+    authenticate(token: string, ip: string | null): TokenPrincipal | undefined {
+      if (!TOKEN_PATTERN.test(token)) return undefined;
+      const hash = sha256(token);
+      const row = repo.forAuth(hash);
+      if (!row || !secretsEqual(hash, row.token_hash) || !row.owner_enabled) return undefined;
+      const now = clock.now();
+      if (row.expires_at !== null && now >= row.expires_at) return undefined;
+      if (row.last_used_at === null || now - row.last_used_at >= LAST_USE_MS) repo.touch(row.id, now, ip, now - LAST_USE_MS);
+      return {
+        user: { id: row.account_id, username: row.username, role: lowerRole(row.role, row.owner_role) },
+        token: { id: row.id, name: row.name },
+        mustChangePassword: row.owner_must_change_password === 1,
+      };
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;
