@@ -8,6 +8,8 @@ import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
+import { createEventHub, type EventHub, type LiveEventsOptions } from './events/hub.js';
+import { registerEventRoutes } from './events/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { RouteTable, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
@@ -31,6 +33,8 @@ export interface AppOptions {
   jobs?: JobsOptions;
   /** The built dashboard (index.html and assets/); default dist/renderer in the package. */
   rendererDir?: string;
+  /** The live event stream's intervals, buffer and caps; tests shorten the intervals. */
+  liveEvents?: LiveEventsOptions;
 }
 
 export interface HomefleetApp {
@@ -40,6 +44,8 @@ export interface HomefleetApp {
   instances: InstanceService;
   accounts: AccountService;
   jobs: JobService;
+  /** Open live event streams; close() ends them, so call it before waiting on the HTTP server to close. */
+  liveEvents: EventHub;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -72,6 +78,8 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerBackupRoutes(routes, context);
   jobs.start();
   registerUsageRoutes(routes, context);
+  const liveEvents = createEventHub(context, accounts.repo, options.liveEvents);
+  registerEventRoutes(routes, context, liveEvents);
   // Last: its catch-all answers every GET page path that no feature claimed.
   registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
 
@@ -89,10 +97,12 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     instances,
     accounts,
     jobs,
+    liveEvents,
     routes: routes.records,
     async close() {
       if (closed) return;
       closed = true;
+      liveEvents.close();
       await jobs.close();
       db.close();
     },

@@ -28,6 +28,8 @@ export interface RouteOptions<B> {
   bodyLimit?: string | false;
   /** Route-specific checks that must run before the body is read (a machine token, say). */
   before?: RequestHandler[];
+  /** `false`: a request here is not activity, so it does not refresh the session's idle time (the event stream). */
+  activity?: false;
 }
 
 export type Handler<B> = (req: Request<Record<string, string>, unknown, B>, res: Response) => unknown;
@@ -36,6 +38,8 @@ export interface RouteRecord {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   access: Access;
+  /** Set (false) on routes whose requests do not refresh the session's idle time. */
+  activity?: false;
 }
 
 /** Turns a route's declared access into the middleware that enforces it (the access layer). */
@@ -69,7 +73,7 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access };
+    const record: RouteRecord = { method, path, access: options.access, ...(options.activity === false ? { activity: false as const } : {}) };
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {

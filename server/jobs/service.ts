@@ -113,11 +113,13 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   });
 
   const finish = db.transaction((jobId: number, runId: number, status: RunOutcome['status'], result: string) => {
-    repo.finishRun(runId, isoMillis(clock.now()), status, result);
+    const endedAt = isoMillis(clock.now());
+    repo.finishRun(runId, endedAt, status, result);
     repo.prune(jobId);
+    return endedAt;
   });
 
-  async function execute(job: JobRow, runId: number): Promise<RunOutcome> {
+  async function execute(job: JobRow, runId: number, startedAt: string): Promise<RunOutcome> {
     let status: RunOutcome['status'] = 'success';
     let result: string;
     try {
@@ -130,7 +132,10 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       status = 'error';
       result = errorText(err);
     }
-    if (db.open) finish(job.id, runId, status, result);
+    if (db.open) {
+      const endedAt = finish(job.id, runId, status, result);
+      events.emit('job.run.finished', { job_id: job.id, job_key: job.key, run_id: runId, status, started_at: startedAt, ended_at: endedAt, result });
+    }
     if (status === 'error') logger.warn({ job: job.key, run: runId, error: result }, 'job run failed');
     else logger.info({ job: job.key, run: runId, result }, 'job run finished');
     return { runId, status, result };
@@ -139,8 +144,10 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   /** Starts a run unless one of the same job is going; the run row exists when this returns. */
   function start(job: JobRow): Promise<RunOutcome> | undefined {
     if (running.has(job.id) || closed) return undefined;
-    const runId = repo.startRun(job.id, isoMillis(clock.now()));
-    const promise = execute(job, runId).finally(() => running.delete(job.id));
+    const startedAt = isoMillis(clock.now());
+    const runId = repo.startRun(job.id, startedAt);
+    events.emit('job.run.started', { job_id: job.id, job_key: job.key, run_id: runId, status: 'running', started_at: startedAt, ended_at: null, result: '' });
+    const promise = execute(job, runId, startedAt).finally(() => running.delete(job.id));
     running.set(job.id, promise);
     return promise;
   }

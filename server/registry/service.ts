@@ -65,7 +65,9 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     /** Merges `patch` over the stored instance, validates the result, records each changed field. */
     update(vmid: number, patch: unknown, by: string | null = null): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
+      const result = updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
+      if (result.changed.length) events.emit('instance.updated', result.instance, result.changed, vmid);
+      return result;
     },
 
     remove(vmid: number): void {
@@ -74,6 +76,7 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
         throw unprocessable('production instances cannot be deleted; change the stack to development first');
       }
       repo.remove(instance.id);
+      events.emit('instance.deleted', instance.vmid);
     },
   };
 }
