@@ -19,6 +19,7 @@ import { registerRegistryRoutes } from './registry/routes.js';
 import { createInstanceService, type InstanceService } from './registry/service.js';
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
+import { createUsageRetention, type UsageRetentionOptions } from './usage/retention.js';
 import { registerUsageRoutes } from './usage/routes.js';
 import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
@@ -35,6 +36,8 @@ export interface AppOptions {
   rendererDir?: string;
   /** The live event stream's intervals, buffer and caps; tests shorten the intervals. */
   liveEvents?: LiveEventsOptions;
+  /** How often old usage reports are deleted (daily); tests shorten it. */
+  usageRetention?: UsageRetentionOptions;
 }
 
 export interface HomefleetApp {
@@ -77,7 +80,9 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerJobRoutes(routes, jobs);
   registerBackupRoutes(routes, context);
   jobs.start();
-  registerUsageRoutes(routes, context);
+  const usageRetention = createUsageRetention(context, options.usageRetention);
+  usageRetention.start();
+  registerUsageRoutes(routes, context, usageRetention.policy);
   const liveEvents = createEventHub(context, accounts.repo, options.liveEvents);
   registerEventRoutes(routes, context, liveEvents);
   // Last: its catch-all answers every GET page path that no feature claimed.
@@ -103,6 +108,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
       if (closed) return;
       closed = true;
       liveEvents.close();
+      usageRetention.stop();
       await jobs.close();
       db.close();
     },
