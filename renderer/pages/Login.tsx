@@ -9,6 +9,8 @@ import { safeNext } from '../safeNext';
 export function LoginPage() {
   const session = useSession();
   const next = safeNext(new URLSearchParams(location.search).get('next'));
+  // Set when the live stream said the session ended ("account disabled", "signed out", …).
+  const ended = new URLSearchParams(location.search).get('reason')?.slice(0, 200);
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string>();
@@ -46,6 +48,11 @@ export function LoginPage() {
         <p class="brand">homefleet</p>
         <PageTitle title="Sign in" />
         {error && <Notice kind="error">{error}</Notice>}
+        {ended && !error && (
+          <Notice kind="warning">
+            <span data-testid="signed-out-reason">You were signed out: {ended}.</span> Sign in again to continue.
+          </Notice>
+        )}
         <Field id="username" label="Username">
           <input id="username" name="username" autocomplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
         </Field>

@@ -9,7 +9,9 @@ export function registerEventRoutes(routes: RouteTable, _ctx: AppContext, hub: E
   routes.get('/api/events', { access: 'fleet.read', activity: false }, (req, res) => {
     const { user, session } = res.locals;
     if (!user || !session) throw unauthorized('authentication required');
-    const header = req.get('last-event-id');
+    // A browser's own reconnect sends the header; a new EventSource after a backoff can only use the query.
+    const query = (req.query as Record<string, unknown>).last_event_id;
+    const header = req.get('last-event-id') ?? (typeof query === 'string' ? query : undefined);
     hub.open(res, { kind: 'session', sessionId: session.id, accountId: user.id, role: user.role }, header);
   });
 }
