@@ -97,7 +97,7 @@ function LiveIndicator() {
   if (state === 'off') return null;
   const live = state === 'live';
   return (
-    <span class={`live ${live ? 'live-on' : 'live-off'}`} role="status" data-testid="live" title={live ? 'Changes appear as they happen' : 'Reconnecting to the server…'}>
+    <span class={`live ${live ? 'live-on' : 'live-off'}`} aria-live="polite" data-testid="live" title={live ? 'Changes appear as they happen' : 'Reconnecting to the server…'}>
       {live ? 'live' : state === 'connecting' ? 'connecting' : 'reconnecting'}
     </span>
   );

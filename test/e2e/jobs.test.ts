@@ -54,7 +54,7 @@ describe('jobs in Chromium', () => {
     await expect.poll(() => page.locator('article.job').count()).toBe(3);
     await page.locator('article[data-job="semaphore_sync"] h2 a').click();
     await page.waitForURL(`**/jobs/${job.id}`);
-    expect(await page.getByText('Not run yet').isVisible()).toBe(true);
+    await expect.poll(() => page.getByText('Not run yet').isVisible()).toBe(true);
 
     await page.getByLabel(/Inventory endpoint URL/).fill(`${mock.url}/api/project/1/inventory/1`);
     await page.getByLabel(/API token \(not set\)/).fill('sem-secret-token');
