@@ -89,7 +89,7 @@ export async function startHeadless() {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
-  return { url, accessLayer, request, seedInstances, signInPage, stop };
+  return { url, dbPath: path.join(dir, 'homefleet.db'), accessLayer, request, seedInstances, signInPage, stop };
 }
 
 export const CHROMIUM = {

@@ -3,7 +3,9 @@
 // taken from a real headless server with sample data, into screenshots/ (ignored by git).
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
+import { insertUsageFixture } from '../test/fixtures/usage-reports.mjs';
 import { CHROMIUM, root, sampleInstances, startHeadless } from './headless-server.mjs';
 
 const out = path.join(root, 'screenshots');
@@ -20,12 +22,19 @@ try {
     await server.request('POST', '/api/users', { username: 'victor', display_name: 'Victor Viewer', role: 'viewer' });
   }
 
+  // Usage reports for the usage page: a deterministic 90-day fixture written straight into the server's
+  // database (ingestion is throttled per address, rightly, so thousands cannot go through the API quickly).
+  const db = new Database(server.dbPath);
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_reports'").get()) insertUsageFixture(db, Date.now(), 4_000, 90);
+  db.close();
+
   const pages = [
     ['instances', '/instances'],
     ['instances-filtered', '/instances?search=web&sort=vmid&order=desc'],
     ['instance-detail', '/instances/101'],
     ['instance-edit-error', '/instances/new'],
     ['jobs', '/jobs'],
+    ['usage', '/usage'],
     ['settings', '/settings'],
     ['users', '/users'],
     ['audit', '/audit'],
@@ -45,7 +54,8 @@ try {
     for (const [name, url] of pages) {
       await page.goto(server.url + url);
       await page.waitForSelector('main h1');
-      await page.waitForLoadState('networkidle');
+      await settle(page);
+      if (name === 'usage') await page.waitForSelector('[data-testid="daily-chart"] canvas');
       if (name === 'instance-edit-error') {
         await page.getByLabel('VMID').fill('100');
         await page.getByLabel('Name').fill('duplicate');
@@ -60,11 +70,22 @@ try {
     for (const [name, url] of [['instances', '/instances'], ['instance-detail', '/instances/101']]) {
       await small.goto(server.url + url);
       await small.waitForSelector('main h1');
-      await small.waitForLoadState('networkidle');
+      await settle(small);
       await shoot(small, `${name}-phone-${colorScheme}`);
     }
     await phone.close();
+    // The live indicator while the event stream cannot connect.
+    await page.route('**/api/events*', (route) => route.fulfill({ status: 503, body: '' }));
+    await page.goto(`${server.url}/instances`);
+    await page.waitForSelector('[data-testid="live"]:has-text("reconnecting")');
+    await shoot(page, `live-reconnecting-${colorScheme}`);
     await context.close();
+  }
+
+  /** The page's data is in and the event stream is live (an open stream means the network never goes idle). */
+  async function settle(page) {
+    if (server.accessLayer) await page.waitForSelector('[data-testid="live"]:has-text("live")', { timeout: 10_000 }).catch(() => {});
+    await page.waitForTimeout(400);
   }
 
   async function shoot(page, name) {

@@ -157,6 +157,7 @@ function ReportTable({ rows, flashing }: { rows: UsageReport[]; flashing: Set<nu
             <th scope="col">Started</th>
             <th scope="col">Application</th>
             <th scope="col">Status</th>
+            <th scope="col">Error</th>
             <th scope="col">Updated</th>
             <th scope="col">Type</th>
             <th scope="col">OS</th>
@@ -165,7 +166,6 @@ function ReportTable({ rows, flashing }: { rows: UsageReport[]; flashing: Set<nu
             <th scope="col">PVE</th>
             <th scope="col">IPv6 off</th>
             <th scope="col">random_id</th>
-            <th scope="col">Error</th>
           </tr>
         </thead>
         <tbody>
@@ -178,6 +178,7 @@ function ReportTable({ rows, flashing }: { rows: UsageReport[]; flashing: Set<nu
               <td>
                 <Badge value={r.status} />
               </td>
+              <td class="error-text">{r.error ?? ''}</td>
               <td>{r.updated_at !== r.created_at ? <Time iso={r.updated_at} exact={false} /> : <span class="muted">no update yet</span>}</td>
               <td>
                 {r.type}
@@ -195,7 +196,6 @@ function ReportTable({ rows, flashing }: { rows: UsageReport[]; flashing: Set<nu
               <td class="mono" title={r.random_id}>
                 {r.random_id.slice(0, 8)}
               </td>
-              <td class="error-text">{r.error ?? ''}</td>
             </tr>
           ))}
         </tbody>
@@ -265,7 +265,8 @@ function DailyChart({ stats }: { stats: UsageStats }) {
         width,
         height: 260,
         cursor: { points: { show: false } },
-        scales: { x: { time: true } },
+        // Bars start at zero: a bar's height is its count.
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.08] } },
         axes: [axis(colors), axis(colors, { size: 44 })],
         series: [
           {},
@@ -297,7 +298,7 @@ function AppsChart({ stats }: { stats: UsageStats }) {
         height: 260,
         legend: { show: false },
         cursor: { points: { show: false } },
-        scales: { x: { time: false, range: [-0.6, apps.length - 0.4] } },
+        scales: { x: { time: false, range: [-0.6, apps.length - 0.4] }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.08] } },
         axes: [
           axis(colors, {
             values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? (apps[t]?.nsapp ?? '') : '')),

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
-import { insertUsageFixture } from '../../test/fixtures/usage-reports.js';
+import { insertUsageFixture } from '../../test/fixtures/usage-reports.mjs';
 import { ADMIN_PASSWORD, logIn, startServer, type TestServer } from '../../test/helpers/server.js';
 import { loadConfig } from '../config.js';
 import { createUsageRetention } from './retention.js';

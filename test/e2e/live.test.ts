@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertUsageFixture } from '../fixtures/usage-reports.js';
+import { insertUsageFixture } from '../fixtures/usage-reports.mjs';
 import { startMockRemote, type MockRemote } from '../helpers/remote.js';
 import { renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
 
