@@ -68,6 +68,17 @@ function connect(): void {
       source = null;
       const wait = BACKOFF_MS[Math.min(failures++, BACKOFF_MS.length - 1)]!;
       retryTimer = setTimeout(connect, wait * (0.8 + Math.random() * 0.4));
+      // The browser does not say why it gave up. A session that expired while the server was away
+      // answers 401 here (no revoked event could reach us): then sign-in, not endless retries.
+      fetch('/api/auth/session', { credentials: 'same-origin' }).then(
+        (res) => {
+          if (res.status === 401 && state !== 'off') {
+            stopLive();
+            onRevoked('your session has ended');
+          }
+        },
+        () => {},
+      );
     }
   };
   for (const type of LIVE_TYPES) es.addEventListener(type, (event) => dispatch(type, event as MessageEvent));

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { navigate, useLocation } from '../router';
-import { useLiveState } from '../live';
+import { stopLive, useLiveState } from '../live';
 import { useSession } from '../session';
 
 interface NavItem {
@@ -34,6 +34,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
   ];
 
   async function signOut() {
+    stopLive(); // its revoked event would otherwise announce the sign-out the person just chose
     try {
       await api('POST', '/api/auth/logout');
       await session.refresh();

@@ -94,6 +94,35 @@ describe('GET /api/events', () => {
     expect(stream.raw).not.toContain('"k"');
   });
 
+  it('announces the instances a job run changed, after its transaction commits, and never a rolled-back change', async () => {
+    const remote = await startMockRemote(json(200, { devices: [{ hostname: 'synced', addresses: ['100.64.1.2'] }] }));
+    remotes.push(remote);
+    const server = await start({ dbPath: tempDbPath() });
+    const body = buildInstance({ name: 'synced' });
+    await server.client.post('/api/instances', body);
+    const job = (await server.client.get('/api/jobs')).body.find((j: { key: string }) => j.key === 'tailscale_sync');
+    await server.client.put(`/api/jobs/${job.id}`, { config: { api_key: 'k', api_url: remote.url } });
+    const stream = await open(server.client);
+    await connected(stream);
+    expect((await server.client.post(`/api/jobs/${job.id}/run`)).body).toEqual({ summary: 'Updated 1 of 1 instances' });
+    await stream.waitFor((f) => f.event === 'job.run.finished');
+    expect(stream.data('instance.updated')).toEqual([
+      expect.objectContaining({ instance: expect.objectContaining({ vmid: body.vmid, tailscale: 1, tailscale_ip: '100.64.1.2' }), changed: ['tailscale_ip', 'tailscale'] }),
+    ]);
+    const [updated, finished] = stream.frames.filter((f) => f.event === 'instance.updated' || f.event === 'job.run.finished');
+    expect(Number(updated!.id)).toBeLessThan(Number(finished!.id));
+
+    const seen: unknown[] = [];
+    server.context.events.on('instance.updated', (instance) => seen.push(instance));
+    const rollback = server.db.transaction(() => {
+      server.instances.update(body.vmid as number, { name: 'never-committed' });
+      throw new Error('roll back');
+    });
+    expect(() => rollback()).toThrow('roll back');
+    expect(seen).toEqual([]);
+    expect((await server.client.get(`/api/instances/${body.vmid}`)).body.name).toBe('synced');
+  });
+
   it('delivers usage.report for a start report and its update, to a role with content.read', async () => {
     const server = await start();
     const viewer = await server.signIn('viewer');

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
 import type { Instance } from '../registry/schema.js';
-import type { InstanceService } from '../registry/service.js';
+import type { InstanceService, UpdateResult } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
 import type { Change } from './handlers/types.js';
@@ -98,19 +98,27 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     return row;
   }
 
-  const applyChanges = db.transaction((key: JobKey, changes: Change[]): number => {
-    let updated = 0;
+  const applyTx = db.transaction((key: JobKey, changes: Change[]) => {
+    const applied: { result: UpdateResult; vmid: number }[] = [];
     for (const change of changes) {
       try {
-        if (instances.update(change.vmid, change.patch, `job:${key}`).changed.length) updated++;
+        const result = instances.update(change.vmid, change.patch, `job:${key}`);
+        if (result.changed.length) applied.push({ result, vmid: change.vmid });
       } catch (err) {
         // Deleted (or renumbered) while the remote call was in flight: nothing to update.
         if (err instanceof HttpError && err.status === 404) continue;
         throw err;
       }
     }
-    return updated;
+    return applied;
   });
+
+  /** Applies the changes in one transaction, then announces them (never a change that rolled back). */
+  function applyChanges(key: JobKey, changes: Change[]): number {
+    const applied = applyTx(key, changes);
+    for (const { result, vmid } of applied) instances.announce(result, vmid);
+    return applied.length;
+  }
 
   const finish = db.transaction((jobId: number, runId: number, status: RunOutcome['status'], result: string) => {
     const endedAt = isoMillis(clock.now());

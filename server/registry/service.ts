@@ -48,6 +48,10 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     return { instance: present(repo.findByVmid(next.vmid)!), changed };
   });
 
+  function announce(result: UpdateResult, previousVmid: number): void {
+    if (result.changed.length) events.emit('instance.updated', result.instance, result.changed, previousVmid);
+  }
+
   return {
     list: (query: ListQuery) => repo.list(query),
     stacks: () => repo.stacks(),
@@ -66,9 +70,13 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     update(vmid: number, patch: unknown, by: string | null = null): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
       const result = updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
-      if (result.changed.length) events.emit('instance.updated', result.instance, result.changed, vmid);
+      // Inside a caller's transaction the change may still roll back: that caller announces it after commit.
+      if (!db.inTransaction) announce(result, vmid);
       return result;
     },
+
+    /** Tells the app an update happened (live events); for callers that update inside their own transaction. */
+    announce,
 
     remove(vmid: number): void {
       const instance = require(vmid);
