@@ -37,12 +37,15 @@ export function UsagePage() {
       recent.reload();
       return;
     }
-    recent.update((rows) =>
-      rows.some((row) => row.random_id === report.random_id)
-        ? rows.map((row) => (row.random_id === report.random_id ? report : row))
-        : [report, ...rows].slice(0, 50),
-    );
-    flash(report.random_id);
+    // Viewers get a summary without the report's fields (no random_id): only the charts follow for them.
+    if (canList && report.random_id) {
+      recent.update((rows) =>
+        rows.some((row) => row.random_id === report.random_id)
+          ? rows.map((row) => (row.random_id === report.random_id ? report : row))
+          : [report, ...rows].slice(0, 50),
+      );
+      flash(report.random_id);
+    }
     if (!refresh.current) {
       refresh.current = setTimeout(() => {
         refresh.current = undefined;

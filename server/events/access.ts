@@ -20,3 +20,22 @@ export type LiveEventType = keyof typeof EVENT_ACCESS;
 export const LIVE_EVENT_TYPES = Object.keys(EVENT_ACCESS) as LiveEventType[];
 
 export const roleMaySee = (role: Role, type: LiveEventType): boolean => roleHas(role, EVENT_ACCESS[type]);
+
+/**
+ * Events whose full data needs more than the capability above: roles without `capability` get
+ * `summarize(data)` instead. Viewers may read usage *summaries* (content.read), not the reports
+ * themselves (content.manage), so their usage.report carries only what the charts count.
+ */
+export const EVENT_DETAIL: Partial<Record<LiveEventType, { capability: Capability; summarize: (data: any) => unknown }>> = {
+  'usage.report': {
+    capability: 'content.manage',
+    summarize: (report: { id: number; nsapp: string; status: string; type: string; created_at: string; updated_at: string }) => ({
+      id: report.id,
+      nsapp: report.nsapp,
+      status: report.status,
+      type: report.type,
+      created_at: report.created_at,
+      updated_at: report.updated_at,
+    }),
+  },
+};

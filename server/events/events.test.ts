@@ -123,20 +123,29 @@ describe('GET /api/events', () => {
     expect((await server.client.get(`/api/instances/${body.vmid}`)).body.name).toBe('synced');
   });
 
-  it('delivers usage.report for a start report and its update, to a role with content.read', async () => {
+  it('delivers usage.report for a start report and its update: whole to operators, a summary to viewers', async () => {
     const server = await start();
     const viewer = await server.signIn('viewer');
-    const stream = await open(viewer);
-    await connected(stream);
+    const operator = await server.signIn('operator');
+    const [viewerStream, operatorStream] = [await open(viewer), await open(operator)];
+    await Promise.all([connected(viewerStream), connected(operatorStream)]);
     const random_id = '0b6c6a52-2f55-4a43-9a1e-4f2e8a9f1c11';
     const anon = server.anonymous();
-    expect((await anon.post('/api/usage/upload', { type: 'lxc', nsapp: 'jellyfin', status: 'installing', random_id })).status).toBe(201);
-    expect((await anon.post('/api/usage/upload/updatestatus', { random_id, status: 'done', error: '' })).status).toBe(200);
-    await stream.waitFor((f) => f.event === 'usage.report' && f.data!.includes('"done"'));
-    expect(stream.data('usage.report').map((r) => [r.random_id, r.nsapp, r.status])).toEqual([
-      [random_id, 'jellyfin', 'installing'],
-      [random_id, 'jellyfin', 'done'],
+    expect((await anon.post('/api/usage/upload', { type: 'lxc', nsapp: 'jellyfin', status: 'installing', random_id, disk_size: 8 })).status).toBe(201);
+    expect((await anon.post('/api/usage/upload/updatestatus', { random_id, status: 'failed', error: 'disk full' })).status).toBe(200);
+    await operatorStream.waitFor((f) => f.event === 'usage.report' && f.data!.includes('"failed"'));
+    await viewerStream.waitFor((f) => f.event === 'usage.report' && f.data!.includes('"failed"'));
+    expect(operatorStream.data('usage.report').map((r) => [r.random_id, r.nsapp, r.status, r.error, r.disk_size])).toEqual([
+      [random_id, 'jellyfin', 'installing', null, 8],
+      [random_id, 'jellyfin', 'failed', 'disk full', 8],
     ]);
+    // content.read is "read summaries": the viewer's charts count these, the report's fields stay with content.manage.
+    expect(viewerStream.data('usage.report')).toEqual([
+      { id: 1, nsapp: 'jellyfin', status: 'installing', type: 'lxc', created_at: expect.any(String), updated_at: expect.any(String) },
+      { id: 1, nsapp: 'jellyfin', status: 'failed', type: 'lxc', created_at: expect.any(String), updated_at: expect.any(String) },
+    ]);
+    expect(viewerStream.raw).not.toContain(random_id);
+    expect(viewerStream.raw).not.toContain('disk full');
   });
 
   it('a viewer never receives audit.entry; an administrator does', async () => {

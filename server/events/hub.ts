@@ -2,7 +2,9 @@ import type { Response } from 'express';
 import type { AccountRepo } from '../access/repo.js';
 import type { AppContext, AppEventMap, SessionRevoked } from '../context.js';
 import { HttpError, serviceUnavailable } from '../errors.js';
-import { LIVE_EVENT_TYPES, roleMaySee, type LiveEventType } from './access.js';
+import { roleHas } from '../access/capabilities.js';
+import type { Capability } from '../http/routes.js';
+import { EVENT_DETAIL, LIVE_EVENT_TYPES, roleMaySee, type LiveEventType } from './access.js';
 import { recheckCredential, type StreamCredential } from './credential.js';
 
 export interface LiveEventsOptions {
@@ -24,6 +26,8 @@ interface BufferedEvent {
   id: number;
   type: LiveEventType;
   frame: string;
+  /** What roles without the detail capability get instead (EVENT_DETAIL). */
+  summary?: { capability: Capability; frame: string };
 }
 
 interface Stream {
@@ -80,16 +84,21 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
     end(stream);
   }
 
+  const frameFor = (stream: Stream, event: BufferedEvent) =>
+    event.summary && !roleHas(stream.credential.role, event.summary.capability) ? event.summary.frame : event.frame;
+
   function deliver(stream: Stream, event: BufferedEvent): void {
     if (!roleMaySee(stream.credential.role, event.type)) return;
     if (stream.held) stream.held.push(event);
-    else write(stream, event.frame);
+    else write(stream, frameFor(stream, event));
   }
 
   function publish(type: LiveEventType, data: unknown): void {
     if (closed) return;
     const id = ++lastId;
-    const event: BufferedEvent = { id, type, frame: `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n` };
+    const frame = (payload: unknown) => `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
+    const detail = EVENT_DETAIL[type];
+    const event: BufferedEvent = { id, type, frame: frame(data), ...(detail ? { summary: { capability: detail.capability, frame: frame(detail.summarize(data)) } } : {}) };
     buffer.push(event);
     if (buffer.length > bufferSize) buffer.shift();
     for (const stream of streams) deliver(stream, event);
@@ -129,7 +138,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
         if (!check(stream, change.reason)) continue;
         const held = stream.held ?? [];
         stream.held = null;
-        for (const event of held) write(stream, event.frame);
+        for (const event of held) write(stream, frameFor(stream, event));
       }
     });
   };
