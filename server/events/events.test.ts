@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { buildInstance } from '../../test/helpers/factories.js';
@@ -328,6 +329,29 @@ describe('replay, caps and shutdown', () => {
     expect((await Promise.all([open(a), open(a), open(b)])).map((s) => s.status)).toEqual([200, 200, 200]);
     const over = await open(b);
     expect(over.status).toBe(503);
+  });
+
+  it('drops a client that stops reading once too much is queued for it, so memory stays bounded', async () => {
+    const server = await start({ liveEvents: { maxQueuedBytes: 256 * 1024 } });
+    const viewer = await server.signIn('viewer');
+    const stuck = await new Promise<http.IncomingMessage>((resolve) => {
+      http.get(`${server.baseUrl}/api/events`, { headers: { cookie: viewer.cookieHeader() } }, (res) => {
+        res.pause(); // never reads: the kernel's buffers fill, then Node's
+        resolve(res);
+      });
+    });
+    expect(stuck.statusCode).toBe(200);
+    const reading = await open(server.client);
+    await connected(reading);
+    expect(server.liveEvents.size).toBe(2);
+    const big = 'x'.repeat(100 * 1024);
+    for (let i = 0; i < 200 && server.liveEvents.size > 1; i++) {
+      server.liveEvents.publish('instance.deleted', { vmid: i, pad: big });
+      await sleep(1);
+    }
+    expect(server.liveEvents.size).toBe(1);
+    expect(reading.isEnded()).toBe(false);
+    stuck.destroy();
   });
 
   it('closing the app ends every stream cleanly, so the HTTP server closes without waiting', async () => {
