@@ -301,6 +301,15 @@ describe('replay, caps and shutdown', () => {
     expect(resume.frames.some((f) => f.event === 'reset')).toBe(false);
   });
 
+  it('tells open streams to reload (event: reset) when a backup import replaced everything', async () => {
+    const server = await start();
+    const stream = await open(server.client);
+    await connected(stream);
+    expect((await server.client.post('/api/import', { version: 3, instances: [buildInstance()] })).status).toBe(200);
+    const reset = await stream.waitFor((f) => f.event === 'reset');
+    expect(JSON.parse(reset.data!)).toEqual({ reason: 'a backup was imported' });
+  });
+
   it('caps streams per session at 5, also when opened in parallel; closing one frees a slot', async () => {
     const server = await start();
     const viewer = await server.signIn('viewer');

@@ -167,6 +167,11 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
     events.on(type, forward as never);
   }
   events.on('session.revoked', onRevoked);
+  // An import replaces every instance at once: no list of events says that, so pages are told to reload.
+  const onImported = () => {
+    for (const stream of [...streams]) write(stream, resetFrame('a backup was imported'));
+  };
+  events.on('backup.imported', onImported);
 
   const keepAlive = setInterval(() => {
     for (const stream of [...streams]) write(stream, ': keep-alive\n\n');
@@ -174,6 +179,8 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   keepAlive.unref();
   const recheck = setInterval(recheckAll, recheckMs);
   recheck.unref();
+
+  const resetFrame = (reason: string) => `id: ${lastId}\nevent: reset\ndata: ${JSON.stringify({ reason })}\n\n`;
 
   /** The events after `since`, or undefined when the buffer no longer reaches back that far. */
   function missedSince(since: number): BufferedEvent[] | undefined {
@@ -208,7 +215,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
         const since = /^\d{1,15}$/.test(lastEventId.trim()) ? Number(lastEventId.trim()) : -1;
         const missed = since < 0 ? undefined : missedSince(since);
         if (missed) for (const event of missed) deliver(stream, event);
-        else write(stream, `id: ${lastId}\nevent: reset\ndata: ${JSON.stringify({ reason: 'missed events are no longer available; reload' })}\n\n`);
+        else write(stream, resetFrame('missed events are no longer available; reload'));
       }
     },
 
@@ -226,6 +233,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
       clearInterval(recheck);
       for (const [type, forward] of forwarders) events.off(type, forward as never);
       events.off('session.revoked', onRevoked);
+      events.off('backup.imported', onImported);
       for (const stream of [...streams]) end(stream);
     },
   };
