@@ -2,6 +2,7 @@
 // `npm run screenshots`: the main dashboard pages in light and dark themes (and the list on a phone),
 // taken from a real headless server with sample data, into screenshots/ (ignored by git).
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
@@ -28,12 +29,23 @@ try {
   if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_reports'").get()) insertUsageFixture(db, Date.now(), 4_000, 90);
   db.close();
 
+  // A stand-in Tailscale on 127.0.0.1 that answers only when told, so a job run can be shown running.
+  const held = [];
+  const tailscale = http.createServer((_req, res) => held.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"devices":[]}')));
+  await new Promise((resolve) => tailscale.listen(0, '127.0.0.1', resolve));
+  const jobs = (await server.request('GET', '/api/jobs')).body;
+  const tailscaleJob = Array.isArray(jobs) ? jobs.find((job) => job.key === 'tailscale_sync') : undefined;
+  if (tailscaleJob) {
+    await server.request('PUT', `/api/jobs/${tailscaleJob.id}`, { config: { api_key: 'screenshot-key', api_url: `http://127.0.0.1:${tailscale.address().port}` } });
+  }
+
   const pages = [
     ['instances', '/instances'],
     ['instances-filtered', '/instances?search=web&sort=vmid&order=desc'],
     ['instance-detail', '/instances/101'],
     ['instance-edit-error', '/instances/new'],
     ['jobs', '/jobs'],
+    ...(tailscaleJob ? [['job-running', `/jobs/${tailscaleJob.id}`]] : []),
     ['usage', '/usage'],
     ['settings', '/settings'],
     ['users', '/users'],
@@ -56,6 +68,12 @@ try {
       await page.waitForSelector('main h1');
       await settle(page);
       if (name === 'usage') await page.waitForSelector('[data-testid="daily-chart"] canvas');
+      if (name === 'job-running') {
+        // Run now from this browser (the API client's session ended when the page signed in as the same
+        // account); the run waits on the stand-in remote and the open page shows it arrive live.
+        void page.evaluate((id) => fetch(`/api/jobs/${id}/run`, { method: 'POST' }).catch(() => {}), tailscaleJob.id);
+        await page.waitForSelector('[data-testid="elapsed"]:has-text("3 s")');
+      }
       if (name === 'instance-edit-error') {
         await page.getByLabel('VMID').fill('100');
         await page.getByLabel('Name').fill('duplicate');
@@ -64,6 +82,7 @@ try {
         await page.waitForSelector('.field-error');
       }
       await shoot(page, `${name}-${colorScheme}`);
+      if (name === 'job-running') held.splice(0).forEach((answer) => answer());
     }
     const phone = await browser.newContext({ colorScheme, viewport: { width: 375, height: 740 }, storageState: await context.storageState() });
     const small = await phone.newPage();
@@ -94,6 +113,8 @@ try {
     taken.push(path.relative(root, file));
   }
   console.log(`${taken.length} screenshots:\n${taken.join('\n')}`);
+  held.splice(0).forEach((answer) => answer());
+  tailscale.close();
 } finally {
   await browser.close();
   await server.stop();
