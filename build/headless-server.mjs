@@ -90,7 +90,7 @@ export async function startHeadless({ setUp = true } = {}) {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
-  return { url, accessLayer, setupToken, request, seedInstances, signInPage, stop };
+  return { url, dbPath: path.join(dir, 'homefleet.db'), accessLayer, setupToken, request, seedInstances, signInPage, stop };
 }
 
 export const CHROMIUM = {

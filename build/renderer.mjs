@@ -16,13 +16,17 @@ export async function buildRenderer(options) {
     jsx: 'automatic',
     jsxImportSource: 'preact',
     minify: true,
+    // Pages loaded with import() (the usage page and its charts) become their own chunks.
+    splitting: true,
     entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
     metafile: true,
     legalComments: 'none',
   });
   const outputs = Object.keys(result.metafile.outputs).map((file) => path.basename(file));
-  const js = outputs.find((file) => file.endsWith('.js'));
-  const css = outputs.find((file) => file.endsWith('.css'));
+  const entry = Object.entries(result.metafile.outputs).find(([, output]) => output.entryPoint);
+  const js = entry && path.basename(entry[0]);
+  const css = entry?.[1].cssBundle ? path.basename(entry[1].cssBundle) : outputs.find((file) => file.endsWith('.css'));
   if (!js || !css) throw new Error(`renderer build produced ${outputs.join(', ')}`);
   // Stale hashed files go only after the new ones exist, so a server reading the folder never sees a gap.
   for (const file of fs.readdirSync(outdir)) if (!outputs.includes(file)) fs.rmSync(path.join(outdir, file));
@@ -43,6 +47,25 @@ export async function buildRenderer(options) {
 </body>
 </html>
 `;
+  // Which files the first page load fetches (the entry and its static imports) and which each lazy page adds:
+  // the dashboard benchmark prints their sizes against the budget.
+  const out = result.metafile.outputs;
+  const staticClosure = (file, seen = new Set()) => {
+    if (seen.has(file)) return seen;
+    seen.add(file);
+    for (const imp of out[file]?.imports ?? []) if (imp.kind === 'import-statement' && imp.path.endsWith('.js')) staticClosure(imp.path, seen);
+    return seen;
+  };
+  const mainFiles = staticClosure(entry[0]);
+  const lazy = {};
+  for (const imp of out[entry[0]].imports) {
+    if (imp.kind !== 'dynamic-import') continue;
+    const name = path.basename(Object.keys(out[imp.path]?.inputs ?? {}).find((input) => input.startsWith('renderer/pages/')) ?? imp.path).replace(/\.[tj]sx?$/, '');
+    lazy[name] = [...staticClosure(imp.path)].filter((file) => !mainFiles.has(file)).map((file) => path.basename(file));
+  }
+  const manifest = { main: [...mainFiles].map((file) => path.basename(file)), css, lazy };
+  fs.writeFileSync(path.join(outdir, '..', 'bundle.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+
   const index = path.join(outdir, '..', 'index.html');
   const temporary = `${index}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, html);

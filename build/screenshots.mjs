@@ -2,8 +2,11 @@
 // `npm run screenshots`: the main dashboard pages in light and dark themes (and the list on a phone),
 // taken from a real headless server with sample data, into screenshots/ (ignored by git).
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
+import { insertUsageFixture } from '../test/fixtures/usage-reports.mjs';
 import { CHROMIUM, root, sampleInstances, startHeadless } from './headless-server.mjs';
 
 const out = path.join(root, 'screenshots');
@@ -36,6 +39,22 @@ try {
     await server.request('PUT', `/api/jobs/${jobId('patchmon_sync')}`, { config: { api_url: 'http://127.0.0.1:9/api/v1/api/hosts', api_token: 'key:secret' } });
   }
 
+  // Usage reports for the usage page: a deterministic 90-day fixture written straight into the server's
+  // database (ingestion is throttled per address, rightly, so thousands cannot go through the API quickly).
+  const db = new Database(server.dbPath);
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_reports'").get()) insertUsageFixture(db, Date.now(), 4_000, 90);
+  db.close();
+
+  // A stand-in Tailscale on 127.0.0.1 that answers only when told, so a job run can be shown running.
+  const held = [];
+  const tailscale = http.createServer((_req, res) => held.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"devices":[]}')));
+  await new Promise((resolve) => tailscale.listen(0, '127.0.0.1', resolve));
+  const jobs = (await server.request('GET', '/api/jobs')).body;
+  const tailscaleJob = Array.isArray(jobs) ? jobs.find((job) => job.key === 'tailscale_sync') : undefined;
+  if (tailscaleJob) {
+    await server.request('PUT', `/api/jobs/${tailscaleJob.id}`, { config: { api_key: 'screenshot-key', api_url: `http://127.0.0.1:${tailscale.address().port}` } });
+  }
+
   const pages = [
     ['instances', '/instances'],
     ['instances-filtered', '/instances?search=web&sort=vmid&order=desc'],
@@ -43,6 +62,8 @@ try {
     ['instance-detail-production', '/instances/100'],
     ['instance-edit-error', '/instances/new'],
     ['jobs', '/jobs'],
+    ...(tailscaleJob ? [['job-running', `/jobs/${tailscaleJob.id}`]] : []),
+    ['usage', '/usage'],
     ['settings', '/settings'],
     ['users', '/users'],
     ['audit', '/audit'],
@@ -63,7 +84,14 @@ try {
     for (const [name, url] of pages) {
       await page.goto(server.url + url);
       await page.waitForSelector('main h1');
-      await page.waitForLoadState('networkidle');
+      await settle(page);
+      if (name === 'usage') await page.waitForSelector('[data-testid="daily-chart"] canvas');
+      if (name === 'job-running') {
+        // Run now from this browser (the API client's session ended when the page signed in as the same
+        // account); the run waits on the stand-in remote and the open page shows it arrive live.
+        void page.evaluate((id) => fetch(`/api/jobs/${id}/run`, { method: 'POST' }).catch(() => {}), tailscaleJob.id);
+        await page.waitForSelector('[data-testid="elapsed"]:has-text("3 s")');
+      }
       if (name === 'instance-edit-error') {
         await page.getByLabel('VMID').fill('100');
         await page.getByLabel('Name').fill('duplicate');
@@ -72,6 +100,7 @@ try {
         await page.waitForSelector('.field-error');
       }
       await shoot(page, `${name}-${colorScheme}`);
+      if (name === 'job-running') held.splice(0).forEach((answer) => answer());
     }
     if (server.accessLayer) await interactions(page, colorScheme);
     const phone = await browser.newContext({ colorScheme, viewport: { width: 375, height: 740 }, storageState: await context.storageState() });
@@ -79,10 +108,15 @@ try {
     for (const [name, url] of [['instances', '/instances'], ['instance-detail', '/instances/101']]) {
       await small.goto(server.url + url);
       await small.waitForSelector('main h1');
-      await small.waitForLoadState('networkidle');
+      await settle(small);
       await shoot(small, `${name}-phone-${colorScheme}`);
     }
     await phone.close();
+    // The live indicator while the event stream cannot connect.
+    await page.route('**/api/events*', (route) => route.fulfill({ status: 503, body: '' }));
+    await page.goto(`${server.url}/instances`);
+    await page.waitForSelector('[data-testid="live"]:has-text("reconnecting")');
+    await shoot(page, `live-reconnecting-${colorScheme}`);
     await context.close();
   }
 
@@ -90,7 +124,7 @@ try {
   async function interactions(page, colorScheme) {
     const settled = async () => {
       await page.waitForSelector('main h1');
-      await page.waitForLoadState('networkidle');
+      await settle(page);
     };
     if (jobId('tailscale_sync')) {
       // Enabling a job that is not configured warns instead of "saved".
@@ -143,6 +177,10 @@ try {
     await shoot(page, `audit-raw-open-${colorScheme}`);
     await page.getByLabel('What').selectOption('login.failure');
     await shoot(page, `audit-filtered-${colorScheme}`);
+  /** The page's data is in and the event stream is live (an open stream means the network never goes idle). */
+  async function settle(page) {
+    if (server.accessLayer) await page.waitForSelector('[data-testid="live"]:has-text("live")', { timeout: 10_000 }).catch(() => {});
+    await page.waitForTimeout(400);
   }
 
   async function shoot(page, name) {
@@ -181,6 +219,8 @@ try {
     await fresh.stop();
   }
   console.log(`${taken.length} screenshots:\n${taken.join('\n')}`);
+  held.splice(0).forEach((answer) => answer());
+  tailscale.close();
 } finally {
   await browser.close();
   await server.stop();

@@ -101,6 +101,8 @@ export async function startDesktop(electron: ElectronApi, options: DesktopOption
   let stopped = false;
   const shutdown = (): Promise<void> => {
     stopping ??= (async () => {
+      // An open window keeps an event stream open: end it first, or closing waits for the 3 s force.
+      homefleet.liveEvents.close();
       await closeServer(server);
       await homefleet.close();
       logger.info('stopped');

@@ -2,6 +2,8 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, signInUrl } from './api';
 import { Layout } from './components/Layout';
+import { Lazy } from './components/Lazy';
+import { startLive, stopLive } from './live';
 import { Empty, Loading, Notice, PageTitle } from './components/ui';
 import { AuditPage, TelemetryPage } from './pages/Logs';
 import { InstanceDetailPage } from './pages/InstanceDetail';
@@ -43,6 +45,23 @@ export function App() {
     if (here === '/') navigate('/instances', { replace: true });
   }, [auth, path]);
 
+  // One event stream for the whole app while signed in; a revoked session goes to sign-in with the reason.
+  useEffect(() => {
+    if (!user || user.must_change_password) return;
+    const onRevoked = (reason: string) => {
+      // Changing one's own password ends the old session but sets a new cookie: then just reconnect.
+      api<{ user: Account }>('GET', '/api/auth/session').then(
+        () => startLive({ onRevoked }),
+        () => {
+          navigate(`/login?reason=${encodeURIComponent(reason)}&next=${encodeURIComponent(currentUrl())}`, { replace: true });
+          setAuth({ status: 'signed-out' });
+        },
+      );
+    };
+    startLive({ onRevoked });
+    return stopLive;
+  }, [user?.id, user?.role, user?.must_change_password]);
+
   const session = sessionFor(user, refresh);
   if (auth.status === 'loading') return <Loading />;
   if (auth.status === 'error') return <Notice kind="error">{auth.message}</Notice>;
@@ -62,6 +81,7 @@ function route(path: string, session: Session) {
   if ((params = match('/instances/:vmid', path))) return need('fleet.read', <InstanceDetailPage vmid={params.vmid!} />);
   if (match('/jobs', path)) return need('fleet.read', <JobsPage />);
   if ((params = match('/jobs/:id', path))) return need('fleet.read', <JobDetailPage id={params.id!} />);
+  if (match('/usage', path)) return need('content.read', <Lazy load={() => import('./pages/Usage').then((m) => m.UsagePage)} />);
   if (match('/settings', path)) return need('settings.manage', <SettingsPage />);
   if (match('/users', path)) return need('users.manage', <UsersPage />);
   if (match('/audit', path)) return need('users.manage', <AuditPage />);

@@ -8,6 +8,8 @@ import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
+import { createEventHub, type EventHub, type LiveEventsOptions } from './events/hub.js';
+import { registerEventRoutes } from './events/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { RouteTable, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
@@ -20,6 +22,7 @@ import { systemClock, type Clock } from './time.js';
 import { registerTokenRoutes } from './tokens/routes.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
 import type { TlsInfo } from './tls/setup.js';
+import { createUsageRetention, type UsageRetentionOptions } from './usage/retention.js';
 import { registerUsageRoutes } from './usage/routes.js';
 import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
@@ -36,6 +39,10 @@ export interface AppOptions {
   rendererDir?: string;
   /** The certificate facts when the server will speak HTTPS itself (server/tls prepareTls). */
   tls?: TlsInfo;
+  /** The live event stream's intervals, buffer and caps; tests shorten the intervals. */
+  liveEvents?: LiveEventsOptions;
+  /** How often old usage reports are deleted (daily); tests shorten it. */
+  usageRetention?: UsageRetentionOptions;
 }
 
 export interface HomefleetApp {
@@ -45,6 +52,8 @@ export interface HomefleetApp {
   instances: InstanceService;
   accounts: AccountService;
   jobs: JobService;
+  /** Open live event streams; close() ends them, so call it before waiting on the HTTP server to close. */
+  liveEvents: EventHub;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -81,7 +90,12 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerJobRoutes(routes, jobs);
   registerBackupRoutes(routes, context);
   jobs.start();
-  registerUsageRoutes(routes, context);
+  const usageRetention = createUsageRetention(context, options.usageRetention);
+  usageRetention.start();
+  registerUsageRoutes(routes, context, usageRetention.policy);
+  const liveEvents = createEventHub(context, accounts.repo, options.liveEvents);
+  registerEventRoutes(routes, context, liveEvents);
+  // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.
   registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
@@ -100,10 +114,13 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     instances,
     accounts,
     jobs,
+    liveEvents,
     routes: routes.records,
     async close() {
       if (closed) return;
       closed = true;
+      liveEvents.close();
+      usageRetention.stop();
       await jobs.close();
       db.close();
     },

@@ -15,6 +15,18 @@ const publicUrl = optionalText.refine(
   'must be an origin such as https://fleet.example.org (scheme and host, no path)',
 );
 
+/** A whole number within bounds, or the default when unset. */
+function wholeNumber(fallback: number, min: number, max: number) {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? String(fallback) : v.trim()))
+    .pipe(z.string().regex(/^\d+$/, message))
+    .transform(Number)
+    .pipe(z.number().int().min(min, message).max(max, message));
+}
+
 /** Every environment variable homefleet reads, validated once at start-up. */
 const EnvSchema = z.object({
   PORT: z
@@ -47,6 +59,8 @@ const EnvSchema = z.object({
   FLEET_TLS_CERT: optionalText,
   FLEET_TLS_KEY: optionalText,
   FLEET_TLS_NAMES: optionalText,
+  FLEET_USAGE_RETENTION_DAYS: wholeNumber(180, 1, 36_500),
+  FLEET_USAGE_MAX_REPORTS: wholeNumber(100_000, 100, 10_000_000),
 });
 
 export interface Config {
@@ -71,6 +85,10 @@ export interface Config {
   tlsExtraNames: string[];
   /** Set by createApp when the server speaks HTTPS itself: the names its certificate covers (for the allowed Origins). */
   tlsNames?: string[];
+  /** Usage reports older than this many days are deleted daily. */
+  usageRetentionDays: number;
+  /** At most this many usage reports are kept (the newest). */
+  usageMaxReports: number;
 }
 
 export class ConfigError extends Error {}
@@ -104,6 +122,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsCertFile: e.FLEET_TLS_CERT,
     tlsKeyFile: e.FLEET_TLS_KEY,
     tlsExtraNames: (e.FLEET_TLS_NAMES ?? '').split(/[\s,]+/).filter(Boolean),
+    usageRetentionDays: e.FLEET_USAGE_RETENTION_DAYS,
+    usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
   };
 }
 

@@ -2,7 +2,9 @@ import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { Logger } from './logger.js';
+import type { AuditEntry } from './access/audit.js';
 import type { Instance } from './registry/schema.js';
+import type { UsageReport } from './usage/schema.js';
 import type { Clock } from './time.js';
 import type { TlsInfo } from './tls/setup.js';
 
@@ -10,6 +12,40 @@ import type { TlsInfo } from './tls/setup.js';
 export interface AppEventMap {
   'instance.created': [instance: Instance];
   'backup.imported': [];
+  // Live events (server/events): each feature reports what changed; the stream hub forwards it.
+  'instance.updated': [instance: Instance, changed: string[], previousVmid: number];
+  'instance.deleted': [vmid: number];
+  'job.run.started': [run: JobRunEvent];
+  'job.run.finished': [run: JobRunEvent];
+  'usage.report': [report: UsageReport];
+  'audit.entry': [entry: AuditEntry];
+  /** Emitted by the hosts feature: a host's status changed, or it sent a heartbeat. */
+  'host.status': [host: HostEvent];
+  'host.heartbeat': [host: HostEvent];
+  /** Sessions ended (logout, revoke, disable, role change, password reset, a new login); streams re-check at once. */
+  'session.revoked': [change: SessionRevoked];
+}
+
+export interface JobRunEvent {
+  job_id: number;
+  job_key: string;
+  run_id: number;
+  status: 'running' | 'success' | 'error';
+  started_at: string;
+  ended_at: string | null;
+  result: string;
+}
+
+export interface HostEvent {
+  id: number;
+  [field: string]: unknown;
+}
+
+export interface SessionRevoked {
+  accountId?: number;
+  sessionId?: number;
+  /** Shown to the person when their session is gone: "signed out", say. */
+  reason: string;
 }
 
 export type AppEvents = EventEmitter<AppEventMap>;

@@ -72,6 +72,8 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, 10_000);
     force.unref();
+    // Event streams never finish by themselves: end them first, or close would wait the full 10 s.
+    homefleet.liveEvents.close();
     server.close(() => {
       void homefleet.close().then(() => {
         logger.info('stopped');

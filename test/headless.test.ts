@@ -94,6 +94,22 @@ describe('the headless server', () => {
     expect((await stop(second.child)).exitCode).toBe(0);
   });
 
+  it('SIGTERM ends open event streams first and stops at once, not after the 10-second grace', async () => {
+    const dbPath = path.join(dir, 'streams', 'homefleet.db');
+    const server = await startHeadless({ DB_PATH: dbPath, FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
+    const cookie = await setUpAndSignIn(server.url);
+    const stream = await fetch(`${server.url}/api/events`, { headers: { cookie } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(': connected\n\n');
+    const started = Date.now();
+    const exited = await stop(server.child);
+    expect(exited.exitCode).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(exited.stdout).not.toContain('requests still open');
+    expect((await reader.read()).done).toBe(true);
+  });
+
   it('stops with one line naming a bad variable', async () => {
     const result = await execa(process.execPath, ['dist/server/main.js'], { cwd: root, env: { PORT: 'eighty', DB_PATH: ':memory:' }, reject: false });
     expect(result.exitCode).toBe(1);

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { navigate, useLocation } from '../router';
+import { stopLive, useLiveState } from '../live';
 import { useSession } from '../session';
 
 interface NavItem {
@@ -25,6 +26,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
   const items: NavItem[] = [
     { href: '/instances', label: 'Instances', show: session.can('fleet.read') },
     { href: '/jobs', label: 'Jobs', show: session.can('fleet.read') },
+    { href: '/usage', label: 'Usage', show: session.can('content.read') },
     { href: '/telemetry', label: 'Telemetry', show: session.can('diagnostics.read') },
     { href: '/settings', label: 'Settings', show: session.can('settings.manage') },
     { href: '/users', label: 'Users', show: session.can('users.manage') },
@@ -32,6 +34,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
   ];
 
   async function signOut() {
+    stopLive(); // its revoked event would otherwise announce the sign-out the person just chose
     try {
       await api('POST', '/api/auth/logout');
       await session.refresh();
@@ -65,6 +68,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
         </nav>
         {session.user && (
           <div class="account">
+            <LiveIndicator />
             <span class="who" title={`Signed in as ${session.user.username}`}>
               {session.user.username} <span class="role">{session.user.role}</span>
             </span>
@@ -88,5 +92,17 @@ export function Layout({ children }: { children: ComponentChildren }) {
         homefleet <span data-testid="version">{version ? `v${version}` : ''}</span>
       </footer>
     </div>
+  );
+}
+
+/** "live" while the event stream is open, "reconnecting" while it is not. */
+function LiveIndicator() {
+  const state = useLiveState();
+  if (state === 'off') return null;
+  const live = state === 'live';
+  return (
+    <span class={`live ${live ? 'live-on' : 'live-off'}`} aria-live="polite" data-testid="live" title={live ? 'Changes appear as they happen' : 'Reconnecting to the server…'}>
+      {live ? 'live' : state === 'connecting' ? 'connecting' : 'reconnecting'}
+    </span>
   );
 }

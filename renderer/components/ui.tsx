@@ -20,7 +20,9 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { ...state, reload };
+  /** Changes the loaded data in place (a live event), without a request. */
+  const update = useCallback((fn: (data: T) => T) => setState((s) => (s.data === undefined ? s : { ...s, data: fn(s.data) })), []);
+  return { ...state, reload, update };
 }
 
 /** A relative time with the exact UTC time beside it (and in the tooltip). */
@@ -94,5 +96,21 @@ export function PageTitle({ title, children }: { title: string; children?: Compo
       <h1>{title}</h1>
       {children && <div class="actions">{children}</div>}
     </div>
+  );
+}
+
+/** Time since `since`, ticking every second: a run in progress. */
+export function Elapsed({ since }: { since: string }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1_000);
+    return () => clearInterval(timer);
+  }, []);
+  const seconds = Math.max(0, Math.floor((now - Date.parse(since)) / 1000));
+  const text = seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return (
+    <span class="elapsed" data-testid="elapsed">
+      {text}
+    </span>
   );
 }

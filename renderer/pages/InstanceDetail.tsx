@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { historyChange } from '../format';
+import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
 import type { HistoryEntry, Instance } from '../types';
@@ -16,11 +17,42 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
   const [confirming, setConfirming] = useState(false);
   const [deleteError, setDeleteError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [gone, setGone] = useState(false);
+  const [flashing, flash] = useFlash();
+  useLive(['instance.updated', 'instance.deleted', 'reset'], (data, { type }) => {
+    const current = instance.data?.vmid ?? Number(vmid);
+    if (type === 'reset') {
+      instance.reload();
+      history.reload();
+    } else if (type === 'instance.deleted' && data.vmid === current) {
+      setGone(true);
+    } else if (type === 'instance.updated' && data.previous_vmid === current) {
+      if (data.instance.vmid !== current) navigate(`/instances/${data.instance.vmid}`, { replace: true });
+      else {
+        instance.update(() => data.instance);
+        history.reload();
+        flash('details');
+      }
+    }
+  });
 
   if (instance.error) return <Notice kind="error">{instance.error}</Notice>;
   if (!instance.data) return <Loading />;
   const item = instance.data;
   const production = item.stack === 'production';
+  if (gone) {
+    return (
+      <section>
+        <p class="crumbs">
+          <a href="/instances">Instances</a> / {item.vmid}
+        </p>
+        <PageTitle title={item.name} />
+        <Notice kind="warning">
+          <span data-testid="instance-deleted">This instance was deleted</span> while you were looking at it. Go back to the <a href="/instances">instances</a>.
+        </Notice>
+      </section>
+    );
+  }
 
   async function remove() {
     setBusy(true);
@@ -49,7 +81,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
         )}
       </PageTitle>
       <div class="detail-grid">
-        <div class="card">
+        <div class={`card${flashing.has('details') ? ' flash' : ''}`}>
           <h2>Details</h2>
           <dl class="props">
             <dt>VMID</dt>

@@ -3,6 +3,7 @@ import { api } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { plural, relativeTime, exactTime } from '../format';
 import { parseView, toggleSort, viewQuery, visibleRange, type InstanceView, type Sort } from '../query';
+import { useFlash, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
 import { FLAGS, STACKS, STATES, type Instance } from '../types';
@@ -54,6 +55,19 @@ export function InstancesPage() {
   const query = viewQuery(view);
   const list = useLoad(() => api<Instance[]>('GET', `/api/instances${query}`), [query]);
   const stacks = useLoad(() => api<string[]>('GET', '/api/instances/stacks'), []);
+  // Live: another operator's change updates its row in place and flashes it; a new instance reloads the view (its sort and filter decide where it goes).
+  const [flashing, flash] = useFlash();
+  useLive(['instance.created', 'instance.updated', 'instance.deleted', 'reset'], (data, { type }) => {
+    if (type === 'instance.updated') {
+      list.update((rows) => rows.map((row) => (row.vmid === data.previous_vmid ? (data.instance as Instance) : row)));
+      flash(data.instance.vmid);
+    } else if (type === 'instance.deleted') {
+      list.update((rows) => rows.filter((row) => row.vmid !== data.vmid));
+    } else {
+      if (type === 'instance.created') flash(data.instance.vmid);
+      list.reload();
+    }
+  });
   const stackOptions = [...new Set([...STACKS, ...(stacks.data ?? [])])];
   const filtered = Boolean(view.search || view.state || view.stack);
 
@@ -138,14 +152,14 @@ export function InstancesPage() {
         <Empty title="No instances match this search">Try fewer words or clear the filters.</Empty>
       )}
       {list.data && list.data.length > 0 && (
-        <InstanceTable rows={list.data} view={view} onSort={(sort) => setView(toggleSort(view, sort))} stale={list.loading} />
+        <InstanceTable rows={list.data} flashing={flashing} view={view} onSort={(sort) => setView(toggleSort(view, sort))} stale={list.loading} />
       )}
     </section>
   );
 }
 
 /** Renders only the rows in view, so 10,000 instances scroll like 50. */
-function InstanceTable({ rows, view, onSort, stale }: { rows: Instance[]; view: InstanceView; onSort: (sort: Sort) => void; stale: boolean }) {
+function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance[]; flashing: Set<number | string>; view: InstanceView; onSort: (sort: Sort) => void; stale: boolean }) {
   const scroller = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(800);
@@ -193,7 +207,7 @@ function InstanceTable({ rows, view, onSort, stale }: { rows: Instance[]; view: 
         <tbody>
           {first > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${first * ROW_HEIGHT}px` }} />}
           {rows.slice(first, last).map((instance, i) => (
-            <tr key={instance.vmid} aria-rowindex={first + i + 2} data-vmid={instance.vmid}>
+            <tr key={instance.vmid} aria-rowindex={first + i + 2} data-vmid={instance.vmid} class={flashing.has(instance.vmid) ? 'flash' : undefined}>
               <td class="col-vmid">{instance.vmid}</td>
               <td class="col-name">
                 <a href={`/instances/${instance.vmid}`}>{instance.name}</a>

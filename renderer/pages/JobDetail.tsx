@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
-import { Badge, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { Badge, Elapsed, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { useLive } from '../live';
 import { duration } from '../format';
 import { useSession } from '../session';
 import { isConfigured, isSet, missingFields, notConfiguredText } from '../jobConfig';
@@ -33,6 +34,13 @@ type Message = { kind: 'error' | 'success' | 'warning'; text: string };
 export function JobDetailPage({ id }: { id: string }) {
   const session = useSession();
   const job = useLoad(() => api<Job>('GET', `/api/jobs/${encodeURIComponent(id)}`), [id]);
+  useLive(['job.run.started', 'job.run.finished', 'reset'], (run, { type }) => {
+    if (type === 'reset') return job.reload();
+    if (String(run.job_id) !== id) return;
+    if (type === 'job.run.finished') return job.reload();
+    const started = { id: run.run_id, job_id: run.job_id, started_at: run.started_at, ended_at: null, status: 'running' as const, result: '' };
+    job.update((current) => ({ ...current, last_status: 'running', last_run_at: run.started_at, runs: [started, ...(current.runs ?? [])].slice(0, 10) }));
+  });
   if (job.error) return <Notice kind="error">{job.error}</Notice>;
   if (!job.data) return <Loading />;
   const item = job.data;
@@ -75,7 +83,7 @@ export function JobDetailPage({ id }: { id: string }) {
                     <td>
                       <Time iso={run.started_at} />
                     </td>
-                    <td>{duration(run.started_at, run.ended_at)}</td>
+                    <td>{run.ended_at ? duration(run.started_at, run.ended_at) : <Elapsed since={run.started_at} />}</td>
                     <td>
                       <Badge value={run.status} />
                     </td>

@@ -1,12 +1,19 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
-import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { Badge, Elapsed, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { isConfigured, notConfiguredText } from '../jobConfig';
+import { useLive } from '../live';
 import { useSession } from '../session';
 import type { Job } from '../types';
 
 export function JobsPage() {
   const jobs = useLoad(() => api<Job[]>('GET', '/api/jobs'), []);
+  // Live: a run that starts (here, on its schedule, or from another browser) shows at once; its end reloads the card.
+  useLive(['job.run.started', 'job.run.finished', 'reset'], (run, { type }) => {
+    if (type === 'job.run.started') {
+      jobs.update((list) => list.map((job) => (job.id === run.job_id ? { ...job, last_status: 'running', last_run_at: run.started_at, last_run_id: run.run_id } : job)));
+    } else jobs.reload();
+  });
   return (
     <section>
       <PageTitle title="Jobs" />
@@ -68,6 +75,12 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
         <dt>Last run</dt>
         <dd>
           <Time iso={job.last_run_at} exact={false} /> {job.last_status && <Badge value={job.last_status} />}
+          {job.last_status === 'running' && job.last_run_at && (
+            <>
+              {' '}
+              for <Elapsed since={job.last_run_at} />
+            </>
+          )}
         </dd>
         <dt>Schedule</dt>
         <dd>every {job.schedule} min</dd>

@@ -12,6 +12,8 @@ export function LoginPage() {
   const next = safeNext(query.get('next'));
   // POST /setup sends the new administrator here with `setup=done`.
   const justSetUp = query.get('setup') === 'done';
+  // Set when the live stream said the session ended ("account disabled", "signed out", …).
+  const ended = query.get('reason')?.slice(0, 200);
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string>();
@@ -50,6 +52,11 @@ export function LoginPage() {
         <PageTitle title="Sign in" />
         {justSetUp && !error && <Notice kind="success">Administrator created, sign in.</Notice>}
         {error && <Notice kind="error">{error}</Notice>}
+        {ended && !error && (
+          <Notice kind="warning">
+            <span data-testid="signed-out-reason">You were signed out: {ended}.</span> Sign in again to continue.
+          </Notice>
+        )}
         <Field id="username" label="Username">
           <input id="username" name="username" autocomplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
         </Field>

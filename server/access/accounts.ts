@@ -1,3 +1,4 @@
+import type { AppEvents } from '../context.js';
 import type { Db } from '../db/database.js';
 import { conflict, HttpError, notFound, tooManyRequests } from '../errors.js';
 import type { Clock } from '../time.js';
@@ -52,12 +53,12 @@ export interface NewAccount {
 }
 
 /** Accounts, logins and password changes: every rule of PRODUCT.md's access section that is not HTTP. */
-export function createAccountService(ctx: { db: Db; clock: Clock }) {
-  const { db, clock } = ctx;
+export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEvents }) {
+  const { db, clock, events } = ctx;
   const repo = createAccountRepo(db);
-  const audit: AuditLog = createAuditLog(db, clock);
+  const audit: AuditLog = createAuditLog(db, clock, events);
   const throttle: Throttle = createThrottle(db, clock);
-  const sessions: Sessions = createSessions(repo, clock);
+  const sessions: Sessions = createSessions(repo, clock, (change) => events?.emit('session.revoked', change));
 
   const getRow = (id: number) => {
     const row = repo.byId(id);
@@ -121,7 +122,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock }) {
         if (next.role !== row.role) changes.role = { from: row.role, to: next.role };
         if (next.enabled !== (row.enabled === 1)) changes.enabled = { from: row.enabled === 1, to: next.enabled };
         // A role change or a disable ends the account's sessions: the old cookie must not keep the old rights.
-        if (changes.role || !next.enabled) sessions.revokeAll(id);
+        if (changes.role || !next.enabled) sessions.revokeAll(id, !next.enabled ? 'account disabled' : 'role changed');
         audit.write({ ...by, action: 'user.update', target: row.username, detail: { id, changes } });
         return presentAccount(getRow(id));
       })();
@@ -133,7 +134,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock }) {
       const hash = await hashPassword(password);
       db.transaction(() => {
         repo.setPassword(row.id, hash, true);
-        sessions.revokeAll(row.id);
+        sessions.revokeAll(row.id, 'password reset by an administrator');
         audit.write({ ...by, action: 'user.reset_password', target: row.username, detail: { id } });
       })();
       return password;
@@ -142,7 +143,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock }) {
     revokeSessions(id: number, by: Actor): void {
       const row = getRow(id);
       db.transaction(() => {
-        sessions.revokeAll(row.id);
+        sessions.revokeAll(row.id, 'sessions revoked by an administrator');
         audit.write({ ...by, action: 'user.revoke_sessions', target: row.username, detail: { id } });
       })();
     },
@@ -185,7 +186,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock }) {
       }
       return db.transaction(() => {
         repo.setPassword(accountId, hash, false);
-        const token = sessions.issue(accountId);
+        const token = sessions.issue(accountId, 'password changed');
         audit.write({ actor: row.username, action: 'password.change', target: row.username, ip });
         return token;
       })();
@@ -200,7 +201,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock }) {
       const hash = await hashPassword(password);
       db.transaction(() => {
         repo.setPassword(row.id, hash, false);
-        sessions.revokeAll(row.id);
+        sessions.revokeAll(row.id, 'password recovered');
         audit.write({ actor: null, action: 'recovery', target: row.username, detail: { id: row.id, via: 'recovery command' } });
       })();
       return undefined;

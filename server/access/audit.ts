@@ -1,3 +1,4 @@
+import type { AppEvents } from '../context.js';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../time.js';
 import { isoMillis } from '../time.js';
@@ -38,14 +39,17 @@ export interface AuditEntry {
 
 type AuditRow = Omit<AuditEntry, 'detail'> & { detail: string };
 
-export function createAuditLog(db: Db, clock: Clock) {
-  const insert = db.prepare<[string, string | null, string, string | null, string | null, string], void>(
+export function createAuditLog(db: Db, clock: Clock, events?: AppEvents) {
+  const insert = db.prepare<[string, string | null, string, string | null, string | null, string]>(
     'INSERT INTO audit_log (at, actor, action, target, ip, detail) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const page = db.prepare<[number, number], AuditRow>('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?');
   return {
     write(entry: AuditInput): void {
-      insert.run(isoMillis(clock.now()), entry.actor, entry.action, entry.target ?? null, entry.ip ?? null, JSON.stringify(entry.detail ?? {}));
+      const at = isoMillis(clock.now());
+      const detail = entry.detail ?? {};
+      const { lastInsertRowid } = insert.run(at, entry.actor, entry.action, entry.target ?? null, entry.ip ?? null, JSON.stringify(detail));
+      events?.emit('audit.entry', { id: Number(lastInsertRowid), at, actor: entry.actor, action: entry.action, target: entry.target ?? null, ip: entry.ip ?? null, detail });
     },
     /** Newest first; `before` is an entry id. */
     list(limit: number, before = Number.MAX_SAFE_INTEGER): AuditEntry[] {

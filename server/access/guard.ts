@@ -36,7 +36,7 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
     const passwordChangeAllowed = ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path);
     const session: RequestHandler = (req, res, next) => {
       const token = readSessionToken(req);
-      const active = token ? accounts.sessions.resolve(token) : undefined;
+      const active = token ? accounts.sessions.resolve(token, { touch: route.activity !== false }) : undefined;
       if (!active) return next(unauthorized('authentication required'));
       const { account } = active;
       if (account.must_change_password && !passwordChangeAllowed) return next(forbidden('password change required'));

@@ -53,6 +53,7 @@ export function createAccountRepo(db: Db) {
               a.password_hash AS a_password_hash, a.created_at AS a_created_at, a.last_login_at AS a_last_login_at
        FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ?`,
     ),
+    sessionById: db.prepare<[number], SessionRow>('SELECT id, account_id, created_at, last_seen FROM sessions WHERE id = ?'),
     touchSession: db.prepare<[number, number], void>('UPDATE sessions SET last_seen = ? WHERE id = ?'),
     deleteSession: db.prepare<[number], void>('DELETE FROM sessions WHERE id = ?'),
     deleteSessionsOf: db.prepare<[number], void>('DELETE FROM sessions WHERE account_id = ?'),
@@ -92,6 +93,8 @@ export function createAccountRepo(db: Db) {
         },
       };
     },
+    /** The session row only, without refreshing anything (the event stream's re-check). */
+    sessionById: (id: number) => s.sessionById.get(id),
     touchSession: (id: number, now: number) => s.touchSession.run(now, id),
     deleteSession: (id: number) => s.deleteSession.run(id),
     deleteSessionsOf: (accountId: number) => s.deleteSessionsOf.run(accountId),

@@ -12,18 +12,25 @@ export interface ActiveSession {
   account: AccountRow;
 }
 
-export function createSessions(repo: AccountRepo, clock: Clock) {
+/** Told when sessions end, so open event streams re-check at once (server/events). */
+export type RevokeListener = (change: { accountId?: number; sessionId?: number; reason: string }) => void;
+
+export function createSessions(repo: AccountRepo, clock: Clock, onRevoke: RevokeListener = () => {}) {
   return {
     /** A new session for the account, replacing its previous ones ("one browser session per account"). Call inside a transaction. */
-    issue(accountId: number): string {
+    issue(accountId: number, reason = 'signed in again elsewhere'): string {
       const token = newToken();
       repo.deleteSessionsOf(accountId);
+      onRevoke({ accountId, reason });
       repo.insertSession(accountId, sha256(token), clock.now());
       return token;
     },
 
-    /** The live session of a token, its idle time refreshed; expired sessions are deleted on sight. */
-    resolve(token: string): ActiveSession | undefined {
+    /**
+     * The live session of a token, its idle time refreshed; expired sessions are deleted on sight.
+     * `touch: false` (the event stream) leaves idle time alone: a stream is not activity.
+     */
+    resolve(token: string, options: { touch?: boolean } = {}): ActiveSession | undefined {
       const found = repo.sessionByHash(sha256(token));
       if (!found) return undefined;
       const now = clock.now();
@@ -32,15 +39,21 @@ export function createSessions(repo: AccountRepo, clock: Clock) {
         repo.deleteSession(session.id);
         return undefined;
       }
-      if (now - session.last_seen >= TOUCH_MS) {
+      if (options.touch !== false && now - session.last_seen >= TOUCH_MS) {
         repo.touchSession(session.id, now);
         session.last_seen = now;
       }
       return { session, account };
     },
 
-    revoke: (sessionId: number) => repo.deleteSession(sessionId),
-    revokeAll: (accountId: number) => repo.deleteSessionsOf(accountId),
+    revoke(sessionId: number, reason = 'signed out'): void {
+      repo.deleteSession(sessionId);
+      onRevoke({ sessionId, reason });
+    },
+    revokeAll(accountId: number, reason = 'sessions revoked'): void {
+      repo.deleteSessionsOf(accountId);
+      onRevoke({ accountId, reason });
+    },
   };
 }
 

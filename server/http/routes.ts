@@ -34,6 +34,8 @@ export interface RouteOptions<B> {
   bodyLimit?: string | false;
   /** Route-specific checks that must run before the body is read (a machine token, say). */
   before?: RequestHandler[];
+  /** `false`: a request here is not activity, so it does not refresh the session's idle time (the event stream). */
+  activity?: false;
 }
 
 export type Handler<B> = (req: Request<Record<string, string>, unknown, B>, res: Response) => unknown;
@@ -46,6 +48,8 @@ export interface RouteRecord {
   body?: ZodType;
   query?: ZodType;
   response?: { status: number; schema?: ZodType; description?: string };
+  /** Set (false) on routes whose requests do not refresh the session's idle time. */
+  activity?: false;
 }
 
 /** Turns a route's declared access into the middleware that enforces it (the access layer). */
@@ -79,7 +83,7 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query, response: options.documentedResponse };
+    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query, response: options.documentedResponse, ...(options.activity === false ? { activity: false as const } : {}) };
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
 import type { Instance } from '../registry/schema.js';
-import type { InstanceService } from '../registry/service.js';
+import type { InstanceService, UpdateResult } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
 import type { Change } from './handlers/types.js';
@@ -98,26 +98,36 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     return row;
   }
 
-  const applyChanges = db.transaction((key: JobKey, changes: Change[]): number => {
-    let updated = 0;
+  const applyTx = db.transaction((key: JobKey, changes: Change[]) => {
+    const applied: { result: UpdateResult; vmid: number }[] = [];
     for (const change of changes) {
       try {
-        if (instances.update(change.vmid, change.patch, `job:${key}`).changed.length) updated++;
+        const result = instances.update(change.vmid, change.patch, `job:${key}`);
+        if (result.changed.length) applied.push({ result, vmid: change.vmid });
       } catch (err) {
         // Deleted (or renumbered) while the remote call was in flight: nothing to update.
         if (err instanceof HttpError && err.status === 404) continue;
         throw err;
       }
     }
-    return updated;
+    return applied;
   });
+
+  /** Applies the changes in one transaction, then announces them (never a change that rolled back). */
+  function applyChanges(key: JobKey, changes: Change[]): number {
+    const applied = applyTx(key, changes);
+    for (const { result, vmid } of applied) instances.announce(result, vmid);
+    return applied.length;
+  }
 
   const finish = db.transaction((jobId: number, runId: number, status: RunOutcome['status'], result: string) => {
-    repo.finishRun(runId, isoMillis(clock.now()), status, result);
+    const endedAt = isoMillis(clock.now());
+    repo.finishRun(runId, endedAt, status, result);
     repo.prune(jobId);
+    return endedAt;
   });
 
-  async function execute(job: JobRow, runId: number): Promise<RunOutcome> {
+  async function execute(job: JobRow, runId: number, startedAt: string): Promise<RunOutcome> {
     let status: RunOutcome['status'] = 'success';
     let result: string;
     try {
@@ -130,7 +140,10 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       status = 'error';
       result = errorText(err);
     }
-    if (db.open) finish(job.id, runId, status, result);
+    if (db.open) {
+      const endedAt = finish(job.id, runId, status, result);
+      events.emit('job.run.finished', { job_id: job.id, job_key: job.key, run_id: runId, status, started_at: startedAt, ended_at: endedAt, result });
+    }
     if (status === 'error') logger.warn({ job: job.key, run: runId, error: result }, 'job run failed');
     else logger.info({ job: job.key, run: runId, result }, 'job run finished');
     return { runId, status, result };
@@ -139,8 +152,10 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   /** Starts a run unless one of the same job is going; the run row exists when this returns. */
   function start(job: JobRow): Promise<RunOutcome> | undefined {
     if (running.has(job.id) || closed) return undefined;
-    const runId = repo.startRun(job.id, isoMillis(clock.now()));
-    const promise = execute(job, runId).finally(() => running.delete(job.id));
+    const startedAt = isoMillis(clock.now());
+    const runId = repo.startRun(job.id, startedAt);
+    events.emit('job.run.started', { job_id: job.id, job_key: job.key, run_id: runId, status: 'running', started_at: startedAt, ended_at: null, result: '' });
+    const promise = execute(job, runId, startedAt).finally(() => running.delete(job.id));
     running.set(job.id, promise);
     return promise;
   }

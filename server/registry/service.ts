@@ -48,6 +48,10 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     return { instance: present(repo.findByVmid(next.vmid)!), changed };
   });
 
+  function announce(result: UpdateResult, previousVmid: number): void {
+    if (result.changed.length) events.emit('instance.updated', result.instance, result.changed, previousVmid);
+  }
+
   return {
     list: (query: ListQuery) => repo.list(query),
     stacks: () => repo.stacks(),
@@ -65,8 +69,14 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     /** Merges `patch` over the stored instance, validates the result, records each changed field. */
     update(vmid: number, patch: unknown, by: string | null = null): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
+      const result = updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
+      // Inside a caller's transaction the change may still roll back: that caller announces it after commit.
+      if (!db.inTransaction) announce(result, vmid);
+      return result;
     },
+
+    /** Tells the app an update happened (live events); for callers that update inside their own transaction. */
+    announce,
 
     remove(vmid: number): void {
       const instance = require(vmid);
@@ -74,6 +84,7 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
         throw unprocessable('production instances cannot be deleted; change the stack to development first');
       }
       repo.remove(instance.id);
+      events.emit('instance.deleted', instance.vmid);
     },
   };
 }

@@ -21,6 +21,7 @@ export function createUsageRepo(db: Db) {
   const page = db.prepare<[number, number], UsageReport>(
     `SELECT ${COLUMNS} FROM usage_reports WHERE id < ? ORDER BY id DESC LIMIT ?`,
   );
+  const byRandomId = db.prepare<[string], UsageReport>(`SELECT ${COLUMNS} FROM usage_reports WHERE random_id = ?`);
   const total = db.prepare<[], { count: number }>('SELECT COUNT(*) AS count FROM usage_reports');
   const byNsapp = db.prepare<[], UsageCount>(
     'SELECT nsapp AS key, COUNT(*) AS count FROM usage_reports GROUP BY nsapp ORDER BY count DESC, key',
@@ -35,6 +36,7 @@ export function createUsageRepo(db: Db) {
     /** False when no report has this random_id. */
     update: (change: UsageUpdate, at: string) => update.run({ ...change, at }).changes === 1,
     page: (beforeId: number, limit: number) => page.all(beforeId, limit),
+    byRandomId: (randomId: string) => byRandomId.get(randomId),
     total: () => total.get()!.count,
     byNsapp: () => byNsapp.all(),
     byStatus: () => byStatus.all(),

@@ -4,14 +4,17 @@ import { badRequest, tooManyRequests, unsupportedMediaType } from '../errors.js'
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { DEFAULT_PAGE, MAX_PAGE, UsageStart, UsageUpdate } from './schema.js';
+import type { RetentionPolicy } from './retention.js';
 import { createUsageService } from './service.js';
+import { createUsageStats, DEFAULT_STATS_DAYS, MAX_STATS_DAYS } from './stats.js';
 import { fixedWindowThrottle } from './throttle.js';
 
 /** Ingestion is open to anyone (part B: no authentication), so each peer address gets a budget. */
 export const INGEST_LIMIT = { limit: 60, windowMs: 60_000 } as const;
 
-export function registerUsageRoutes(routes: RouteTable, ctx: AppContext): void {
+export function registerUsageRoutes(routes: RouteTable, ctx: AppContext, retention?: RetentionPolicy): void {
   const usage = createUsageService(ctx);
+  const stats = createUsageStats(ctx.db);
   const throttle = fixedWindowThrottle({ ...INGEST_LIMIT, clock: ctx.clock });
 
   // Runs before the body is read: a flood is refused without parsing anything.
@@ -42,5 +45,14 @@ export function registerUsageRoutes(routes: RouteTable, ctx: AppContext): void {
     return { ...usage.recent(limit, before), counts: usage.counts() };
   });
 
-  routes.get('/api/usage/summary', { access: 'content.read' }, () => usage.counts());
+  // "the summary says what is kept": the retention policy rides along with the counts.
+  routes.get('/api/usage/summary', { access: 'content.read' }, () => ({ ...usage.counts(), ...(retention ? { retention } : {}) }));
+
+  // The usage page's charts: aggregates only (no report's fields), so content.read like the summary.
+  routes.get('/api/usage/stats', { access: 'content.read' }, (req) => {
+    const raw = (req.query as Record<string, string | undefined>).days;
+    const days = raw === undefined ? DEFAULT_STATS_DAYS : parseIntegerParam(raw, 'invalid days');
+    if (days < 1 || days > MAX_STATS_DAYS) throw badRequest('invalid days');
+    return { ...stats(ctx.clock.now(), days), ...(retention ? { retention } : {}) };
+  });
 }

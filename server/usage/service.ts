@@ -7,7 +7,7 @@ import type { UsageCounts, UsageReport, UsageStart, UsageUpdate } from './schema
 export type UsageService = ReturnType<typeof createUsageService>;
 
 /** Part B's report lifecycle: a start report creates the record, the update finishes it. */
-export function createUsageService({ db, clock }: AppContext) {
+export function createUsageService({ db, clock, events }: AppContext) {
   const repo = createUsageRepo(db);
   const now = () => isoSeconds(clock.now());
 
@@ -18,9 +18,13 @@ export function createUsageService({ db, clock }: AppContext) {
   return {
     start(report: UsageStart): void {
       if (!repo.insert(report, now())) throw conflict('usage report already exists');
+      const stored = repo.byRandomId(report.random_id);
+      if (stored) events.emit('usage.report', stored);
     },
     update(change: UsageUpdate): void {
       if (!repo.update(change, now())) throw notFound('usage report not found');
+      const stored = repo.byRandomId(change.random_id);
+      if (stored) events.emit('usage.report', stored);
     },
     /** Newest first; `before` is the id the previous page ended at. */
     recent(limit: number, before?: number): { reports: UsageReport[]; next_before: number | null } {

@@ -250,7 +250,7 @@ describe('GET /api/usage and /api/usage/summary', () => {
     await seed();
     const res = await api.get('/api/usage/summary');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(counts);
+    expect(res.body).toEqual({ ...counts, retention: { max_age_days: 180, max_reports: 100_000 } });
   });
 
   it('declares ingestion machine, the list content.manage and the summary content.read', () => {

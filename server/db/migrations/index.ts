@@ -3,6 +3,7 @@ import access from './0002-access.sql';
 import jobs from './0003-jobs.sql';
 import usage from './0004-usage.sql';
 import apiTokens from './0007-api-tokens.sql';
+import usageRetention from './0008-usage-retention.sql';
 
 export interface Migration {
   version: number;
@@ -20,4 +21,5 @@ export const migrations: readonly Migration[] = [
   { version: 3, name: 'jobs', sql: jobs },
   { version: 4, name: 'usage', sql: usage },
   { version: 7, name: 'api-tokens', sql: apiTokens },
+  { version: 8, name: 'usage-retention', sql: usageRetention },
 ];

@@ -1,0 +1,21 @@
+import type { ComponentType } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { Loading, Notice } from './ui';
+
+/** A page whose code is a separate chunk, fetched the first time the page opens. */
+export function Lazy({ load }: { load: () => Promise<ComponentType> }) {
+  const [page, setPage] = useState<{ Component?: ComponentType; error?: boolean }>({});
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (Component) => live && setPage({ Component }),
+      () => live && setPage({ error: true }),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (page.error) return <Notice kind="error">This page could not be loaded. Reload to try again.</Notice>;
+  if (!page.Component) return <Loading />;
+  return <page.Component />;
+}

@@ -1,0 +1,155 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+/**
+ * The dashboard's one connection to GET /api/events, shared by every page. Pages subscribe to event
+ * types; the layout shows whether the stream is live. When the browser gives up (the server was
+ * down, a 429, a 401), a new EventSource is made after a growing pause, carrying the last id seen
+ * so missed events are replayed.
+ */
+export type LiveState = 'off' | 'connecting' | 'live' | 'reconnecting';
+export type LiveListener = (data: any, meta: { type: string; id: string }) => void;
+
+/** Event types the server sends; `reset` means missed events are gone and pages should reload. */
+export const LIVE_TYPES = [
+  'instance.created',
+  'instance.updated',
+  'instance.deleted',
+  'job.run.started',
+  'job.run.finished',
+  'host.status',
+  'host.heartbeat',
+  'usage.report',
+  'audit.entry',
+  'reset',
+] as const;
+
+const listeners = new Map<string, Set<LiveListener>>();
+const stateListeners = new Set<(state: LiveState) => void>();
+let source: EventSource | null = null;
+let state: LiveState = 'off';
+let lastId = '';
+let retryTimer: ReturnType<typeof setTimeout> | undefined;
+let failures = 0;
+let onRevoked: (reason: string) => void = () => {};
+
+const BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+
+function setState(next: LiveState): void {
+  if (state === next) return;
+  state = next;
+  for (const listener of stateListeners) listener(next);
+}
+
+function dispatch(type: string, event: MessageEvent): void {
+  if (event.lastEventId) lastId = event.lastEventId;
+  let data: unknown;
+  try {
+    data = JSON.parse(event.data);
+  } catch {
+    return;
+  }
+  for (const listener of listeners.get(type) ?? []) listener(data, { type, id: event.lastEventId });
+}
+
+function connect(): void {
+  const url = lastId ? `/api/events?last_event_id=${encodeURIComponent(lastId)}` : '/api/events';
+  const es = new EventSource(url);
+  source = es;
+  es.onopen = () => {
+    failures = 0;
+    setState('live');
+  };
+  es.onerror = () => {
+    if (source !== es) return;
+    setState('reconnecting');
+    // CONNECTING: the browser retries by itself (with Last-Event-ID). CLOSED: it gave up; we retry.
+    if (es.readyState === EventSource.CLOSED) {
+      es.close();
+      source = null;
+      const wait = BACKOFF_MS[Math.min(failures++, BACKOFF_MS.length - 1)]!;
+      retryTimer = setTimeout(connect, wait * (0.8 + Math.random() * 0.4));
+      // The browser does not say why it gave up. A session that expired while the server was away
+      // answers 401 here (no revoked event could reach us): then sign-in, not endless retries.
+      fetch('/api/auth/session', { credentials: 'same-origin' }).then(
+        (res) => {
+          if (res.status === 401 && state !== 'off') {
+            stopLive();
+            onRevoked('your session has ended');
+          }
+        },
+        () => {},
+      );
+    }
+  };
+  for (const type of LIVE_TYPES) es.addEventListener(type, (event) => dispatch(type, event as MessageEvent));
+  es.addEventListener('revoked', (event) => {
+    let reason = 'your session ended';
+    try {
+      reason = String(JSON.parse((event as MessageEvent).data).reason || reason);
+    } catch {
+      // keep the default
+    }
+    stopLive();
+    onRevoked(reason);
+  });
+}
+
+/** Opens the stream (once; later calls only replace the revoked handler). */
+export function startLive(options: { onRevoked: (reason: string) => void }): void {
+  onRevoked = options.onRevoked;
+  if (source || retryTimer) return;
+  setState('connecting');
+  connect();
+}
+
+export function stopLive(): void {
+  clearTimeout(retryTimer);
+  retryTimer = undefined;
+  source?.close();
+  source = null;
+  failures = 0;
+  setState('off');
+}
+
+/** Calls `fn` for each event of `type`; returns the unsubscribe function. For pages outside Preact hooks too. */
+export function subscribe(type: string, fn: LiveListener): () => void {
+  let set = listeners.get(type);
+  if (!set) listeners.set(type, (set = new Set()));
+  set.add(fn);
+  return () => set!.delete(fn);
+}
+
+/** Subscribes a component to event types for as long as it is mounted; `fn` may change between renders. */
+export function useLive(types: string | string[], fn: LiveListener): void {
+  const ref = useRef(fn);
+  ref.current = fn;
+  const key = Array.isArray(types) ? types.join(' ') : types;
+  useEffect(() => {
+    const offs = key.split(' ').map((type) => subscribe(type, (data, meta) => ref.current(data, meta)));
+    return () => offs.forEach((off) => off());
+  }, [key]);
+}
+
+export function useLiveState(): LiveState {
+  const [current, setCurrent] = useState(state);
+  useEffect(() => {
+    stateListeners.add(setCurrent);
+    setCurrent(state);
+    return () => void stateListeners.delete(setCurrent);
+  }, []);
+  return current;
+}
+
+/** Marks keys (instance vmids, say) as just changed for a moment, so their rows can flash. */
+export function useFlash(ms = 2_000): [Set<number | string>, (key: number | string) => void] {
+  const [keys, setKeys] = useState<Set<number | string>>(new Set());
+  const flash = (key: number | string) => {
+    setKeys((current) => new Set(current).add(key));
+    setTimeout(() => setKeys((current) => {
+      const next = new Set(current);
+      next.delete(key);
+      return next;
+    }), ms);
+  };
+  return [keys, flash];
+}

@@ -1,0 +1,242 @@
+import type { Response } from 'express';
+import type { AccountRepo } from '../access/repo.js';
+import type { AppContext, AppEventMap, SessionRevoked } from '../context.js';
+import { HttpError, serviceUnavailable } from '../errors.js';
+import { roleHas } from '../access/capabilities.js';
+import type { Capability } from '../http/routes.js';
+import { EVENT_DETAIL, LIVE_EVENT_TYPES, roleMaySee, type LiveEventType } from './access.js';
+import { recheckCredential, type StreamCredential } from './credential.js';
+
+export interface LiveEventsOptions {
+  /** How often a comment keeps proxies and browsers from timing the stream out (15 000 ms). */
+  keepAliveMs?: number;
+  /** How often each stream re-checks its session (15 000 ms, PRODUCT.md). */
+  recheckMs?: number;
+  /** Events kept for `Last-Event-ID` replay (1 000). */
+  bufferSize?: number;
+  /** Open streams per session (5): a tab that leaks EventSources gets 429, not the server's memory. */
+  maxPerSession?: number;
+  /** Open streams in all (1 000). */
+  maxStreams?: number;
+  /** A client this far behind (bytes queued unsent) is dropped; it reconnects and replays (1 MiB). */
+  maxQueuedBytes?: number;
+}
+
+interface BufferedEvent {
+  id: number;
+  type: LiveEventType;
+  frame: string;
+  /** What roles without the detail capability get instead (EVENT_DETAIL). */
+  summary?: { capability: Capability; frame: string };
+}
+
+interface Stream {
+  res: Response;
+  credential: StreamCredential;
+  /** Set while a revocation is being checked: events wait so a demoted role never sees them. */
+  held: BufferedEvent[] | null;
+}
+
+const tooManyStreams = () => new HttpError(429, { error: 'too many event streams' }, { 'Retry-After': '15' });
+
+/**
+ * The live event stream's hub: features emit on the app's event emitter, the hub numbers each event,
+ * keeps the last few for replay, and writes it to every open stream whose role may see it.
+ * Every `recheckMs` (and at once when sessions are revoked) each stream's session is checked again;
+ * a session that no longer holds gets `event: revoked` with the reason, and the stream ends.
+ */
+export function createEventHub(ctx: AppContext, repo: AccountRepo, options: LiveEventsOptions = {}) {
+  const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const recheckMs = options.recheckMs ?? 15_000;
+  const bufferSize = options.bufferSize ?? 1_000;
+  const maxPerSession = options.maxPerSession ?? 5;
+  const maxStreams = options.maxStreams ?? 1_000;
+  const maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
+  const { events, clock, logger } = ctx;
+
+  const streams = new Set<Stream>();
+  const perSession = new Map<number, number>();
+  const buffer: BufferedEvent[] = [];
+  let lastId = 0;
+  let closed = false;
+
+  function write(stream: Stream, chunk: string): void {
+    if (stream.res.writableLength > maxQueuedBytes) {
+      logger.warn({ account: stream.credential.accountId }, 'event stream dropped: client too far behind');
+      end(stream);
+      return;
+    }
+    stream.res.write(chunk);
+  }
+
+  function end(stream: Stream): void {
+    if (!streams.delete(stream)) return;
+    const key = stream.credential.sessionId;
+    const left = (perSession.get(key) ?? 1) - 1;
+    if (left > 0) perSession.set(key, left);
+    else perSession.delete(key);
+    stream.res.end();
+  }
+
+  function revoke(stream: Stream, reason: string): void {
+    if (!streams.has(stream)) return;
+    stream.res.write(`event: revoked\ndata: ${JSON.stringify({ reason })}\n\n`);
+    end(stream);
+  }
+
+  const frameFor = (stream: Stream, event: BufferedEvent) =>
+    event.summary && !roleHas(stream.credential.role, event.summary.capability) ? event.summary.frame : event.frame;
+
+  function deliver(stream: Stream, event: BufferedEvent): void {
+    if (!roleMaySee(stream.credential.role, event.type)) return;
+    if (stream.held) stream.held.push(event);
+    else write(stream, frameFor(stream, event));
+  }
+
+  function publish(type: LiveEventType, data: unknown): void {
+    if (closed) return;
+    const id = ++lastId;
+    const frame = (payload: unknown) => `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
+    const detail = EVENT_DETAIL[type];
+    const event: BufferedEvent = { id, type, frame: frame(data), ...(detail ? { summary: { capability: detail.capability, frame: frame(detail.summarize(data)) } } : {}) };
+    buffer.push(event);
+    if (buffer.length > bufferSize) buffer.shift();
+    for (const stream of streams) deliver(stream, event);
+  }
+
+  /** Returns false when the stream was revoked. */
+  function check(stream: Stream, hint?: string): boolean {
+    let result;
+    try {
+      result = recheckCredential(repo, clock, stream.credential, hint);
+    } catch (err) {
+      // The database closed under us (shutdown): end quietly, the close path handles the rest.
+      logger.debug({ err: { message: (err as Error).message } }, 'event stream re-check failed');
+      end(stream);
+      return false;
+    }
+    if (result.ok) return true;
+    revoke(stream, result.reason);
+    return false;
+  }
+
+  function recheckAll(): void {
+    for (const stream of [...streams]) check(stream);
+  }
+
+  // A revocation is announced inside the transaction that makes it; the check runs once that
+  // transaction has committed (setImmediate), and until then the stream's events wait.
+  const onRevoked = (change: SessionRevoked) => {
+    const affected = [...streams].filter(
+      (s) => s.credential.sessionId === change.sessionId || s.credential.accountId === change.accountId,
+    );
+    if (affected.length === 0) return;
+    for (const stream of affected) stream.held ??= [];
+    setImmediate(() => {
+      for (const stream of affected) {
+        if (!streams.has(stream)) continue;
+        if (!check(stream, change.reason)) continue;
+        const held = stream.held ?? [];
+        stream.held = null;
+        for (const event of held) write(stream, frameFor(stream, event));
+      }
+    });
+  };
+
+  const forwarders = new Map<LiveEventType, (...args: unknown[]) => void>();
+  const shape: { [K in LiveEventType]: (...args: AppEventMap[K]) => unknown } = {
+    'instance.created': (instance) => ({ instance }),
+    'instance.updated': (instance, changed, previousVmid) => ({ instance, changed, previous_vmid: previousVmid }),
+    'instance.deleted': (vmid) => ({ vmid }),
+    'job.run.started': (run) => run,
+    'job.run.finished': (run) => run,
+    'host.status': (host) => host,
+    'host.heartbeat': (host) => host,
+    'usage.report': (report) => report,
+    'audit.entry': (entry) => entry,
+  };
+  for (const type of LIVE_EVENT_TYPES) {
+    const forward = (...args: unknown[]) => {
+      try {
+        publish(type, (shape[type] as (...a: unknown[]) => unknown)(...args));
+      } catch (err) {
+        logger.error({ err: { message: (err as Error).message }, type }, 'live event not published');
+      }
+    };
+    forwarders.set(type, forward);
+    events.on(type, forward as never);
+  }
+  events.on('session.revoked', onRevoked);
+  // An import replaces every instance at once: no list of events says that, so pages are told to reload.
+  const onImported = () => {
+    for (const stream of [...streams]) write(stream, resetFrame('a backup was imported'));
+  };
+  events.on('backup.imported', onImported);
+
+  const keepAlive = setInterval(() => {
+    for (const stream of [...streams]) write(stream, ': keep-alive\n\n');
+  }, keepAliveMs);
+  keepAlive.unref();
+  const recheck = setInterval(recheckAll, recheckMs);
+  recheck.unref();
+
+  const resetFrame = (reason: string) => `id: ${lastId}\nevent: reset\ndata: ${JSON.stringify({ reason })}\n\n`;
+
+  /** The events after `since`, or undefined when the buffer no longer reaches back that far. */
+  function missedSince(since: number): BufferedEvent[] | undefined {
+    if (since === lastId) return [];
+    if (since > lastId) return undefined; // an id from before a restart
+    const oldest = buffer[0]?.id ?? lastId + 1;
+    if (since < oldest - 1) return undefined;
+    return buffer.filter((event) => event.id > since);
+  }
+
+  return {
+    /** Opens a stream on `res`; throws 429 past the per-session cap, 503 past the total or after close. */
+    open(res: Response, credential: StreamCredential, lastEventId: string | undefined): void {
+      if (closed) throw serviceUnavailable('server shutting down');
+      if ((perSession.get(credential.sessionId) ?? 0) >= maxPerSession) throw tooManyStreams();
+      if (streams.size >= maxStreams) throw new HttpError(503, { error: 'too many event streams' }, { 'Retry-After': '15' });
+      const stream: Stream = { res, credential, held: null };
+      streams.add(stream);
+      perSession.set(credential.sessionId, (perSession.get(credential.sessionId) ?? 0) + 1);
+      res.on('close', () => end(stream));
+
+      res.socket?.setNoDelay(true);
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-store, no-transform',
+        'X-Accel-Buffering': 'no',
+        Connection: 'keep-alive',
+      });
+      res.write(': connected\n\n');
+
+      if (lastEventId !== undefined) {
+        const since = /^\d{1,15}$/.test(lastEventId.trim()) ? Number(lastEventId.trim()) : -1;
+        const missed = since < 0 ? undefined : missedSince(since);
+        if (missed) for (const event of missed) deliver(stream, event);
+        else write(stream, resetFrame('missed events are no longer available; reload'));
+      }
+    },
+
+    publish,
+    recheckAll,
+    get size() {
+      return streams.size;
+    },
+
+    /** Ends every stream (server shutdown) and stops the timers. */
+    close(): void {
+      if (closed) return;
+      closed = true;
+      clearInterval(keepAlive);
+      clearInterval(recheck);
+      for (const [type, forward] of forwarders) events.off(type, forward as never);
+      events.off('session.revoked', onRevoked);
+      events.off('backup.imported', onImported);
+      for (const stream of [...streams]) end(stream);
+    },
+  };
+}
+
+export type EventHub = ReturnType<typeof createEventHub>;
