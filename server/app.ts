@@ -89,6 +89,14 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   );
   const hosts = createHostService(context, instances, releases, options.hosts);
   registerHostRoutes(routes, context, hosts, releases);
+  const hostSweep = setInterval(() => {
+    try {
+      hosts.sweep();
+    } catch (err) {
+      logger.error({ err: { message: (err as Error).message } }, 'host sweep failed');
+    }
+  }, 5_000);
+  hostSweep.unref();
   // Last: its catch-all answers every GET page path that no feature claimed.
   registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
 
@@ -111,6 +119,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(hostSweep);
       await jobs.close();
       db.close();
     },

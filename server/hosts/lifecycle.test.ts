@@ -55,6 +55,22 @@ describe('POST /api/agent/heartbeat', () => {
     expect((await server.client.get('/api/hosts')).body[0].status).toBe('offline');
   });
 
+  it('announces on host.status when a host goes offline, once, and when it comes back', async () => {
+    const host = await enrolledHost(server);
+    await heartbeat(server, host.host_token);
+    const seen: string[] = [];
+    server.context.events.on('host.status', (e) => seen.push(`${e.id}:${e.status}`));
+    clock.advance(60_000);
+    server.hosts.sweep();
+    expect(seen).toEqual([]);
+    clock.advance(30_001);
+    server.hosts.sweep();
+    server.hosts.sweep();
+    expect(seen).toEqual([`${host.host_id}:offline`]);
+    await heartbeat(server, host.host_token);
+    expect(seen).toEqual([`${host.host_id}:offline`, `${host.host_id}:online`]);
+  });
+
   it('replaces the guest list with each report', async () => {
     const host = await enrolledHost(server);
     await heartbeat(server, host.host_token, { guests });
@@ -216,6 +232,18 @@ describe('upgrades', () => {
     expect((await server.client.get(`/api/hosts/${host.host_id}`)).body.upgrade.state).toBe('failed');
     const audit = (await server.client.get('/api/audit')).body.map((e: { action: string }) => e.action);
     expect(audit).toContain('host.upgrade_failed');
+  });
+
+  it('the sweep writes a timed-out upgrade down as failed, with an audit entry, without waiting for a heartbeat', async () => {
+    const host = await offered();
+    clock.advance(5 * 60 * 1000);
+    server.hosts.sweep();
+    expect(server.hosts.repo.hostById(host.host_id)!.upgrade_state).toBe('in_progress');
+    clock.advance(1);
+    server.hosts.sweep();
+    expect(server.hosts.repo.hostById(host.host_id)!.upgrade_state).toBe('failed');
+    const entries = (await server.client.get('/api/audit')).body.filter((e: { action: string }) => e.action === 'host.upgrade_failed');
+    expect(entries).toHaveLength(1);
   });
 
   it('refuses an unknown version with 400 and the version the host already runs with 409', async () => {

@@ -98,6 +98,10 @@ export function createHostRepo(db: Db) {
          hypervisor_version = @hypervisor_version
        WHERE id = @id`,
     ),
+    wentOffline: db.prepare<[number, number], HostRow>(
+      "SELECT * FROM hosts WHERE state = 'active' AND last_heartbeat_at > ? AND last_heartbeat_at <= ?",
+    ),
+    upgradesTimedOut: db.prepare<[number], HostRow>("SELECT * FROM hosts WHERE upgrade_state = 'in_progress' AND upgrade_started_at < ?"),
     setGuestsHash: db.prepare<[string, number]>('UPDATE hosts SET guests_hash = ? WHERE id = ?'),
     setSettings: db.prepare<[number | null, number | null, number]>(
       'UPDATE hosts SET sync_registry = coalesce(?, sync_registry), allow_rebind = coalesce(?, allow_rebind) WHERE id = ?',
@@ -168,6 +172,9 @@ export function createHostRepo(db: Db) {
       Number(s.insertHost.run(machineId, hostname, now, tokenId, version, intervalS).lastInsertRowid),
     rebindHost: (id: number, hostname: string, version: string, tokenId: number) => void s.rebindHost.run(hostname, version, tokenId, id),
     updateFacts: (facts: FactsUpdate) => void s.updateFacts.run(facts),
+    /** Active hosts whose last heartbeat fell in (from, to]: they crossed the offline line since the last sweep. */
+    wentOffline: (from: number, to: number) => s.wentOffline.all(from, to),
+    upgradesTimedOut: (before: number) => s.upgradesTimedOut.all(before),
     setGuestsHash: (id: number, hash: string) => void s.setGuestsHash.run(hash, id),
     setSettings: (id: number, syncRegistry: boolean | undefined, allowRebind: boolean | undefined) =>
       void s.setSettings.run(

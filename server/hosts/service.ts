@@ -342,9 +342,48 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     return { ...present(host, { guests: guests.length, drift: drift.length }), guests, drift, deletion: presentDeletion(repo.latestDeletionOf(id)) };
   }
 
+  let lastSweep = clock.now();
+  const failUpgradeTx = db.transaction((hostId: number) => {
+    const host = repo.hostById(hostId);
+    if (host?.upgrade_state !== 'in_progress' || host.upgrade_started_at === null) return undefined;
+    repo.setUpgrade(host.id, {
+      state: 'failed',
+      version: host.upgrade_version,
+      from: host.upgrade_from,
+      requestedAt: host.upgrade_requested_at,
+      startedAt: host.upgrade_started_at,
+      finishedAt: host.upgrade_started_at + UPGRADE_TIMEOUT_MS,
+    });
+    return host;
+  });
+
+  /**
+   * Run every few seconds by the app: announces hosts that went offline (no heartbeat within three
+   * intervals) on host.status, and writes down upgrades that got no fresh heartbeat within 5 minutes.
+   */
+  function sweep(): void {
+    const now = clock.now();
+    const line = ONLINE_INTERVALS * intervalS * 1000;
+    for (const host of repo.wentOffline(lastSweep - line, now - line)) events.emit('host.status', eventOf(host));
+    lastSweep = now;
+    for (const stale of repo.upgradesTimedOut(now - UPGRADE_TIMEOUT_MS)) {
+      const host = failUpgradeTx(stale.id);
+      if (!host) continue;
+      audit.write({
+        actor: null,
+        ip: null,
+        action: 'host.upgrade_failed',
+        target: `host:${host.id}`,
+        detail: { version: host.upgrade_version, from: host.upgrade_from, reason: 'no heartbeat from the new version within 5 minutes' },
+      });
+      emitStatus(host.id);
+    }
+  }
+
   return {
     repo,
     intervalS,
+    sweep,
     statusOf,
 
     createEnrollmentToken(input: EnrollmentTokenCreate, who: Who) {
