@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { LIMITS } from '../access/throttle.js';
 import { bearer, enroll, enrolledHost, enrollmentToken, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
+import { rawRequest } from '../../test/helpers/raw.js';
 import type { TestServer } from '../../test/helpers/server.js';
 
 const INVALID = { error: 'invalid token' };
@@ -233,5 +234,35 @@ describe('credentials stay in their lane', () => {
     expect(server.db.prepare("SELECT failures FROM throttle WHERE scope = 'agent.ip'").pluck().get()).toBe(LIMITS['agent.ip']);
     clock.advance(15 * 60 * 1000);
     expect((await enroll(anon, good)).status).toBe(201);
+  });
+});
+
+describe('bad input never crashes the server', () => {
+  it('answers 4xx to odd bodies, paths and types on every hosts route', async () => {
+    const host = await enrolledHost(server);
+    const anon = server.anonymous();
+    const odd: unknown[] = [null, [], 'text', 42, { guests: null }, { guests: [null] }, { guests: [{ vmid: 1e300, type: 'qemu' }] }, { started_at: '2026-02-30T99:99:99Z' }];
+    for (const body of odd) {
+      const res = await anon.request('POST', '/api/agent/heartbeat', JSON.stringify(body), bearer(host.host_token));
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await anon.post('/api/agent/enroll', 'hostname=x', { ...bearer(await enrollmentToken(server)), 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(400);
+    expect((await anon.post('/api/agent/receipts/%E0%A4%A', undefined, bearer('hfr_' + 'd'.repeat(43)))).status).toBeLessThan(500);
+    expect((await server.client.get('/api/hosts/abc')).status).toBe(400);
+    expect((await server.client.get('/api/hosts/99999')).status).toBe(404);
+    expect((await server.client.patch(`/api/hosts/${host.host_id}`, {})).status).toBe(400);
+    expect((await server.client.patch(`/api/hosts/${host.host_id}`, { sync_registry: 'yes' })).status).toBe(400);
+    expect((await server.client.post(`/api/hosts/${host.host_id}/drift/apply`, {})).status).toBe(400);
+    expect((await server.client.post(`/api/hosts/${host.host_id}/drift/apply`, { items: [{ vmid: 'x' }] })).status).toBe(400);
+    expect((await server.client.delete('/api/hosts/enrollment-tokens/12345')).status).toBe(404);
+    expect((await server.client.post('/api/hosts/enrollment-tokens', { name: 'x'.repeat(101) })).status).toBe(400);
+    // The Host header ends up in a shell command: anything but host[:port] is refused.
+    const evil = { host: 'evil.example;touch$IFS/tmp/x', cookie: server.client.cookieHeader(), origin: server.baseUrl };
+    expect((await rawRequest(server.baseUrl, 'POST', '/api/hosts/enrollment-tokens', evil, {})).status).toBe(400);
+    expect((await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: "x'$(id)'" })).status).toBe(400);
+    const fine = await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: 'fleet.example:8443' });
+    expect(fine.body).toContain("HOMEFLEET_SERVER_DEFAULT='http://fleet.example:8443'");
+    // Still healthy.
+    expect((await heartbeat(server, host.host_token)).status).toBe(200);
   });
 });
