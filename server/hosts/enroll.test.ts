@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { LIMITS } from '../access/throttle.js';
-import { bearer, enroll, enrolledHost, enrollmentToken, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
+import { bearer, enroll, heldPosts, enrolledHost, enrollmentToken, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
 import { rawRequest } from '../../test/helpers/raw.js';
 import type { TestServer } from '../../test/helpers/server.js';
 
@@ -133,6 +133,15 @@ describe('POST /api/agent/enroll', () => {
     const results = await Promise.all(Array.from({ length: 8 }, () => enroll(server.anonymous(), token)));
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 401, 401, 401, 401, 401, 401]);
     expect((await server.client.get('/api/hosts')).body).toHaveLength(2);
+  });
+
+  it('a token checked at the door is checked again when used: slow bodies racing for the last use get one 201', async () => {
+    const token = await enrollmentToken(server, { max_uses: 1 });
+    // Every request passes the token check on its headers, then waits for its body: the use must be
+    // taken in the transaction that creates the host, not at the door.
+    const bodies = Array.from({ length: 4 }, (_, i) => ({ hostname: `slow${i}`, machine_id: `slow-${i}`, agent_version: '1.0.0' }));
+    const statuses = (await heldPosts(server.baseUrl, '/api/agent/enroll', bearer(token), bodies)).map((r) => r.status);
+    expect(statuses.sort()).toEqual([201, 401, 401, 401]);
   });
 
   it('refuses a machine id that is already enrolled with 409, without spending the token', async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { buildInstance } from '../../test/helpers/factories.js';
-import { agentDir, bearer, enroll, enrolledHost, enrollmentToken, heartbeat, startHostServer, writeAgent } from '../../test/helpers/hosts.js';
+import { agentDir, bearer, enroll, heartbeatBody, heldPosts, enrolledHost, enrollmentToken, heartbeat, startHostServer, writeAgent } from '../../test/helpers/hosts.js';
 import type { TestServer } from '../../test/helpers/server.js';
 import type { HostEvent } from './service.js';
 
@@ -173,7 +173,7 @@ describe('deletion with a receipt', () => {
   it('two heartbeats racing a deletion: exactly one gets the uninstall command', async () => {
     const host = await enrolledHost(server);
     await server.client.delete(`/api/hosts/${host.host_id}`);
-    const results = await Promise.all(Array.from({ length: 6 }, () => heartbeat(server, host.host_token)));
+    const results = await heldPosts(server.baseUrl, '/api/agent/heartbeat', bearer(host.host_token), Array.from({ length: 6 }, () => heartbeatBody()));
     const uninstalls = results.filter((r) => r.status === 200 && r.body.commands.length === 1);
     expect(uninstalls).toHaveLength(1);
     expect(results.filter((r) => r.status === 200 && r.body.commands.length === 0)).toHaveLength(0);

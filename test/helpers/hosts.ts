@@ -1,3 +1,4 @@
+import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,4 +76,34 @@ export async function enrolledHost(server: TestServer, body: Record<string, unkn
 
 export function heartbeat(server: TestServer, hostToken: string, overrides: Record<string, unknown> = {}): Promise<TestResponse> {
   return server.anonymous().post('/api/agent/heartbeat', heartbeatBody(overrides), bearer(hostToken));
+}
+
+/**
+ * POSTs that send their headers (and so pass any check made on headers) at once, and their bodies
+ * only after `holdMs`: every request is past the door before any of them acts. For race tests.
+ */
+export async function heldPosts(baseUrl: string, path: string, headers: Record<string, string>, bodies: unknown[], holdMs = 300) {
+  const { port } = new URL(baseUrl);
+  const requests = bodies.map((value) => {
+    const body = JSON.stringify(value);
+    let finish!: () => void;
+    const done = new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 1));
+      finish = () => req.end(body.slice(1));
+    });
+    return { done, finish: () => finish() };
+  });
+  await new Promise((r) => setTimeout(r, holdMs));
+  for (const r of requests) r.finish();
+  return Promise.all(requests.map((r) => r.done));
 }
