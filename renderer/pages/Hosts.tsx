@@ -1,7 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
-import { plural } from '../format';
 import { navigate } from '../router';
 import { useSession } from '../session';
 import type { DriftItem, HostDetail, HostSummary } from '../../server/hosts/schema';
@@ -281,6 +280,8 @@ export function HostDetailPage({ id }: { id: string }) {
       if (result.skipped.length) throw new ApiError(200, `Not applied: ${result.skipped.map((s) => `${s.vmid} ${s.error}`).join('; ')}.`);
     }, 'Applied to the registry.');
   const applicable = h.drift.filter((d) => d.kind !== 'instance_without_guest');
+  // Guests with no instance have no registry page to link to.
+  const unregistered = new Set(h.drift.filter((d) => d.kind === 'guest_without_instance').map((d) => d.vmid));
 
   return (
     <section>
@@ -375,7 +376,7 @@ export function HostDetailPage({ id }: { id: string }) {
             )}
           </div>
           <div class="card">
-            <h2>Guests ({plural(h.guests.length, 'guest')})</h2>
+            <h2>Guests ({h.guests.length})</h2>
             {h.guests.length === 0 ? (
               <p class="muted">No guests reported.</p>
             ) : (
@@ -391,9 +392,7 @@ export function HostDetailPage({ id }: { id: string }) {
                 <tbody>
                   {h.guests.map((g) => (
                     <tr key={g.vmid} data-guest={g.vmid}>
-                      <td>
-                        <a href={`/instances/${g.vmid}`}>{g.vmid}</a>
-                      </td>
+                      <td>{unregistered.has(g.vmid) ? g.vmid : <a href={`/instances/${g.vmid}`}>{g.vmid}</a>}</td>
                       <td>{g.name}</td>
                       <td>{g.type}</td>
                       <td>{g.status}</td>
