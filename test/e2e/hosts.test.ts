@@ -37,7 +37,9 @@ describe('the Hosts pages', () => {
 
     await row.getByRole('link', { name: 'pve-e2e' }).click();
     await expect.poll(() => page.locator('tr[data-guest]').count()).toBe(2);
-    expect(await page.locator('tr[data-guest="7101"] a').getAttribute('href')).toBe('/instances/7101');
+    // A guest links to its registry instance; one with no instance has nothing to link to.
+    expect(await page.locator('tr[data-guest="7102"] a').getAttribute('href')).toBe('/instances/7102');
+    expect(await page.locator('tr[data-guest="7101"] a').count()).toBe(0);
     expect(await page.locator('li[data-drift]').count()).toBe(2);
     expect(await page.getByRole('button', { name: /Create instance|Rename instance|Remove host|Upgrade agent/ }).count()).toBe(0);
     expect(await pageFetch(page, 'DELETE', `/api/hosts/${hostId}`)).toEqual({ status: 403, body: { error: 'forbidden' } });
