@@ -26,7 +26,7 @@ describe('POST /api/agent/heartbeat', () => {
     const host = await enrolledHost(server);
     const events: HostEvent[] = [];
     server.context.events.on('host.heartbeat', (e) => events.push(e));
-    const res = await heartbeat(server, host.host_token, { guests, addresses: ['192.0.2.10', 'fd00::10'], uptime_s: '120' });
+    const res = await heartbeat(server, host.host_token, { guests, addresses: ['192.0.2.10', 'fd00::10'], uptime_s: '120.87' });
     expect(res).toMatchObject({ status: 200, body: { heartbeat_interval_s: 30, commands: [] } });
     const detail = (await server.client.get(`/api/hosts/${host.host_id}`)).body;
     expect(detail).toMatchObject({

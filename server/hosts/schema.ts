@@ -46,8 +46,11 @@ export const EnrollBody = z.object(
 );
 export type EnrollBody = z.infer<typeof EnrollBody>;
 
-/** A bash agent may send numbers as digit strings; both are taken. */
-const count = z.union([z.int().nonnegative(), z.string().regex(/^\d{1,15}$/).transform(Number)], { error: 'must be a non-negative integer' });
+/** A bash agent may send numbers as digit strings (uptime straight from /proc/uptime, say); both are taken, whole seconds kept. */
+const count = z.union(
+  [z.number().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(Math.floor), z.string().regex(/^\d{1,15}(\.\d+)?$/).transform((v) => Math.floor(Number(v)))],
+  { error: 'must be a non-negative number of seconds' },
+);
 
 export const Guest = z.object(
   {
