@@ -6,6 +6,7 @@ import { Lazy } from './components/Lazy';
 import { startLive, stopLive } from './live';
 import { Empty, Loading, Notice, PageTitle } from './components/ui';
 import { AuditPage, TelemetryPage } from './pages/Logs';
+import { HostDetailPage, HostsPage } from './pages/Hosts';
 import { InstanceDetailPage } from './pages/InstanceDetail';
 import { InstanceFormPage } from './pages/InstanceForm';
 import { InstancesPage } from './pages/Instances';
@@ -81,6 +82,8 @@ function route(path: string, session: Session) {
   if ((params = match('/instances/:vmid', path))) return need('fleet.read', <InstanceDetailPage vmid={params.vmid!} />);
   if (match('/jobs', path)) return need('fleet.read', <JobsPage />);
   if ((params = match('/jobs/:id', path))) return need('fleet.read', <JobDetailPage id={params.id!} />);
+  if (match('/hosts', path)) return need('hosts.read', <HostsPage />);
+  if ((params = match('/hosts/:id', path))) return need('hosts.read', <HostDetailPage id={params.id!} />);
   if (match('/usage', path)) return need('content.read', <Lazy load={() => import('./pages/Usage').then((m) => m.UsagePage)} />);
   if (match('/settings', path)) return need('settings.manage', <SettingsPage />);
   if (match('/users', path)) return need('users.manage', <UsersPage />);

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import { createAccountService, type AccountService } from './access/accounts.js';
 import { createAccessGuard } from './access/guard.js';
@@ -11,6 +12,9 @@ import { errorMiddleware } from './errors.js';
 import { createEventHub, type EventHub, type LiveEventsOptions } from './events/hub.js';
 import { registerEventRoutes } from './events/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
+import { createReleases } from './hosts/releases.js';
+import { registerHostRoutes } from './hosts/routes.js';
+import { createHostService, type HostService, type HostsOptions } from './hosts/service.js';
 import { RouteTable, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
 import { createJobService, type JobService, type JobsOptions } from './jobs/service.js';
@@ -24,7 +28,7 @@ import { registerOpenApiRoutes } from './openapi/routes.js';
 import type { TlsInfo } from './tls/setup.js';
 import { createUsageRetention, type UsageRetentionOptions } from './usage/retention.js';
 import { registerUsageRoutes } from './usage/routes.js';
-import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
+import { defaultRendererDir, packageRoot, registerWebRoutes } from './web/routes.js';
 
 export interface AppOptions {
   /** Overrides of the configuration; tests and the desktop app pass theirs here. */
@@ -43,6 +47,8 @@ export interface AppOptions {
   liveEvents?: LiveEventsOptions;
   /** How often old usage reports are deleted (daily); tests shorten it. */
   usageRetention?: UsageRetentionOptions;
+  /** Hosts and agents: where the agent and installer sources are (default reporter/), kept versions (default build/agents/), heartbeat interval. */
+  hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
 }
 
 export interface HomefleetApp {
@@ -54,6 +60,7 @@ export interface HomefleetApp {
   jobs: JobService;
   /** Open live event streams; close() ends them, so call it before waiting on the HTTP server to close. */
   liveEvents: EventHub;
+  hosts: HostService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -95,6 +102,24 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerUsageRoutes(routes, context, usageRetention.policy);
   const liveEvents = createEventHub(context, accounts.repo, options.liveEvents);
   registerEventRoutes(routes, context, liveEvents);
+  const releases = createReleases(
+    {
+      agentDir: options.hosts?.agentDir ?? path.join(packageRoot(), 'reporter'),
+      keptDir: options.hosts?.keptAgentsDir ?? path.join(packageRoot(), 'build', 'agents'),
+    },
+    config.dbPath,
+    context.clock,
+  );
+  const hosts = createHostService(context, instances, releases, options.hosts);
+  registerHostRoutes(routes, context, hosts, releases);
+  const hostSweep = setInterval(() => {
+    try {
+      hosts.sweep();
+    } catch (err) {
+      logger.error({ err: { message: (err as Error).message } }, 'host sweep failed');
+    }
+  }, 5_000);
+  hostSweep.unref();
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.
@@ -115,12 +140,14 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     accounts,
     jobs,
     liveEvents,
+    hosts,
     routes: routes.records,
     async close() {
       if (closed) return;
       closed = true;
       liveEvents.close();
       usageRetention.stop();
+      clearInterval(hostSweep);
       await jobs.close();
       db.close();
     },

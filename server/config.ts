@@ -89,6 +89,11 @@ export interface Config {
   usageRetentionDays: number;
   /** At most this many usage reports are kept (the newest). */
   usageMaxReports: number;
+  /**
+   * Pin of the controller's self-signed certificate for agent install commands: base64 SHA-256 of its
+   * SubjectPublicKeyInfo (curl's --pinnedpubkey format without `sha256//`). Set by the TLS setup.
+   */
+  tlsFingerprint?: string;
 }
 
 export class ConfigError extends Error {}

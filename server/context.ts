@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { HostEvent } from './hosts/service.js';
 import type { Logger } from './logger.js';
 import type { AuditEntry } from './access/audit.js';
 import type { Instance } from './registry/schema.js';
@@ -34,11 +35,6 @@ export interface JobRunEvent {
   started_at: string;
   ended_at: string | null;
   result: string;
-}
-
-export interface HostEvent {
-  id: number;
-  [field: string]: unknown;
 }
 
 export interface SessionRevoked {

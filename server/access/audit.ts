@@ -16,7 +16,10 @@ export type AuditAction =
   | 'recovery'
   | 'request'
   | 'token.create'
-  | 'token.revoke';
+  | 'token.revoke'
+  // hosts and agents (server/hosts): host.enroll, host.delete, enrollment_token.create, ...
+  | `host.${string}`
+  | `enrollment_token.${string}`;
 
 export interface AuditInput {
   actor: string | null;

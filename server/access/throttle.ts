@@ -11,6 +11,8 @@ export const LIMITS = {
   'password.account': 5,
   // Failed personal API token checks per peer address, like failed logins (server/tokens).
   'token.ip': 10,
+  // failed agent authentications (enrollment, host and receipt tokens) per peer address
+  'agent.ip': 60,
 } as const;
 export type ThrottleScope = keyof typeof LIMITS;
 
