@@ -149,6 +149,8 @@ is_version() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ && ${#1}
 
 SERVER_URL=''
 HOST_TOKEN=''
+ENTRY=''
+OBJECTS=()
 TLS_PIN=''
 HTTP_CODE=''
 
@@ -478,6 +480,7 @@ start_watchdog() {
 
 run_upgrade() {
   local object="$1" version dir
+  ENTRY=''
   { json_get_string "$object" version && is_version "$REPLY"; } || { log "upgrade: invalid version; ignored"; return 1; }
   version="$REPLY"
   [[ "$version" != "$HOMEFLEET_AGENT_VERSION" ]] || return 0
