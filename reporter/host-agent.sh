@@ -448,6 +448,12 @@ manifest_entry() {
 # Downloads the file of version $2 named by the manifest entry $3 into $1/agent and checks it.
 fetch_verified_agent() {
   local dir="$1" version="$2" entry="$3" url sha size actual
+  # upgradable_from: the oldest version that may upgrade to this one directly.
+  if json_get_string "$entry" upgradable_from && is_version "$REPLY" &&
+    [[ "$(printf '%s\n%s\n' "$REPLY" "$HOMEFLEET_AGENT_VERSION" | sort -V | head -n1)" != "$REPLY" ]]; then
+    log "upgrade: version $version needs at least $REPLY to upgrade from; this is $HOMEFLEET_AGENT_VERSION"
+    return 1
+  fi
   { json_get_string "$entry" sha256 && [[ "$REPLY" =~ ^[0-9a-f]{64}$ ]]; } || { log "upgrade: the manifest has no sha256 for $version"; return 1; }
   sha="$REPLY"
   json_get_int "$entry" size || { log "upgrade: the manifest has no size for $version"; return 1; }

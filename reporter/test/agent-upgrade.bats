@@ -138,6 +138,17 @@ assert_not_upgraded() {
   assert_not_upgraded
 }
 
+@test "a version that cannot be upgraded to from this one (upgradable_from) is refused" {
+  make_release 1.1.0
+  control '{"upgradable_from":"1.0.1","commands":[{"type":"upgrade","version":"1.1.0"}]}'
+  run_upgrading_agent -- --once
+  [[ "$status" -eq 0 && "$output" == *"needs at least 1.0.1"* ]] || { echo "$output" >&2; return 1; }
+  assert_not_upgraded
+  control '{"upgradable_from":"1.0.0","commands":[{"type":"upgrade","version":"1.1.0"}]}'
+  run_upgrading_agent -- --once
+  cmp "$INSTALLED_AGENT" "$MOCK_DIR/releases/1.1.0/host-agent.sh"
+}
+
 @test "no upgrade without a watchdog" {
   make_release 1.1.0
   upgrade_to 1.1.0
