@@ -21,7 +21,8 @@ start_agent_mock() {
   cp "$AGENT" "$MOCK_DIR/releases/1.0.0/host-agent.sh"
   : >"$MOCK_DIR/requests.jsonl"
   # fd 3 closed: bats waits for every process holding it.
-  node "$FIXTURES/mock-agent-server.mjs" "$MOCK_DIR" 3>&- &
+  # MOCK_TLS=(cert key): the mock speaks HTTPS with that certificate.
+  node "$FIXTURES/mock-agent-server.mjs" "$MOCK_DIR" "${MOCK_TLS[@]+"${MOCK_TLS[@]}"}" 3>&- &
   export MOCK_PID=$!
   for ((i = 0; i < 100; i++)); do
     [[ -s "$MOCK_DIR/port" ]] && break
