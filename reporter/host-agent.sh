@@ -520,7 +520,7 @@ run_upgrade() {
   log "upgrade: version $version installed; restarting into it"
   rm -rf "$WORK_DIR"
   # Same process (so the same systemd service), a new started_at.
-  exec "$AGENT_FILE" "${ORIGINAL_ARGS[@]}"
+  exec "$AGENT_FILE" ${ORIGINAL_ARGS[@]+"${ORIGINAL_ARGS[@]}"}
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -544,6 +544,7 @@ run_watchdog() {
     sleep 1
   done
   if [[ -f "$UPGRADE_OK_FILE" ]]; then
+    log "watchdog: version $version heartbeated; upgrade done"
     rm -f "$UPGRADE_FILE" "$UPGRADE_OK_FILE"
     return 0
   fi

@@ -1,26 +1,20 @@
 #!/usr/bin/env bats
 # host-agent.sh heartbeats: what it sends, and the interval it takes from the answer.
 
-setup_file() { load agent_helper; start_agent_mock; }
+setup_file() { load agent_helper; start_agent_mock; make_installed_template; }
 teardown_file() { load agent_helper; stop_agent_mock; }
-setup() { load agent_helper; reset_agent_test; install_ok; : >"$MOCK_DIR/requests.jsonl"; }
+setup() { load agent_helper; reset_agent_test; use_installed_root; }
 
 @test "--once sends one heartbeat with the host token and the host's facts, and exits 0" {
   run_agent -- --once
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
   assert_equal "$(request_count)" 1
-  assert_equal "$(last_request /api/agent/heartbeat r.method)" POST
-  assert_equal "$(last_request /api/agent/heartbeat r.headers.authorization)" "Bearer $HOST_TOKEN"
-  assert_equal "$(last_request /api/agent/heartbeat 'r.headers["content-type"]')" application/json
-  assert_equal "$(last_request /api/agent/heartbeat 'Object.keys(r.json).join(",")')" \
-    agent_version,started_at,hostname,addresses,uptime_s,hypervisor_version,guests
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.agent_version')" 1.0.0
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.hostname')" pve1
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.addresses')" '["192.0.2.10","2001:db8::10"]'
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.hypervisor_version')" 8.2.4
-  assert_equal "$(last_request /api/agent/heartbeat 'Number.isInteger(r.json.uptime_s) && r.json.uptime_s >= 0')" true
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests')" \
-    '[{"vmid":100,"name":"web","type":"qemu","status":"running"},{"vmid":101,"name":"build-runner","type":"qemu","status":"stopped"},{"vmid":200,"name":"db","type":"lxc","status":"running"},{"vmid":201,"name":"cache","type":"lxc","status":"stopped"}]'
+  assert_equal "$(last_request /api/agent/heartbeat '[r.method, r.headers.authorization, r.headers["content-type"], Object.keys(r.json),
+      r.json.agent_version, r.json.hostname, r.json.addresses, r.json.hypervisor_version,
+      Number.isInteger(r.json.uptime_s) && r.json.uptime_s >= 0, r.json.guests]')" \
+    "$(printf '["POST","Bearer %s","application/json",%s,"1.0.0","pve1",["192.0.2.10","2001:db8::10"],"8.2.4",true,%s]' "$HOST_TOKEN" \
+      '["agent_version","started_at","hostname","addresses","uptime_s","hypervisor_version","guests"]' \
+      '[{"vmid":100,"name":"web","type":"qemu","status":"running"},{"vmid":101,"name":"build-runner","type":"qemu","status":"stopped"},{"vmid":200,"name":"db","type":"lxc","status":"running"},{"vmid":201,"name":"cache","type":"lxc","status":"stopped"}]')"
 }
 
 @test "started_at is the process's start, ISO 8601 UTC with milliseconds" {

@@ -3,9 +3,9 @@
 # is bounded. The agent runs under `set -euo pipefail` itself; --once exits 75 when the heartbeat
 # was not taken, the loop logs and carries on.
 
-setup_file() { load agent_helper; start_agent_mock; }
+setup_file() { load agent_helper; start_agent_mock; make_installed_template; }
 teardown_file() { load agent_helper; stop_agent_mock; }
-setup() { load agent_helper; reset_agent_test; install_ok; : >"$MOCK_DIR/requests.jsonl"; }
+setup() { load agent_helper; reset_agent_test; use_installed_root; }
 
 # timed_agent LIMIT [NAME=value ...] -- args: run_agent, failing when it took more than LIMIT seconds.
 timed_agent() {

@@ -2,9 +2,9 @@
 # The uninstall command: the agent removes what the installer put there, then confirms with the
 # receipt token, retrying with backoff until the server takes it (bounded).
 
-setup_file() { load agent_helper; start_agent_mock; }
+setup_file() { load agent_helper; start_agent_mock; make_installed_template; }
 teardown_file() { load agent_helper; stop_agent_mock; }
-setup() { load agent_helper; reset_agent_test; install_ok; : >"$MOCK_DIR/requests.jsonl"; : >"$SYSTEMCTL_LOG"; }
+setup() { load agent_helper; reset_agent_test; use_installed_root; : >"$SYSTEMCTL_LOG"; }
 
 uninstall_command() {
   control "{\"receipt_token\":\"$RECEIPT_TOKEN\",\"receipt_failures\":${1:-0},\"commands\":[{\"type\":\"uninstall\",\"operation_id\":\"op-42\",\"receipt_token\":\"$RECEIPT_TOKEN\"}]}"

@@ -83,6 +83,25 @@ install_ok() {
   fi
 }
 
+# An installed root made once per file by the real installer (setup_file: make_installed_template),
+# copied into each test's root by use_installed_root: the installer takes most of a second.
+make_installed_template() {
+  local BATS_TEST_TMPDIR="$BATS_FILE_TMPDIR/template-run"
+  mkdir -p "$BATS_TEST_TMPDIR"
+  reset_agent_test
+  ROOT_DIR="$BATS_FILE_TMPDIR/template"
+  mkdir -p "$ROOT_DIR/etc"
+  printf '0123456789abcdef0123456789abcdef\n' >"$ROOT_DIR/etc/machine-id"
+  printf 'pve1\n' >"$ROOT_DIR/etc/hostname"
+  install_ok
+}
+
+use_installed_root() {
+  cp -a "$BATS_FILE_TMPDIR/template/." "$ROOT_DIR/"
+  sed -i "s|$BATS_FILE_TMPDIR/template|$ROOT_DIR|g" "$ROOT_DIR"/etc/systemd/system/*.service
+  : >"$MOCK_DIR/requests.jsonl"
+}
+
 # run_agent [NAME=value ...] -- args...: the installed agent (or $AGENT_UNDER_TEST), bounded.
 run_agent() {
   local -a assignments=()
