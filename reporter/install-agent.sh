@@ -72,7 +72,8 @@ AGENT_FILE="$LIB_DIR/host-agent.sh"
 if [[ "$ROOT" == / && "$(id -u)" != 0 ]]; then fail "run as root (sudo)"; fi
 command -v systemctl >/dev/null 2>&1 || fail "systemctl not found: the agent runs as a systemd service"
 
-systemctl_quiet() { timeout 60 systemctl "$@" >/dev/null 2>&1; }
+# stdin closed: under `curl ... | bash -s` the rest of this script is on stdin.
+systemctl_quiet() { timeout 60 systemctl "$@" </dev/null >/dev/null 2>&1; }
 
 # --- uninstall --------------------------------------------------------------------------------
 

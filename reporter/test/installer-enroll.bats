@@ -38,6 +38,20 @@ setup() { load agent_helper; reset_agent_test; }
   assert_equal "$(last_request /api/agent/heartbeat r.headers.authorization)" "Bearer $HOST_TOKEN"
 }
 
+@test "piped into bash as the install command does (curl ... | bash -s -- --token ...), it installs" {
+  # A systemctl that swallows its stdin would eat the rest of a piped script.
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  printf '#!/usr/bin/env bash\ncat >/dev/null\nexec "%s/agent-bin/systemctl" "$@"\n' "$FIXTURES" >"$BATS_TEST_TMPDIR/bin/systemctl"
+  chmod +x "$BATS_TEST_TMPDIR/bin/systemctl"
+  TEST_PATH="$BATS_TEST_TMPDIR/bin:$TEST_PATH"
+  base_env
+  run timeout "$RUN_LIMIT" env -i "${BASE_ENV[@]}" "$BASH_BIN" -c \
+    "cat '$INSTALLER' | '$BASH_BIN' -s -- --server '$MOCK' --token '$ENROLL_TOKEN' --root '$ROOT_DIR'"
+  [[ "$status" -eq 0 && "$output" == *"installed agent 1.0.0 as pve1"* ]] || { echo "$output" >&2; return 1; }
+  cmp "$INSTALLED_AGENT" "$AGENT"
+  assert_equal "$(cat "$SYSTEMCTL_LOG")" $'daemon-reload\nenable --now homefleet-agent.service'
+}
+
 @test "the newest version of the manifest is installed" {
   make_release 1.10.0
   make_release 1.9.0
