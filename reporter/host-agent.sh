@@ -235,10 +235,11 @@ addresses_json() {
   printf '[%s]' "$json"
 }
 
-uptime_seconds() {
+# `"uptime_s":N,` from /proc/uptime, or nothing when it cannot be read (the field is optional).
+uptime_field() {
   local up=''
   if [[ -r /proc/uptime ]]; then IFS=' .' read -r up _ </proc/uptime || true; fi
-  if [[ "$up" =~ ^[0-9]{1,12}$ ]]; then printf '%s' "$((10#$up))"; else printf 'null'; fi
+  if [[ "$up" =~ ^[0-9]{1,12}$ ]]; then printf '"uptime_s":%s,' "$((10#$up))"; fi
 }
 
 # Guests from `qm list` and `pct list`. Proxmox guest names are DNS names (no spaces), so fields
@@ -308,7 +309,7 @@ heartbeat_body() {
   json_string "$STARTED_AT" started
   collect_guests
   json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
-  json+="\"addresses\":$(addresses_json),\"uptime_s\":$(uptime_seconds),"
+  json+="\"addresses\":$(addresses_json),$(uptime_field)"
   json_string "$(hypervisor_version)" version
   json+="\"hypervisor_version\":$version,\"guests\":[$GUESTS_JSON]}"
   printf '%s' "$json"
