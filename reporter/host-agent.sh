@@ -68,6 +68,10 @@ AGENT_FILE="$LIB_DIR/host-agent.sh"
 PREVIOUS_FILE="$LIB_DIR/host-agent.sh.previous"
 UPGRADE_FILE="$STATE_DIR/upgrade"
 UPGRADE_OK_FILE="$STATE_DIR/upgrade.ok"
+UPGRADE_FAILED_FILE="$STATE_DIR/upgrade.failed"
+# A version the watchdog rolled back is not tried again for this long: the controller marks the
+# upgrade failed after the same 5 minutes, and until it has, it may still offer it.
+readonly UPGRADE_RETRY_BLOCK_S=600
 
 log() { printf 'homefleet-agent: %s\n' "$*" >&2; }
 
@@ -491,6 +495,14 @@ run_upgrade() {
   { json_get_string "$object" version && is_version "$REPLY"; } || { log "upgrade: invalid version; ignored"; return 1; }
   version="$REPLY"
   [[ "$version" != "$HOMEFLEET_AGENT_VERSION" ]] || return 0
+  if [[ -f "$UPGRADE_FAILED_FILE" ]] && [[ "$(sed -n 's/^version=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)" == "$version" ]]; then
+    local failed_at
+    failed_at="$(sed -n 's/^at=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)"
+    if [[ "$failed_at" =~ ^[0-9]{1,12}$ ]] && (($(date -u +%s) - failed_at < UPGRADE_RETRY_BLOCK_S)); then
+      log "upgrade: version $version was rolled back less than ${UPGRADE_RETRY_BLOCK_S}s ago; not retrying yet"
+      return 1
+    fi
+  fi
   log "upgrade: $HOMEFLEET_AGENT_VERSION -> $version"
   [[ -f "$AGENT_FILE" ]] || { log "upgrade: $AGENT_FILE is missing; not installed by the installer"; return 1; }
   dir="$(mktemp -d "$LIB_DIR/.upgrade.XXXXXX")" || return 1
@@ -553,6 +565,7 @@ run_watchdog() {
   [[ -f "$PREVIOUS_FILE" ]] || { log "watchdog: no previous version to restore"; return 1; }
   { cp -p "$PREVIOUS_FILE" "$LIB_DIR/.restore" && mv -f "$LIB_DIR/.restore" "$AGENT_FILE"; } || { log "watchdog: restore failed"; return 1; }
   rm -f "$UPGRADE_FILE" "$UPGRADE_OK_FILE"
+  printf 'version=%s\nat=%s\n' "$version" "$(date -u +%s)" >"$UPGRADE_FAILED_FILE" || true
   if command -v systemctl >/dev/null 2>&1; then
     timeout 30 systemctl reset-failed "$AGENT_UNIT" >/dev/null 2>&1 || true
     timeout 30 systemctl restart "$AGENT_UNIT" >/dev/null 2>&1 || log "watchdog: could not restart $AGENT_UNIT"

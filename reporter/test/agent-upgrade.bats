@@ -13,6 +13,10 @@ teardown() {
   done
 }
 
+systemctl_stop_agent() {
+  env "FAKE_SYSTEMCTL_ROOT=$ROOT_DIR" "$FIXTURES/agent-bin/systemctl" stop homefleet-agent.service
+}
+
 upgrade_to() { control "{\"commands\":[{\"type\":\"upgrade\",\"version\":\"$1\"}]}"; }
 
 # The fake systemctl really runs the units under $ROOT_DIR. The watchdog's bound is 10 s unless the
@@ -79,6 +83,12 @@ assert_not_upgraded() {
   grep -qx 'restart homefleet-agent.service' "$SYSTEMCTL_LOG"
   [[ ! -e "$STATE/upgrade" ]]
   wait_for '[[ "$(last_request /api/agent/heartbeat r.json.agent_version)" == 1.0.0 && "$(request_count /api/agent/heartbeat)" -ge 2 ]]' 5
+  # Offered again right away (the controller has not marked it failed yet), it is not retried.
+  systemctl_stop_agent
+  upgrade_to 1.1.0
+  run_upgrading_agent -- --once
+  [[ "$status" -eq 0 && "$output" == *"1.1.0 was rolled back less than 600s ago; not retrying yet"* ]] || { echo "$output" >&2; return 1; }
+  cmp "$INSTALLED_AGENT" "$AGENT"
 }
 
 @test "the watchdog survives the agent's process being killed" {
