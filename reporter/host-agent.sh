@@ -53,7 +53,7 @@ while (($# > 0)); do
       shift
       ;;
     --version) echo "$HOMEFLEET_AGENT_VERSION"; exit 0 ;;
-    -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "homefleet-agent: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
