@@ -1,3 +1,4 @@
+import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import { createAccountService, type AccountService } from './access/accounts.js';
 import { createAccessGuard } from './access/guard.js';
@@ -9,6 +10,9 @@ import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import { registerHealthRoutes } from './health/routes.js';
+import { createReleases } from './hosts/releases.js';
+import { registerHostRoutes } from './hosts/routes.js';
+import { createHostService, type HostService, type HostsOptions } from './hosts/service.js';
 import { RouteTable, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
 import { createJobService, type JobService, type JobsOptions } from './jobs/service.js';
@@ -18,7 +22,7 @@ import { createInstanceService, type InstanceService } from './registry/service.
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerUsageRoutes } from './usage/routes.js';
-import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
+import { defaultRendererDir, packageRoot, registerWebRoutes } from './web/routes.js';
 
 export interface AppOptions {
   /** Overrides of the configuration; tests and the desktop app pass theirs here. */
@@ -31,6 +35,8 @@ export interface AppOptions {
   jobs?: JobsOptions;
   /** The built dashboard (index.html and assets/); default dist/renderer in the package. */
   rendererDir?: string;
+  /** Hosts and agents: where the agent and installer sources are (default reporter/), kept versions (default build/agents/), heartbeat interval. */
+  hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
 }
 
 export interface HomefleetApp {
@@ -40,6 +46,7 @@ export interface HomefleetApp {
   instances: InstanceService;
   accounts: AccountService;
   jobs: JobService;
+  hosts: HostService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -72,6 +79,16 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerBackupRoutes(routes, context);
   jobs.start();
   registerUsageRoutes(routes, context);
+  const releases = createReleases(
+    {
+      agentDir: options.hosts?.agentDir ?? path.join(packageRoot(), 'reporter'),
+      keptDir: options.hosts?.keptAgentsDir ?? path.join(packageRoot(), 'build', 'agents'),
+    },
+    config.dbPath,
+    context.clock,
+  );
+  const hosts = createHostService(context, instances, releases, options.hosts);
+  registerHostRoutes(routes, context, hosts, releases);
   // Last: its catch-all answers every GET page path that no feature claimed.
   registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
 
@@ -89,6 +106,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     instances,
     accounts,
     jobs,
+    hosts,
     routes: routes.records,
     async close() {
       if (closed) return;

@@ -55,6 +55,11 @@ export interface Config {
   telemetryToken: string | undefined;
   authAllowHttp: boolean;
   agentAllowHttp: boolean;
+  /**
+   * Pin of the controller's self-signed certificate for agent install commands: base64 SHA-256 of its
+   * SubjectPublicKeyInfo (curl's --pinnedpubkey format without `sha256//`). Set by the TLS setup.
+   */
+  tlsFingerprint?: string;
 }
 
 export class ConfigError extends Error {}

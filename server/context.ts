@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { HostEvent } from './hosts/service.js';
 import type { Logger } from './logger.js';
 import type { Instance } from './registry/schema.js';
 import type { Clock } from './time.js';
@@ -9,6 +10,9 @@ import type { Clock } from './time.js';
 export interface AppEventMap {
   'instance.created': [instance: Instance];
   'backup.imported': [];
+  /** Every accepted agent heartbeat, and each change of a host's status (enrolled, back online, deleting, deleted). */
+  'host.heartbeat': [host: HostEvent];
+  'host.status': [host: HostEvent];
 }
 
 export type AppEvents = EventEmitter<AppEventMap>;

@@ -13,7 +13,10 @@ export type AuditAction =
   | 'user.revoke_sessions'
   | 'password.change'
   | 'recovery'
-  | 'request';
+  | 'request'
+  // hosts and agents (server/hosts): host.enroll, host.delete, enrollment_token.create, ...
+  | `host.${string}`
+  | `enrollment_token.${string}`;
 
 export interface AuditInput {
   actor: string | null;

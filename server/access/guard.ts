@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { forbidden, unauthorized } from '../errors.js';
 import type { AccessGuard } from '../http/routes.js';
+import { carriesAgentToken } from '../hosts/tokens.js';
 import type { AccountService } from './accounts.js';
 import { createAccountService } from './accounts.js';
 import { roleHas } from './capabilities.js';
@@ -31,6 +32,9 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
   return (access, route) => {
     if (access === 'public' || access === 'machine') return [];
     const passwordChangeAllowed = ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path);
+    // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie.
+    const noAgentToken: RequestHandler = (req, _res, next) =>
+      next(carriesAgentToken(req.get('authorization')) ? unauthorized('authentication required') : undefined);
     const session: RequestHandler = (req, res, next) => {
       const token = readSessionToken(req);
       const active = token ? accounts.sessions.resolve(token) : undefined;
@@ -58,6 +62,6 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
       }
       next();
     };
-    return [origin, session];
+    return [noAgentToken, origin, session];
   };
 }

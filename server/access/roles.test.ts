@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildInstance } from '../../test/helpers/factories.js';
+import { agentDir, enrolledHost } from '../../test/helpers/hosts.js';
 import type { TestClient } from '../../test/helpers/http.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import type { Role } from './capabilities.js';
 
 let server: TestServer;
 beforeEach(async () => {
-  server = await startServer({ config: { telemetryToken: 't'.repeat(40) } });
+  server = await startServer({ config: { telemetryToken: 't'.repeat(40), agentAllowHttp: true }, hosts: { agentDir: agentDir('1.1.0') } });
 });
 afterEach(() => server.stop());
 
@@ -40,6 +41,14 @@ async function aJob(): Promise<number> {
   return job.id;
 }
 
+/** A host enrolled through the agent API (its agent runs 1.0.0; the server ships 1.1.0). */
+async function aHost(): Promise<number> {
+  return (await enrolledHost(server)).host_id;
+}
+async function anEnrollmentToken(): Promise<number> {
+  return (await server.client.post('/api/hosts/enrollment-tokens', {})).body.id;
+}
+
 const cases: Case[] = [
   // Fleet, metrics, matches, operation summaries: everyone reads the registry.
   { name: 'GET /api/instances', allowed: everyone, success: 200, run: (c) => c.get('/api/instances') },
@@ -71,6 +80,18 @@ const cases: Case[] = [
   { name: 'POST /api/users/:id/reset-password', allowed: admins, success: 200, run: async (c) => c.post(`/api/users/${await target()}/reset-password`) },
   { name: 'POST /api/users/:id/revoke-sessions', allowed: admins, success: 204, run: async (c) => c.post(`/api/users/${await target()}/revoke-sessions`) },
   { name: 'GET /api/audit', allowed: admins, success: 200, run: (c) => c.get('/api/audit') },
+  // Host setup, deletion, enrollment: everyone reads status, administrators manage.
+  { name: 'GET /api/hosts', allowed: everyone, success: 200, run: (c) => c.get('/api/hosts') },
+  { name: 'GET /api/hosts/:id', allowed: everyone, success: 200, run: async (c) => c.get(`/api/hosts/${await aHost()}`) },
+  { name: 'GET /api/hosts/enrollment-tokens', allowed: everyone, success: 200, run: (c) => c.get('/api/hosts/enrollment-tokens') },
+  { name: 'POST /api/hosts/enrollment-tokens', allowed: admins, success: 201, run: (c) => c.post('/api/hosts/enrollment-tokens', {}) },
+  { name: 'DELETE /api/hosts/enrollment-tokens/:id', allowed: admins, success: 204, run: async (c) => c.delete(`/api/hosts/enrollment-tokens/${await anEnrollmentToken()}`) },
+  { name: 'PATCH /api/hosts/:id', allowed: admins, success: 200, run: async (c) => c.patch(`/api/hosts/${await aHost()}`, { sync_registry: true }) },
+  { name: 'DELETE /api/hosts/:id', allowed: admins, success: 202, run: async (c) => c.delete(`/api/hosts/${await aHost()}`) },
+  { name: 'POST /api/hosts/:id/revoke-token', allowed: admins, success: 204, run: async (c) => c.post(`/api/hosts/${await aHost()}/revoke-token`) },
+  { name: 'POST /api/hosts/:id/upgrade', allowed: admins, success: 202, run: async (c) => c.post(`/api/hosts/${await aHost()}/upgrade`, {}) },
+  // Applying drift writes instances: an operation.
+  { name: 'POST /api/hosts/:id/drift/apply', allowed: operators, success: 200, run: async (c) => c.post(`/api/hosts/${await aHost()}/drift/apply`, { all: true }) },
   // Own password, sign out.
   { name: 'GET /api/auth/session', allowed: everyone, success: 200, run: (c) => c.get('/api/auth/session') },
   { name: 'POST /api/auth/logout', allowed: everyone, success: 204, run: (c) => c.post('/api/auth/logout') },
@@ -134,6 +155,23 @@ describe('declared access of the access layer routes', () => {
       'GET /api/audit': 'users.manage',
       'POST /api/telemetry': 'machine',
       'GET /api/telemetry': 'diagnostics.read',
+      'GET /api/hosts': 'hosts.read',
+      'GET /api/hosts/:id': 'hosts.read',
+      'GET /api/hosts/enrollment-tokens': 'hosts.read',
+      'POST /api/hosts/enrollment-tokens': 'hosts.manage',
+      'DELETE /api/hosts/enrollment-tokens/:id': 'hosts.manage',
+      'PATCH /api/hosts/:id': 'hosts.manage',
+      'DELETE /api/hosts/:id': 'hosts.manage',
+      'POST /api/hosts/:id/revoke-token': 'hosts.manage',
+      'POST /api/hosts/:id/upgrade': 'hosts.manage',
+      'POST /api/hosts/:id/drift/apply': 'fleet.operate',
+      'POST /api/agent/enroll': 'machine',
+      'POST /api/agent/heartbeat': 'machine',
+      'POST /api/agent/receipts/:operation_id': 'machine',
+      'GET /api/agent/releases/manifest.json': 'public',
+      'GET /api/agent/releases/manifest.json.sig': 'public',
+      'GET /api/agent/releases/:version/host-agent.sh': 'public',
+      'GET /install/agent.sh': 'public',
     });
   });
 });

@@ -9,6 +9,8 @@ export const LIMITS = {
   'login.user': 5,
   'setup.ip': 10,
   'password.account': 5,
+  // failed agent authentications (enrollment, host and receipt tokens) per peer address
+  'agent.ip': 30,
 } as const;
 export type ThrottleScope = keyof typeof LIMITS;
 

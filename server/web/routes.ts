@@ -6,7 +6,7 @@ import { notFound } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 
 /** The package root, found from this file both in the sources (server/web) and in the bundle (dist/server). */
-function packageRoot(): string {
+export function packageRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
   return dir;

@@ -2,6 +2,7 @@ import instances from './0001-instances.sql';
 import access from './0002-access.sql';
 import jobs from './0003-jobs.sql';
 import usage from './0004-usage.sql';
+import hosts from './0006-hosts.sql';
 
 export interface Migration {
   version: number;
@@ -18,4 +19,5 @@ export const migrations: readonly Migration[] = [
   { version: 2, name: 'access', sql: access },
   { version: 3, name: 'jobs', sql: jobs },
   { version: 4, name: 'usage', sql: usage },
+  { version: 6, name: 'hosts', sql: hosts },
 ];

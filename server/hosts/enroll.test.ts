@@ -1,0 +1,236 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../../test/helpers/clock.js';
+import { bearer, enroll, enrolledHost, enrollmentToken, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
+import type { TestServer } from '../../test/helpers/server.js';
+
+const INVALID = { error: 'invalid token' };
+const TOKEN = /^hfe_[A-Za-z0-9_-]{43}$/;
+
+let server: TestServer;
+let clock: ReturnType<typeof manualClock>;
+beforeEach(async () => {
+  clock = manualClock();
+  server = await startHostServer({ clock });
+});
+afterEach(() => server.stop());
+
+describe('enrollment tokens', () => {
+  it('are created once with the one-line install command, and listed without a secret', async () => {
+    const res = await server.client.post('/api/hosts/enrollment-tokens', { name: 'rack', expires_in_s: 3600, max_uses: 2 });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(Number),
+      token: expect.stringMatching(TOKEN),
+      expires_at: '2026-11-22T11:00:00.000Z',
+      max_uses: 2,
+      install_command: `curl -fsSL ${server.baseUrl}/install/agent.sh | sudo bash -s -- --token ${res.body.token}`,
+    });
+    const list = await server.client.get('/api/hosts/enrollment-tokens');
+    expect(list.body).toEqual([
+      {
+        id: res.body.id,
+        name: 'rack',
+        created_by: 'admin',
+        created_at: '2026-11-22T10:00:00.000Z',
+        expires_at: '2026-11-22T11:00:00.000Z',
+        max_uses: 2,
+        uses: 0,
+        revoked_at: null,
+        state: 'active',
+      },
+    ]);
+    expect(list.text).not.toContain(res.body.token);
+    // Only the SHA-256 is stored.
+    const stored = JSON.stringify(server.db.prepare('SELECT * FROM enrollment_tokens').all());
+    expect(stored).not.toContain(res.body.token);
+    expect(JSON.stringify(server.hosts.repo.listEnrollmentTokens())).not.toContain(res.body.token);
+  });
+
+  it('defaults to one use for a day', async () => {
+    const res = await server.client.post('/api/hosts/enrollment-tokens', {});
+    expect(res.body).toMatchObject({ max_uses: 1, expires_at: '2026-11-23T10:00:00.000Z' });
+  });
+
+  it('refuses a lifetime under 60 s or over 30 days, and bad counts, with 400', async () => {
+    for (const body of [{ expires_in_s: 59 }, { expires_in_s: 2592001 }, { max_uses: 0 }, { expires_in_s: 'soon' }]) {
+      const res = await server.client.post('/api/hosts/enrollment-tokens', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.errors).toHaveLength(1);
+    }
+  });
+
+  it('adds the certificate pin to the install command when the controller has a self-signed certificate', async () => {
+    await server.stop();
+    server = await startHostServer({ clock, config: { tlsFingerprint: 'AbC123+/xyz=' } });
+    const res = await server.client.post('/api/hosts/enrollment-tokens', {});
+    expect(res.body.install_command).toBe(
+      `curl -fsSL --insecure --pinnedpubkey sha256//AbC123+/xyz= ${server.baseUrl}/install/agent.sh | sudo bash -s -- --token ${res.body.token} --fingerprint AbC123+/xyz=`,
+    );
+  });
+
+  it('are audited without the token', async () => {
+    const token = await enrollmentToken(server, { name: 'audited' });
+    const audit = await server.client.get('/api/audit');
+    expect(audit.body.find((e: { action: string }) => e.action === 'enrollment_token.create')).toMatchObject({ actor: 'admin', detail: { name: 'audited' } });
+    expect(audit.text).not.toContain(token);
+  });
+});
+
+describe('POST /api/agent/enroll', () => {
+  it('creates a host and a host token bound to the machine id', async () => {
+    const token = await enrollmentToken(server);
+    const res = await enroll(server.anonymous(), token, { hostname: 'pve1', machine_id: 'abc123', agent_version: '1.0.0' });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      host_id: expect.any(Number),
+      host_token: expect.stringMatching(/^hfh_[A-Za-z0-9_-]{43}$/),
+      heartbeat_interval_s: 30,
+      manifest_public_key: expect.stringMatching(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n$/),
+    });
+    const host = await server.client.get(`/api/hosts/${res.body.host_id}`);
+    expect(host.body).toMatchObject({ hostname: 'pve1', machine_id: 'abc123', status: 'offline', agent_version: '1.0.0', last_heartbeat_at: null });
+    expect(JSON.stringify(server.db.prepare('SELECT * FROM host_tokens').all())).not.toContain(res.body.host_token);
+    expect((await heartbeat(server, res.body.host_token)).status).toBe(200);
+  });
+
+  it('refuses wrong, expired, used-up and revoked enrollment tokens with the same 401', async () => {
+    const anon = server.anonymous();
+    const wrong = 'hfe_' + 'A'.repeat(43);
+    expect(await enroll(anon, wrong)).toMatchObject({ status: 401, body: INVALID });
+
+    const used = await enrollmentToken(server);
+    expect((await enroll(anon, used)).status).toBe(201);
+    expect(await enroll(anon, used)).toMatchObject({ status: 401, body: INVALID });
+
+    const revoked = await server.client.post('/api/hosts/enrollment-tokens', {});
+    expect((await server.client.delete(`/api/hosts/enrollment-tokens/${revoked.body.id}`)).status).toBe(204);
+    expect(await enroll(anon, revoked.body.token)).toMatchObject({ status: 401, body: INVALID });
+
+    const expiring = await enrollmentToken(server, { expires_in_s: 60 });
+    clock.advance(60_000);
+    expect(await enroll(anon, expiring)).toMatchObject({ status: 401, body: INVALID });
+
+    const states = (await server.client.get('/api/hosts/enrollment-tokens')).body.map((t: { state: string }) => t.state).sort();
+    expect(states).toEqual(['expired', 'revoked', 'used_up']);
+  });
+
+  it('refuses tokens of another kind, malformed headers and no token with the same 401', async () => {
+    const anon = server.anonymous();
+    const { host_token } = await enrolledHost(server);
+    const good = await enrollmentToken(server);
+    for (const authorization of [`Bearer ${host_token}`, 'Bearer hfp_' + 'a'.repeat(43), `Basic ${good}`, good, '']) {
+      const res = await anon.post('/api/agent/enroll', { hostname: 'x', machine_id: 'm-x', agent_version: '1.0.0' }, { authorization });
+      expect(res, authorization).toMatchObject({ status: 401, body: INVALID });
+    }
+    // The good token was not spent by any of those.
+    expect((await enroll(anon, good)).status).toBe(201);
+  });
+
+  it('accepts max_uses enrollments and no more, also when they race', async () => {
+    const token = await enrollmentToken(server, { max_uses: 2 });
+    const results = await Promise.all(Array.from({ length: 8 }, () => enroll(server.anonymous(), token)));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 401, 401, 401, 401, 401, 401]);
+    expect((await server.client.get('/api/hosts')).body).toHaveLength(2);
+  });
+
+  it('refuses a machine id that is already enrolled with 409, without spending the token', async () => {
+    await enrolledHost(server, { machine_id: 'same-machine' });
+    const token = await enrollmentToken(server);
+    const res = await enroll(server.anonymous(), token, { machine_id: 'same-machine' });
+    expect(res).toMatchObject({ status: 409, body: { error: 'machine already enrolled' } });
+    expect((await server.client.get('/api/hosts/enrollment-tokens')).body[0]).toMatchObject({ uses: 0, state: 'active' });
+  });
+
+  it('re-binds an enrolled machine id once an administrator allowed it: same host, new token, old token refused', async () => {
+    const first = await enrolledHost(server, { machine_id: 'rebind-me' });
+    const patched = await server.client.patch(`/api/hosts/${first.host_id}`, { allow_rebind: true });
+    expect(patched).toMatchObject({ status: 200, body: { allow_rebind: true } });
+    const again = await enroll(server.anonymous(), await enrollmentToken(server), { machine_id: 'rebind-me', hostname: 'pve1-new' });
+    expect(again.status).toBe(201);
+    expect(again.body.host_id).toBe(first.host_id);
+    expect(await heartbeat(server, first.host_token)).toMatchObject({ status: 401, body: INVALID });
+    expect((await heartbeat(server, again.body.host_token, { hostname: 'pve1-new' })).status).toBe(200);
+    // Re-binding is allowed once.
+    expect((await server.client.get(`/api/hosts/${first.host_id}`)).body.allow_rebind).toBe(false);
+    expect((await enroll(server.anonymous(), await enrollmentToken(server), { machine_id: 'rebind-me' })).status).toBe(409);
+  });
+
+  it('rotating a leaked host token: revoke-token stops it at once and allows the machine to enroll again', async () => {
+    const host = await enrolledHost(server, { machine_id: 'leaky' });
+    expect((await server.client.post(`/api/hosts/${host.host_id}/revoke-token`)).status).toBe(204);
+    expect(await heartbeat(server, host.host_token)).toMatchObject({ status: 401, body: INVALID });
+    const again = await enroll(server.anonymous(), await enrollmentToken(server), { machine_id: 'leaky' });
+    expect(again.body.host_id).toBe(host.host_id);
+  });
+
+  it('validates the body with 400 once the token is good', async () => {
+    const token = await enrollmentToken(server);
+    const res = await server.anonymous().post('/api/agent/enroll', { hostname: 'bad host', machine_id: '', agent_version: 'x' }, bearer(token));
+    expect(res.status).toBe(400);
+    expect([...new Set(res.body.errors.map((e: { field: string }) => e.field))].sort()).toEqual(['agent_version', 'hostname', 'machine_id']);
+  });
+});
+
+describe('credentials stay in their lane', () => {
+  it('a session cookie or a personal token never works on /api/agent/*', async () => {
+    // server.client carries the administrator's session cookie.
+    for (const path of ['/api/agent/enroll', '/api/agent/heartbeat', '/api/agent/receipts/x']) {
+      expect(await server.client.post(path, {})).toMatchObject({ status: 401, body: INVALID });
+      expect(await server.client.post(path, {}, bearer('hfp_' + 'b'.repeat(43)))).toMatchObject({ status: 401, body: INVALID });
+    }
+  });
+
+  it('an agent token on a management route is 401, even beside a valid session cookie', async () => {
+    const host = await enrolledHost(server);
+    const enrollment = await enrollmentToken(server);
+    expect((await server.client.get('/api/hosts')).status).toBe(200);
+    for (const token of [host.host_token, enrollment, 'hfr_' + 'c'.repeat(43)]) {
+      for (const path of ['/api/hosts', '/api/instances', '/api/auth/session']) {
+        expect(await server.client.get(path, bearer(token)), `${path} ${token.slice(0, 4)}`).toMatchObject({
+          status: 401,
+          body: { error: 'authentication required' },
+        });
+      }
+      expect((await server.anonymous().get('/api/hosts', bearer(token))).status).toBe(401);
+    }
+  });
+
+  it('plain HTTP is refused on the authenticated agent routes without FLEET_AGENT_ALLOW_HTTP', async () => {
+    await server.stop();
+    server = await startHostServer({ clock, config: { agentAllowHttp: false } });
+    const token = await enrollmentToken(server);
+    for (const path of ['/api/agent/enroll', '/api/agent/heartbeat', '/api/agent/receipts/x']) {
+      expect(await server.anonymous().post(path, {}, bearer(token))).toMatchObject({ status: 403, body: { error: 'https required' } });
+    }
+    // A forwarded scheme from an untrusted peer changes nothing.
+    expect((await server.anonymous().post('/api/agent/enroll', {}, { ...bearer(token), 'x-forwarded-proto': 'https' })).status).toBe(403);
+    // The public release files are served on whatever the server speaks.
+    expect((await server.anonymous().get('/api/agent/releases/manifest.json')).status).toBe(200);
+  });
+
+  it('accepts agents behind a trusted TLS proxy', async () => {
+    await server.stop();
+    server = await startHostServer({ clock, config: { agentAllowHttp: false, trustProxy: 'loopback' } });
+    const token = await enrollmentToken(server);
+    expect((await enroll(server.anonymous(), token)).status).toBe(403);
+    const viaProxy = await server.anonymous().post(
+      '/api/agent/enroll',
+      { hostname: 'pve9', machine_id: 'm-proxy', agent_version: '1.0.0' },
+      { ...bearer(token), 'x-forwarded-proto': 'https' },
+    );
+    expect(viaProxy.status).toBe(201);
+  });
+
+  it('throttles failed agent authentications per peer address, persistently, with 429', async () => {
+    const anon = server.anonymous();
+    const good = await enrollmentToken(server);
+    for (let i = 0; i < 30; i++) expect((await enroll(anon, 'hfe_' + 'Z'.repeat(43))).status).toBe(401);
+    const refused = await enroll(anon, good);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Kept in the database: the count is there for a restarted server too.
+    expect(server.db.prepare("SELECT failures FROM throttle WHERE scope = 'agent.ip'").pluck().get()).toBe(30);
+    clock.advance(15 * 60 * 1000);
+    expect((await enroll(anon, good)).status).toBe(201);
+  });
+});

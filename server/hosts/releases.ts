@@ -1,0 +1,214 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Clock } from '../time.js';
+
+export const AGENT_FILE = 'host-agent.sh';
+export const INSTALLER_FILE = 'install-agent.sh';
+export const KEY_FILE = 'agent-signing-key.pem';
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How long an issued manifest is valid; it is re-issued (same content, new dates) every UTC day. */
+export const MANIFEST_LIFETIME_MS = 7 * DAY_MS;
+export const MANIFEST_FORMAT = 1;
+
+const VERSION = '(\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?)';
+const VERSION_LINE = new RegExp(`^\\s*(?:readonly\\s+|declare\\s+-r\\s+)?HOMEFLEET_AGENT_VERSION=["']?${VERSION}["']?\\s*$`, 'm');
+const VERSION_COMMENT = new RegExp(`^#\\s*homefleet-agent-version:\\s*${VERSION}\\s*$`, 'm');
+const setting = (name: string) => new RegExp(`^\\s*(?:readonly\\s+)?${name}=["']?${VERSION}["']?\\s*$`, 'm');
+const MIN_CONTROLLER = setting('HOMEFLEET_MIN_CONTROLLER_VERSION');
+const UPGRADABLE_FROM = setting('HOMEFLEET_AGENT_UPGRADABLE_FROM');
+export const VERSION_PATTERN = new RegExp(`^${VERSION}$`);
+
+/** The version an agent script declares (`HOMEFLEET_AGENT_VERSION="x.y.z"` near its top), or undefined. */
+export function agentVersionOf(script: string): string | undefined {
+  return (VERSION_LINE.exec(script) ?? VERSION_COMMENT.exec(script))?.[1];
+}
+
+export interface ManifestAgent {
+  version: string;
+  url: string;
+  sha256: string;
+  size: number;
+  min_controller_version: string;
+  upgradable_from: string;
+}
+
+export interface Manifest {
+  manifest_version: number;
+  agents: ManifestAgent[];
+  issued_at: string;
+  expires_at: string;
+}
+
+export interface ReleaseDirs {
+  /** Where the current agent and the installer sources are (reporter/). */
+  agentDir: string;
+  /** Older agent versions kept for hosts not yet upgraded: `<keptDir>/<version>/host-agent.sh`. */
+  keptDir: string;
+}
+
+/** Numeric x.y.z comparison (a pre-release suffix sorts before its release). */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [core = '', pre] = v.split(/[-+]/, 2);
+    return { nums: core.split('.').map(Number), pre: v.includes('-') ? (pre ?? '') : undefined };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  for (let i = 0; i < 3; i++) if ((x.nums[i] ?? 0) !== (y.nums[i] ?? 0)) return (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
+  if (x.pre === y.pre) return 0;
+  if (x.pre === undefined) return 1;
+  if (y.pre === undefined) return -1;
+  return x.pre < y.pre ? -1 : 1;
+}
+
+/**
+ * The controller's Ed25519 signing key: made on first start and kept beside the database file
+ * (mode 0600), never inside the database, so exports and snapshots of the database never carry it.
+ * An in-memory database gets an in-memory key.
+ */
+export function loadSigningKey(dbPath: string): KeyObject {
+  if (dbPath === ':memory:') return generateKeyPairSync('ed25519').privateKey;
+  const file = path.join(path.dirname(path.resolve(dbPath)), KEY_FILE);
+  try {
+    return createPrivateKey(fs.readFileSync(file));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the agent signing key ${file}: ${(err as Error).message}`);
+  }
+  const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' });
+  try {
+    // 'wx': two processes starting at once must not overwrite each other's key.
+    fs.writeFileSync(file, pem, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return createPrivateKey(fs.readFileSync(file));
+}
+
+interface AgentRelease extends ManifestAgent {
+  file: string;
+}
+
+/**
+ * The agent versions this controller ships and the signed manifest describing them. The current
+ * agent is `<agentDir>/host-agent.sh`; kept versions are `<keptDir>/<version>/host-agent.sh`.
+ * Files are re-read when they change (size and mtime), so a deployment that replaces them is served at once.
+ */
+export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) {
+  const privateKey = loadSigningKey(dbPath);
+  const publicKeyPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+  let cache: { key: string; releases: AgentRelease[] } | undefined;
+  let signed: { key: string; bytes: Buffer; signature: string } | undefined;
+
+  function candidates(): string[] {
+    const files = [path.join(dirs.agentDir, AGENT_FILE)];
+    let kept: string[] = [];
+    try {
+      kept = fs.readdirSync(dirs.keptDir).filter((d) => VERSION_PATTERN.test(d));
+    } catch {
+      // no kept versions
+    }
+    for (const dir of kept) files.push(path.join(dirs.keptDir, dir, AGENT_FILE));
+    return files;
+  }
+
+  function stamp(files: string[]): string {
+    return files
+      .map((f) => {
+        try {
+          const st = fs.statSync(f);
+          return `${f}:${st.size}:${st.mtimeMs}`;
+        } catch {
+          return `${f}:-`;
+        }
+      })
+      .join('|');
+  }
+
+  function releases(): AgentRelease[] {
+    const files = candidates();
+    const key = stamp(files);
+    if (cache?.key === key) return cache.releases;
+    const found = new Map<string, AgentRelease>();
+    files.forEach((file, index) => {
+      let bytes: Buffer;
+      try {
+        bytes = fs.readFileSync(file);
+      } catch {
+        return;
+      }
+      const text = bytes.toString('utf8');
+      const version = agentVersionOf(text);
+      if (!version) return;
+      // A kept copy must be the version its folder names; the current file wins over a kept copy.
+      if (index > 0 && path.basename(path.dirname(file)) !== version) return;
+      if (found.has(version)) return;
+      found.set(version, {
+        version,
+        url: `/api/agent/releases/${version}/${AGENT_FILE}`,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        size: bytes.length,
+        min_controller_version: MIN_CONTROLLER.exec(text)?.[1] ?? '0.1.0',
+        upgradable_from: UPGRADABLE_FROM.exec(text)?.[1] ?? '0.0.0',
+        file,
+      });
+    });
+    const current = candidates()[0]!;
+    const list = [...found.values()].sort((a, b) => (a.file === current ? -1 : b.file === current ? 1 : compareVersions(b.version, a.version)));
+    cache = { key, releases: list };
+    return list;
+  }
+
+  return {
+    publicKeyPem,
+    /** The version in reporter/host-agent.sh, or undefined when the file is missing or declares none. */
+    currentVersion(): string | undefined {
+      const first = releases()[0];
+      return first && first.file === candidates()[0] ? first.version : undefined;
+    },
+    versions: () => releases().map((r) => r.version),
+    /** The bytes of one shipped agent version, or undefined. */
+    agentFile(version: string): Buffer | undefined {
+      const release = releases().find((r) => r.version === version);
+      if (!release) return undefined;
+      try {
+        return fs.readFileSync(release.file);
+      } catch {
+        return undefined;
+      }
+    },
+    /**
+     * The manifest bytes and their signature. The bytes depend only on the shipped files and the
+     * UTC day, so manifest.json and manifest.json.sig fetched one after the other always match
+     * (Ed25519 signatures are deterministic).
+     */
+    manifest(): { bytes: Buffer; signature: string } {
+      const list = releases();
+      const issued = Math.floor(clock.now() / DAY_MS) * DAY_MS;
+      const key = `${cache?.key}#${issued}`;
+      if (signed?.key === key) return signed;
+      const manifest: Manifest = {
+        manifest_version: MANIFEST_FORMAT,
+        agents: list.map(({ file: _file, ...agent }) => agent),
+        issued_at: new Date(issued).toISOString(),
+        expires_at: new Date(issued + MANIFEST_LIFETIME_MS).toISOString(),
+      };
+      const bytes = Buffer.from(JSON.stringify(manifest, null, 2) + '\n', 'utf8');
+      signed = { key, bytes, signature: sign(null, bytes, privateKey).toString('base64') };
+      return signed;
+    },
+    /** The installer source, with the address it is served from as its default `--server`. */
+    installer(baseUrl: string | undefined): string | undefined {
+      let text: string;
+      try {
+        text = fs.readFileSync(path.join(dirs.agentDir, INSTALLER_FILE), 'utf8');
+      } catch {
+        return undefined;
+      }
+      if (!baseUrl) return text;
+      return text.replace(/^HOMEFLEET_SERVER_DEFAULT=.*$/m, () => `HOMEFLEET_SERVER_DEFAULT='${baseUrl}'`);
+    },
+  };
+}
+
+export type Releases = ReturnType<typeof createReleases>;

@@ -1,0 +1,212 @@
+import type { Db } from '../db/database.js';
+import type { Guest, UpgradeState } from './schema.js';
+
+export interface EnrollmentTokenRow {
+  id: number;
+  name: string;
+  token_hash: string;
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  max_uses: number;
+  uses: number;
+  revoked_at: number | null;
+}
+
+export interface HostRow {
+  id: number;
+  machine_id: string;
+  hostname: string;
+  state: 'active' | 'deleting' | 'deleted';
+  enrolled_at: number;
+  enrollment_token_id: number | null;
+  agent_version: string;
+  agent_started_at: number | null;
+  last_heartbeat_at: number | null;
+  heartbeat_interval_s: number;
+  addresses: string;
+  uptime_s: number | null;
+  hypervisor_version: string;
+  guests_hash: string;
+  sync_registry: 0 | 1;
+  allow_rebind: 0 | 1;
+  deleted_at: number | null;
+  upgrade_state: UpgradeState | null;
+  upgrade_version: string | null;
+  upgrade_from: string | null;
+  upgrade_requested_at: number | null;
+  upgrade_started_at: number | null;
+  upgrade_finished_at: number | null;
+}
+
+export interface DeletionRow {
+  id: string;
+  host_id: number;
+  status: 'pending' | 'delivered' | 'confirmed' | 'forced';
+  created_by: string | null;
+  created_at: number;
+  receipt_hash: string | null;
+  receipt_expires_at: number | null;
+  delivered_at: number | null;
+  confirmed_at: number | null;
+}
+
+export interface FactsUpdate {
+  id: number;
+  hostname: string;
+  agent_version: string;
+  agent_started_at: number;
+  last_heartbeat_at: number;
+  addresses: string;
+  uptime_s: number | null;
+  hypervisor_version: string;
+}
+
+export type HostRepo = ReturnType<typeof createHostRepo>;
+
+/** SQL of hosts and agents; every statement prepared once. */
+export function createHostRepo(db: Db) {
+  const s = {
+    insertEnrollment: db.prepare<[string, string, string | null, number, number, number]>(
+      'INSERT INTO enrollment_tokens (name, token_hash, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    enrollmentById: db.prepare<[number], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens WHERE id = ?'),
+    enrollmentByHash: db.prepare<[string], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens WHERE token_hash = ?'),
+    listEnrollment: db.prepare<[], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens ORDER BY id DESC'),
+    revokeEnrollment: db.prepare<[number, number]>('UPDATE enrollment_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    // Takes one use only while the token still holds: the slot is taken by this UPDATE, not by an earlier read.
+    useEnrollment: db.prepare<[number, number]>(
+      'UPDATE enrollment_tokens SET uses = uses + 1 WHERE id = ? AND revoked_at IS NULL AND uses < max_uses AND expires_at > ?',
+    ),
+
+    hostById: db.prepare<[number], HostRow>('SELECT * FROM hosts WHERE id = ?'),
+    liveHostByMachine: db.prepare<[string], HostRow>("SELECT * FROM hosts WHERE machine_id = ? AND state != 'deleted'"),
+    listHosts: db.prepare<[], HostRow>('SELECT * FROM hosts ORDER BY hostname COLLATE NOCASE, id'),
+    insertHost: db.prepare<[string, string, number, number, string, number]>(
+      `INSERT INTO hosts (machine_id, hostname, enrolled_at, enrollment_token_id, agent_version, heartbeat_interval_s)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    rebindHost: db.prepare<[string, string, number, number]>(
+      `UPDATE hosts SET hostname = ?, agent_version = ?, enrollment_token_id = ?, allow_rebind = 0,
+         upgrade_state = NULL, upgrade_version = NULL, upgrade_from = NULL, upgrade_requested_at = NULL,
+         upgrade_started_at = NULL, upgrade_finished_at = NULL
+       WHERE id = ?`,
+    ),
+    updateFacts: db.prepare<FactsUpdate>(
+      `UPDATE hosts SET hostname = @hostname, agent_version = @agent_version, agent_started_at = @agent_started_at,
+         last_heartbeat_at = @last_heartbeat_at, addresses = @addresses, uptime_s = @uptime_s,
+         hypervisor_version = @hypervisor_version
+       WHERE id = @id`,
+    ),
+    setGuestsHash: db.prepare<[string, number]>('UPDATE hosts SET guests_hash = ? WHERE id = ?'),
+    setSettings: db.prepare<[number | null, number | null, number]>(
+      'UPDATE hosts SET sync_registry = coalesce(?, sync_registry), allow_rebind = coalesce(?, allow_rebind) WHERE id = ?',
+    ),
+    setState: db.prepare<[string, number | null, number]>('UPDATE hosts SET state = ?, deleted_at = ? WHERE id = ?'),
+    setUpgrade: db.prepare<[string | null, string | null, string | null, number | null, number | null, number | null, number]>(
+      `UPDATE hosts SET upgrade_state = ?, upgrade_version = ?, upgrade_from = ?, upgrade_requested_at = ?,
+         upgrade_started_at = ?, upgrade_finished_at = ? WHERE id = ?`,
+    ),
+
+    insertHostToken: db.prepare<[number, string, number]>('INSERT INTO host_tokens (host_id, token_hash, created_at) VALUES (?, ?, ?)'),
+    hostTokenByHash: db.prepare<[string], { id: number; host_id: number; token_hash: string; revoked_at: number | null }>(
+      'SELECT id, host_id, token_hash, revoked_at FROM host_tokens WHERE token_hash = ?',
+    ),
+    revokeHostTokens: db.prepare<[number, number]>('UPDATE host_tokens SET revoked_at = ? WHERE host_id = ? AND revoked_at IS NULL'),
+
+    guestsOf: db.prepare<[number], Guest>('SELECT vmid, name, type, status FROM host_guests WHERE host_id = ? ORDER BY vmid'),
+    deleteGuests: db.prepare<[number]>('DELETE FROM host_guests WHERE host_id = ?'),
+    insertGuest: db.prepare<[number, number, string, string, string]>(
+      'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status) VALUES (?, ?, ?, ?, ?)',
+    ),
+    guestCounts: db.prepare<[], { host_id: number; guests: number; drift: number }>(
+      `SELECT g.host_id, count(*) AS guests,
+              sum(CASE WHEN i.vmid IS NULL OR i.name != g.name THEN 1 ELSE 0 END) AS drift
+         FROM host_guests g LEFT JOIN instances i ON i.vmid = g.vmid
+        GROUP BY g.host_id`,
+    ),
+    // Instances no guest of a live host has (one query for all hosts).
+    orphanInstances: db.prepare<[], { vmid: number; name: string }>(
+      `SELECT i.vmid, i.name FROM instances i
+        WHERE NOT EXISTS (SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id
+                           WHERE g.vmid = i.vmid AND h.state != 'deleted')
+        ORDER BY i.vmid`,
+    ),
+    instancesForGuests: db.prepare<[number], { vmid: number; name: string }>(
+      'SELECT i.vmid, i.name FROM instances i JOIN host_guests g ON g.vmid = i.vmid WHERE g.host_id = ?',
+    ),
+
+    insertDeletion: db.prepare<[string, number, string | null, number]>(
+      "INSERT INTO host_deletions (id, host_id, status, created_by, created_at) VALUES (?, ?, 'pending', ?, ?)",
+    ),
+    deletionById: db.prepare<[string], DeletionRow>('SELECT * FROM host_deletions WHERE id = ?'),
+    latestDeletionOf: db.prepare<[number], DeletionRow>('SELECT * FROM host_deletions WHERE host_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1'),
+    deliverDeletion: db.prepare<[string, number, number, string]>(
+      "UPDATE host_deletions SET status = 'delivered', receipt_hash = ?, receipt_expires_at = ?, delivered_at = ? WHERE id = ? AND status = 'pending'",
+    ),
+    confirmDeletion: db.prepare<[number, string]>(
+      "UPDATE host_deletions SET status = 'confirmed', confirmed_at = ? WHERE id = ? AND status = 'delivered'",
+    ),
+    forceDeletion: db.prepare<[number, number]>(
+      "UPDATE host_deletions SET status = 'forced', receipt_hash = NULL, confirmed_at = ? WHERE host_id = ? AND status IN ('pending', 'delivered')",
+    ),
+  };
+
+  return {
+    insertEnrollmentToken: (name: string, hash: string, by: string | null, now: number, expiresAt: number, maxUses: number) =>
+      Number(s.insertEnrollment.run(name, hash, by, now, expiresAt, maxUses).lastInsertRowid),
+    enrollmentTokenById: (id: number) => s.enrollmentById.get(id),
+    enrollmentTokenByHash: (hash: string) => s.enrollmentByHash.get(hash),
+    listEnrollmentTokens: () => s.listEnrollment.all(),
+    revokeEnrollmentToken: (id: number, now: number) => s.revokeEnrollment.run(now, id).changes > 0,
+    useEnrollmentToken: (id: number, now: number) => s.useEnrollment.run(id, now).changes === 1,
+
+    hostById: (id: number) => s.hostById.get(id),
+    liveHostByMachine: (machineId: string) => s.liveHostByMachine.get(machineId),
+    listHosts: () => s.listHosts.all(),
+    insertHost: (machineId: string, hostname: string, now: number, tokenId: number, version: string, intervalS: number) =>
+      Number(s.insertHost.run(machineId, hostname, now, tokenId, version, intervalS).lastInsertRowid),
+    rebindHost: (id: number, hostname: string, version: string, tokenId: number) => void s.rebindHost.run(hostname, version, tokenId, id),
+    updateFacts: (facts: FactsUpdate) => void s.updateFacts.run(facts),
+    setGuestsHash: (id: number, hash: string) => void s.setGuestsHash.run(hash, id),
+    setSettings: (id: number, syncRegistry: boolean | undefined, allowRebind: boolean | undefined) =>
+      void s.setSettings.run(
+        syncRegistry === undefined ? null : Number(syncRegistry),
+        allowRebind === undefined ? null : Number(allowRebind),
+        id,
+      ),
+    setState: (id: number, state: HostRow['state'], deletedAt: number | null) => void s.setState.run(state, deletedAt, id),
+    setUpgrade: (
+      id: number,
+      u: {
+        state: UpgradeState | null;
+        version: string | null;
+        from: string | null;
+        requestedAt: number | null;
+        startedAt: number | null;
+        finishedAt: number | null;
+      },
+    ) => void s.setUpgrade.run(u.state, u.version, u.from, u.requestedAt, u.startedAt, u.finishedAt, id),
+
+    insertHostToken: (hostId: number, hash: string, now: number) => void s.insertHostToken.run(hostId, hash, now),
+    hostTokenByHash: (hash: string) => s.hostTokenByHash.get(hash),
+    revokeHostTokens: (hostId: number, now: number) => s.revokeHostTokens.run(now, hostId).changes,
+
+    guestsOf: (hostId: number) => s.guestsOf.all(hostId),
+    replaceGuests(hostId: number, guests: readonly Guest[]): void {
+      s.deleteGuests.run(hostId);
+      for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status);
+    },
+    guestCounts: () => s.guestCounts.all(),
+    orphanInstances: () => s.orphanInstances.all(),
+    instancesForGuests: (hostId: number) => s.instancesForGuests.all(hostId),
+
+    insertDeletion: (id: string, hostId: number, by: string | null, now: number) => void s.insertDeletion.run(id, hostId, by, now),
+    deletionById: (id: string) => s.deletionById.get(id),
+    latestDeletionOf: (hostId: number) => s.latestDeletionOf.get(hostId),
+    deliverDeletion: (id: string, receiptHash: string, expiresAt: number, now: number) =>
+      s.deliverDeletion.run(receiptHash, expiresAt, now, id).changes === 1,
+    confirmDeletion: (id: string, now: number) => s.confirmDeletion.run(now, id).changes === 1,
+    forceDeletions: (hostId: number, now: number) => void s.forceDeletion.run(now, hostId),
+  };
+}

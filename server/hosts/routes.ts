@@ -1,0 +1,173 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { createThrottle } from '../access/throttle.js';
+import type { AppContext } from '../context.js';
+import { badRequest, forbidden, notFound, tooManyRequests } from '../errors.js';
+import type { RouteTable } from '../http/routes.js';
+import { actorOf } from '../http/locals.js';
+import { parseIntegerParam } from '../http/validate.js';
+import type { DeletionRow, EnrollmentTokenRow } from './repo.js';
+import type { Releases } from './releases.js';
+import { VERSION_PATTERN } from './releases.js';
+import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
+import { invalidToken, type HostService, type Who } from './service.js';
+import { bearerOfKind, type AgentTokenKind } from './tokens.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** What an agent route's bearer token resolved to (set by agentGate). */
+      agentCredential?: unknown;
+    }
+  }
+}
+
+const who = (req: Request, res: Response): Who => ({ actor: actorOf(res), ip: req.ip ?? null });
+
+/** The address this request reached the controller at: the configured public origin, else scheme and Host. */
+export function baseUrlOf(req: Request, publicOrigin: string | undefined): string {
+  if (publicOrigin) return publicOrigin;
+  const host = req.get('host') ?? '';
+  // It ends up inside a shell command and the installer: only a plain host[:port] is taken.
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(host)) throw badRequest('invalid Host header');
+  return `${req.protocol}://${host}`;
+}
+
+/** PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one. */
+export function installCommand(base: string, token: string, fingerprint: string | undefined): string {
+  if (!fingerprint) return `curl -fsSL ${base}/install/agent.sh | sudo bash -s -- --token ${token}`;
+  // With a self-signed certificate curl checks the pinned key instead of a certificate authority.
+  return `curl -fsSL --insecure --pinnedpubkey sha256//${fingerprint} ${base}/install/agent.sh | sudo bash -s -- --token ${token} --fingerprint ${fingerprint}`;
+}
+
+export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: HostService, releases: Releases): void {
+  const throttle = createThrottle(ctx.db, ctx.clock);
+
+  /**
+   * Authenticated agent routes: HTTPS (unless FLEET_AGENT_ALLOW_HTTP), the per-peer budget of
+   * failed attempts, then the route's own kind of bearer token. All of it runs synchronously
+   * before the body is read, so the throttle's check and its count cannot be interleaved.
+   */
+  function agentGate<T>(kind: AgentTokenKind, resolve: (token: string, req: Request) => T | undefined): RequestHandler {
+    return (req, res, next) => {
+      if (!req.secure && !ctx.config.agentAllowHttp) return next(forbidden('https required'));
+      const peer = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+      const wait = throttle.retryAfter('agent.ip', peer);
+      if (wait > 0) return next(tooManyRequests(wait));
+      const token = bearerOfKind(req.get('authorization'), kind);
+      const found = token ? resolve(token, req) : undefined;
+      if (found === undefined) {
+        throttle.recordFailure('agent.ip', peer);
+        return next(invalidToken());
+      }
+      res.locals.agentCredential = found;
+      next();
+    };
+  }
+  const bearer = (req: Request) => bearerOfKind(req.get('authorization'), 'host')!;
+
+  // ---- management (sessions) ------------------------------------------------------------
+  // enrollment-tokens first: Express matches in order, and it is not a host id.
+
+  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', body: EnrollmentTokenCreate }, (req, res) => {
+    const base = baseUrlOf(req, ctx.config.publicOrigin);
+    const created = hosts.createEnrollmentToken(req.body, who(req, res));
+    res.status(201);
+    return { ...created, install_command: installCommand(base, created.token, ctx.config.tlsFingerprint) };
+  });
+
+  routes.get('/api/hosts/enrollment-tokens', { access: 'hosts.read' }, () => hosts.listEnrollmentTokens());
+
+  routes.delete('/api/hosts/enrollment-tokens/:id', { access: 'hosts.manage' }, (req, res) => {
+    hosts.revokeEnrollmentToken(parseIntegerParam(req.params.id, 'invalid id'), who(req, res));
+    res.status(204).end();
+  });
+
+  routes.get('/api/hosts', { access: 'hosts.read' }, () => hosts.list());
+
+  routes.get('/api/hosts/:id', { access: 'hosts.read' }, (req) => hosts.get(parseIntegerParam(req.params.id, 'invalid id')));
+
+  routes.patch('/api/hosts/:id', { access: 'hosts.manage', body: HostPatch }, (req, res) =>
+    hosts.update(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res)),
+  );
+
+  routes.delete('/api/hosts/:id', { access: 'hosts.manage' }, (req, res) => {
+    const force = (req.query as Record<string, unknown>).force === 'true';
+    const deletion = hosts.remove(parseIntegerParam(req.params.id, 'invalid id'), force, who(req, res));
+    res.status(force ? 200 : 202);
+    return { operation_id: deletion.operation_id, status: deletion.status };
+  });
+
+  routes.post('/api/hosts/:id/revoke-token', { access: 'hosts.manage' }, (req, res) => {
+    hosts.revokeHostToken(parseIntegerParam(req.params.id, 'invalid id'), who(req, res));
+    res.status(204).end();
+  });
+
+  routes.post('/api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest }, (req, res) => {
+    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body.version, who(req, res));
+    res.status(202);
+    return host;
+  });
+
+  // Applying drift changes the registry, so it is an operator's action, like any instance write.
+  routes.post('/api/hosts/:id/drift/apply', { access: 'fleet.operate', body: DriftApply }, (req, res) =>
+    hosts.applyDrift(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res)),
+  );
+
+  // ---- agents (their own tokens only) -------------------------------------------------------
+
+  routes.post(
+    '/api/agent/enroll',
+    { access: 'machine', body: EnrollBody, before: [agentGate('enrollment', (t) => hosts.findUsableEnrollmentToken(t))] },
+    (req, res) => {
+      const token = res.locals.agentCredential as EnrollmentTokenRow;
+      const result = hosts.enroll(token.id, req.body, req.ip ?? null);
+      res.status(201);
+      return result;
+    },
+  );
+
+  routes.post(
+    '/api/agent/heartbeat',
+    { access: 'machine', body: HeartbeatBody, bodyLimit: '4mb', before: [agentGate('host', (t) => hosts.findHostByToken(t))] },
+    (req) => hosts.heartbeat(bearer(req), req.body),
+  );
+
+  routes.post(
+    '/api/agent/receipts/:operation_id',
+    {
+      access: 'machine',
+      before: [agentGate('receipt', (t, req) => hosts.findDeletionByReceipt(String(req.params.operation_id ?? ''), t))],
+    },
+    (req, res) => {
+      hosts.confirmReceipt(res.locals.agentCredential as DeletionRow, req.ip ?? null);
+      res.status(204).end();
+    },
+  );
+
+  // ---- public release files: their integrity comes from the signature, not the transport ----
+
+  routes.get('/api/agent/releases/manifest.json', { access: 'public' }, (_req, res) => {
+    res.set('Cache-Control', 'no-cache').type('application/json').send(releases.manifest().bytes);
+  });
+
+  routes.get('/api/agent/releases/manifest.json.sig', { access: 'public' }, (_req, res) => {
+    res.set('Cache-Control', 'no-cache').type('text/plain').send(releases.manifest().signature + '\n');
+  });
+
+  routes.get('/api/agent/releases/:version/host-agent.sh', { access: 'public' }, (req, res) => {
+    const version = req.params.version ?? '';
+    const bytes = VERSION_PATTERN.test(version) ? releases.agentFile(version) : undefined;
+    if (!bytes) throw notFound('agent version not found');
+    res.set('Cache-Control', 'no-cache').type('text/x-shellscript').send(bytes);
+  });
+
+  routes.get('/install/agent.sh', { access: 'public' }, (req, res) => {
+    const script = releases.installer(baseUrlOf(req, ctx.config.publicOrigin));
+    if (script === undefined) {
+      res.status(404).type('text/plain').send('echo "homefleet: this server ships no agent installer (reporter/install-agent.sh is missing)" >&2; exit 1\n');
+      return;
+    }
+    res.set('Cache-Control', 'no-cache').type('text/x-shellscript').send(script);
+  });
+}

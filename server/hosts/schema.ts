@@ -1,0 +1,182 @@
+import { z } from 'zod';
+
+export const DAY_S = 24 * 60 * 60;
+
+/** POST /api/hosts/enrollment-tokens */
+export const EnrollmentTokenCreate = z.object(
+  {
+    name: z.string({ error: 'must be a string' }).trim().max(100, { error: 'must be at most 100 characters' }).default(''),
+    expires_in_s: z
+      .int({ error: 'must be an integer number of seconds' })
+      .min(60, { error: 'must be at least 60' })
+      .max(30 * DAY_S, { error: 'must be at most 2592000 (30 days)' })
+      .default(DAY_S),
+    max_uses: z.int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).default(1),
+  },
+  { error: 'must be a JSON object' },
+);
+export type EnrollmentTokenCreate = z.infer<typeof EnrollmentTokenCreate>;
+
+const hostname = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, { error: 'must not be empty' })
+  .max(253, { error: 'must be at most 253 characters' })
+  .regex(/^[A-Za-z0-9._-]+$/, { error: 'must be a host name (letters, digits, dot, hyphen, underscore)' });
+
+const agentVersion = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .regex(/^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/, { error: 'must be a version such as 1.2.3' })
+  .max(64, { error: 'must be at most 64 characters' });
+
+/** POST /api/agent/enroll */
+export const EnrollBody = z.object(
+  {
+    hostname,
+    machine_id: z
+      .string({ error: 'must be a string' })
+      .trim()
+      .min(1, { error: 'must not be empty' })
+      .max(128, { error: 'must be at most 128 characters' })
+      .regex(/^[A-Za-z0-9._:-]+$/, { error: 'must be letters, digits, dot, colon, hyphen or underscore' }),
+    agent_version: agentVersion,
+  },
+  { error: 'must be a JSON object' },
+);
+export type EnrollBody = z.infer<typeof EnrollBody>;
+
+/** A bash agent may send numbers as digit strings; both are taken. */
+const count = z.union([z.int().nonnegative(), z.string().regex(/^\d{1,15}$/).transform(Number)], { error: 'must be a non-negative integer' });
+
+export const Guest = z.object(
+  {
+    vmid: z.union([z.int().positive(), z.string().regex(/^[1-9]\d{0,14}$/).transform(Number)], { error: 'must be a positive integer' }),
+    name: z.string({ error: 'must be a string' }).max(200, { error: 'must be at most 200 characters' }).default(''),
+    type: z.enum(['qemu', 'lxc'], { error: 'must be qemu or lxc' }),
+    status: z.string({ error: 'must be a string' }).max(32, { error: 'must be at most 32 characters' }).default(''),
+  },
+  { error: 'must be an object' },
+);
+export type Guest = z.infer<typeof Guest>;
+
+/** ISO 8601 UTC, as PRODUCT.md fixes for times sent by agents. */
+const isoUtc = z
+  .string({ error: 'must be an ISO 8601 UTC time' })
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' })
+  .transform((v, ctx) => {
+    const ms = Date.parse(v);
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/** POST /api/agent/heartbeat */
+export const HeartbeatBody = z.object(
+  {
+    agent_version: agentVersion,
+    started_at: isoUtc,
+    hostname,
+    addresses: z
+      .array(z.string().max(64, { error: 'must be at most 64 characters' }), { error: 'must be an array of strings' })
+      .max(256, { error: 'must hold at most 256 addresses' })
+      .default([]),
+    uptime_s: count.optional(),
+    hypervisor_version: z.string({ error: 'must be a string' }).max(200, { error: 'must be at most 200 characters' }).default(''),
+    guests: z.array(Guest, { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
+  },
+  { error: 'must be a JSON object' },
+);
+export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+
+/** PATCH /api/hosts/:id */
+export const HostPatch = z
+  .object(
+    {
+      sync_registry: z.boolean({ error: 'must be true or false' }).optional(),
+      allow_rebind: z.boolean({ error: 'must be true or false' }).optional(),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .refine((v) => v.sync_registry !== undefined || v.allow_rebind !== undefined, { error: 'give sync_registry or allow_rebind' });
+export type HostPatch = z.infer<typeof HostPatch>;
+
+/** POST /api/hosts/:id/upgrade: no version means the manifest's current one. */
+export const UpgradeRequest = z.object({ version: agentVersion.optional() }, { error: 'must be a JSON object' }).default({});
+export type UpgradeRequest = z.infer<typeof UpgradeRequest>;
+
+/** POST /api/hosts/:id/drift/apply */
+export const DriftApply = z
+  .object(
+    {
+      all: z.boolean({ error: 'must be true or false' }).optional(),
+      items: z
+        .array(z.object({ vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }) }), {
+          error: 'must be an array of {vmid}',
+        })
+        .max(10_000)
+        .optional(),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .refine((v) => v.all === true || (v.items && v.items.length > 0), { error: 'give items or all: true' });
+export type DriftApply = z.infer<typeof DriftApply>;
+
+export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
+export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
+
+export type DriftItem =
+  | { kind: 'guest_without_instance'; vmid: number; guest_name: string; guest_type: 'qemu' | 'lxc' }
+  | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string }
+  | { kind: 'instance_without_guest'; vmid: number; instance_name: string };
+
+/** A host as the API shows it (list rows carry counts; the detail adds guests, drift and deletion). */
+export interface HostSummary {
+  id: number;
+  hostname: string;
+  machine_id: string;
+  status: HostStatus;
+  enrolled_at: string;
+  last_heartbeat_at: string | null;
+  agent_version: string;
+  agent_started_at: string | null;
+  heartbeat_interval_s: number;
+  addresses: string[];
+  uptime_s: number | null;
+  hypervisor_version: string;
+  sync_registry: boolean;
+  allow_rebind: boolean;
+  deleted_at: string | null;
+  upgrade: {
+    state: UpgradeState;
+    version: string;
+    from: string | null;
+    requested_at: string;
+    started_at: string | null;
+    finished_at: string | null;
+  } | null;
+  guest_count: number;
+  drift_count: number;
+}
+
+export interface Deletion {
+  operation_id: string;
+  status: 'pending' | 'delivered' | 'confirmed' | 'forced';
+  created_by: string | null;
+  created_at: string;
+  delivered_at: string | null;
+  confirmed_at: string | null;
+  receipt_expires_at: string | null;
+}
+
+export interface HostDetail extends HostSummary {
+  guests: Guest[];
+  drift: DriftItem[];
+  deletion: Deletion | null;
+}
+
+export type AgentCommand =
+  | { type: 'uninstall'; operation_id: string; receipt_token: string }
+  | { type: 'upgrade'; version: string };
