@@ -125,8 +125,13 @@ HOSTNAME_VALUE="${HOSTNAME_VALUE//[[:space:]]/}"
 if [[ -z "$HOSTNAME_VALUE" ]]; then HOSTNAME_VALUE="$(uname -n)"; fi
 [[ "$HOSTNAME_VALUE" =~ ^[A-Za-z0-9._-]{1,253}$ ]] || fail "this machine's host name is not usable: $HOSTNAME_VALUE"
 
+# Installed already: this run enrolls again (a rotated host token, after an administrator allowed
+# re-binding) and replaces the files only once the new enrollment is verified; a refused one (409)
+# leaves the installation as it was.
+REINSTALL=0
 if [[ -e "$STATE_DIR/host_token" || -e "$AGENT_FILE" ]]; then
-  fail "the agent is already installed here; run with --uninstall first"
+  REINSTALL=1
+  say "the agent is installed here already: enrolling again"
 fi
 
 # --- JSON and HTTP (no jq; the same helpers as host-agent.sh) -----------------------------------
@@ -231,7 +236,7 @@ case "$HTTP_CODE" in
   201 | 200) ;;
   401) fail "the enrollment token was refused (wrong, expired, used up or revoked): create a new one" ;;
   403) fail "enrollment refused (403): the controller requires https" ;;
-  409) fail "this machine (machine id $MACHINE_ID) is already enrolled: delete that host, or allow re-binding it, then retry" ;;
+  409) fail "this machine (machine id $MACHINE_ID) is already enrolled: delete that host, or allow re-binding it (or revoke its token), then retry" ;;
   *) fail "enrollment failed: the controller answered $HTTP_CODE" ;;
 esac
 ANSWER="$(head -c 65536 "$WORK/enroll-answer.json")"
@@ -266,6 +271,8 @@ grep -q "^HOMEFLEET_AGENT_VERSION=\"$VERSION\"\$" "$WORK/host-agent.sh" || enrol
 
 mkdir -p "$STATE_DIR" "$LIB_DIR" "$UNIT_DIR"
 chmod 0700 "$STATE_DIR"
+# A reinstall starts from a clean state: no pin or upgrade left from the previous installation.
+rm -f "$STATE_DIR/tls_pin" "$STATE_DIR/upgrade" "$STATE_DIR/upgrade.ok" "$STATE_DIR/upgrade.failed" "$LIB_DIR/host-agent.sh.previous"
 (
   umask 077
   printf '%s\n' "$SERVER" >"$STATE_DIR/server_url"
@@ -274,7 +281,8 @@ chmod 0700 "$STATE_DIR"
   if [[ -n "$TLS_PIN" ]]; then printf '%s\n' "$TLS_PIN" >"$STATE_DIR/tls_pin"; fi
 )
 chmod 0600 "$STATE_DIR"/*
-install -m 0755 "$WORK/host-agent.sh" "$AGENT_FILE"
+install -m 0755 "$WORK/host-agent.sh" "$LIB_DIR/.host-agent.sh.new"
+mv -f "$LIB_DIR/.host-agent.sh.new" "$AGENT_FILE"
 
 ROOT_ARGS=''
 if [[ -n "$PREFIX" ]]; then ROOT_ARGS=" --root $PREFIX"; fi
@@ -308,4 +316,8 @@ chmod 0644 "$UNIT_DIR/$AGENT_UNIT" "$UNIT_DIR/$WATCHDOG_UNIT"
 
 systemctl_quiet daemon-reload || fail "systemctl daemon-reload failed"
 systemctl_quiet enable --now "$AGENT_UNIT" || fail "systemctl enable --now $AGENT_UNIT failed"
+if ((REINSTALL)); then
+  # A running agent still holds the old token: restart it on the new one.
+  systemctl_quiet restart "$AGENT_UNIT" || fail "systemctl restart $AGENT_UNIT failed"
+fi
 say "installed agent $VERSION as $HOSTNAME_VALUE; it reports to $SERVER"

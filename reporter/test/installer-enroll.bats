@@ -105,11 +105,30 @@ setup() { load agent_helper; reset_agent_test; }
   [[ ! -e "$ROOT_DIR/etc/homefleet-agent" && ! -e "$INSTALLED_AGENT" ]]
 }
 
-@test "an installed machine is not installed over" {
+@test "installing again enrolls again and rotates the host token, then restarts the agent" {
   install_ok
+  : >"$SYSTEMCTL_LOG"
+  control '{"host_token":"hfh_rotated-host-token-0123456789abcdef"}'
   run_installer -- --server "$MOCK" --token "$ENROLL_TOKEN" --root "$ROOT_DIR"
-  [[ "$status" -eq 1 && "$output" == *"already installed"* ]]
-  assert_equal "$(request_count /api/agent/enroll)" 1
+  [[ "$status" -eq 0 && "$output" == *"enrolling again"* ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(request_count /api/agent/enroll)" 2
+  assert_equal "$(cat "$STATE/host_token")" hfh_rotated-host-token-0123456789abcdef
+  assert_equal "$(stat -c %a "$STATE/host_token")" 600
+  assert_equal "$(cat "$SYSTEMCTL_LOG")" $'daemon-reload\nenable --now homefleet-agent.service\nrestart homefleet-agent.service'
+  run_agent -- --once
+  [[ "$status" -eq 0 ]]
+  assert_equal "$(last_request /api/agent/heartbeat r.headers.authorization)" "Bearer hfh_rotated-host-token-0123456789abcdef"
+}
+
+@test "installing again on a machine the server refuses (409) leaves the installation as it was" {
+  install_ok
+  : >"$SYSTEMCTL_LOG"
+  control '{"enroll_status":409}'
+  run_installer -- --server "$MOCK" --token "$ENROLL_TOKEN" --root "$ROOT_DIR"
+  [[ "$status" -eq 1 && "$output" == *"already enrolled"* ]]
+  assert_equal "$(cat "$STATE/host_token")" "$HOST_TOKEN"
+  cmp "$INSTALLED_AGENT" "$AGENT"
+  [[ ! -s "$SYSTEMCTL_LOG" ]]
 }
 
 @test "arguments are checked before anything is sent" {
