@@ -34,6 +34,14 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  // Units the fake systemctl started (watchdog, restarted agent) run in their own sessions.
+  for (const file of fs.readdirSync(hostRoot).filter((f) => f.endsWith('.pid'))) {
+    try {
+      process.kill(-Number(fs.readFileSync(path.join(hostRoot, file), 'utf8')), 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
   await server.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -139,5 +147,92 @@ describe('the real agent against the real server', () => {
     const after = await server.client.get(`/api/hosts/${host.id}`);
     expect(after.body.status).toBe('deleted');
     expect(after.body.deletion).toMatchObject({ operation_id: deletion.body.operation_id, status: 'confirmed' });
+  });
+
+  describe('upgrades', () => {
+    let agentDir: string;
+    const installedAgent = () => path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh');
+    const current = fs.readFileSync(path.join(root, 'reporter/host-agent.sh'), 'utf8');
+
+    /** A server shipping the agents of a temp folder: the current one and kept older ones. */
+    async function serverWithReleases() {
+      await server.stop();
+      agentDir = path.join(dir, 'releases');
+      fs.mkdirSync(path.join(agentDir, 'kept'), { recursive: true });
+      fs.copyFileSync(path.join(root, 'reporter/install-agent.sh'), path.join(agentDir, 'install-agent.sh'));
+      fs.writeFileSync(path.join(agentDir, 'host-agent.sh'), current);
+      server = await startServer({ config: { agentAllowHttp: true }, hosts: { agentDir, keptAgentsDir: path.join(agentDir, 'kept') } });
+    }
+
+    /** Ships `script` as the new current version; the installed one is kept for hosts not yet upgraded. */
+    function ship(script: string) {
+      fs.mkdirSync(path.join(agentDir, 'kept', agentVersion), { recursive: true });
+      fs.writeFileSync(path.join(agentDir, 'kept', agentVersion, 'host-agent.sh'), current);
+      fs.writeFileSync(path.join(agentDir, 'host-agent.sh'), script);
+    }
+
+    async function installedHost() {
+      expect((await install(await enrollmentToken())).exitCode).toBe(0);
+      expect((await agentOnce()).exitCode).toBe(0);
+      return (await server.client.get('/api/hosts')).body[0];
+    }
+
+    async function until(condition: () => Promise<boolean> | boolean, ms: number) {
+      const end = Date.now() + ms;
+      while (Date.now() < end) {
+        if (await condition()) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`condition not met within ${ms} ms`);
+    }
+
+    it('an upgrade offered by the server is verified, installed and accepted after the new version heartbeats', async () => {
+      await serverWithReleases();
+      const host = await installedHost();
+      const next = current.replace(/^HOMEFLEET_AGENT_VERSION=.*$/m, 'HOMEFLEET_AGENT_VERSION="99.0.0"');
+      ship(next);
+      const requested = await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: '99.0.0' });
+      expect(requested.status, requested.text).toBe(202);
+
+      // The fake systemctl really runs the watchdog unit, with a bound well above this test's run.
+      env.FAKE_SYSTEMCTL_ROOT = hostRoot;
+      env.HOMEFLEET_UPGRADE_TIMEOUT_S = '30';
+      const run = await agentOnce();
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(fs.readFileSync(installedAgent(), 'utf8')).toBe(next);
+      expect(fs.readFileSync(installedAgent() + '.previous', 'utf8')).toBe(current);
+
+      const after = (await server.client.get(`/api/hosts/${host.id}`)).body;
+      expect(after.agent_version).toBe('99.0.0');
+      expect(after.upgrade).toMatchObject({ state: 'succeeded', version: '99.0.0', from: agentVersion });
+      // The watchdog stood down: the new version stays.
+      await until(() => !fs.existsSync(path.join(hostRoot, 'etc/homefleet-agent/upgrade')), 5000);
+      expect(fs.readFileSync(installedAgent(), 'utf8')).toBe(next);
+    });
+
+    it('a new version that never heartbeats is rolled back by the watchdog and the old one reports again', async () => {
+      await serverWithReleases();
+      const host = await installedHost();
+      ship('#!/usr/bin/env bash\nHOMEFLEET_AGENT_VERSION="99.0.0"\necho "broken agent" >&2\nexit 1\n');
+      expect((await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: '99.0.0' })).status).toBe(202);
+
+      env.FAKE_SYSTEMCTL_ROOT = hostRoot;
+      env.HOMEFLEET_UPGRADE_TIMEOUT_S = '3';
+      const run = await agentOnce();
+      expect(run.stderr).toContain('broken agent');
+      expect(run.exitCode).toBe(1);
+      // The process that took the offer; the restarted one reports a later started_at.
+      const before = (await server.client.get(`/api/hosts/${host.id}`)).body.agent_started_at;
+
+      // The watchdog puts the previous version back and restarts the service, which heartbeats again.
+      await until(() => fs.readFileSync(installedAgent(), 'utf8') === current, 8000);
+      await until(async () => {
+        const h = (await server.client.get(`/api/hosts/${host.id}`)).body;
+        return h.agent_started_at > before && h.agent_version === agentVersion;
+      }, 8000);
+      const after = (await server.client.get(`/api/hosts/${host.id}`)).body;
+      expect(after.status).toBe('online');
+      expect(after.upgrade.state).not.toBe('succeeded');
+    });
   });
 });
