@@ -4,6 +4,7 @@ import { api, ApiError, signInUrl } from './api';
 import { Layout } from './components/Layout';
 import { Empty, Loading, Notice, PageTitle } from './components/ui';
 import { AuditPage, TelemetryPage } from './pages/Logs';
+import { HostDetailPage, HostsPage } from './pages/Hosts';
 import { InstanceDetailPage } from './pages/InstanceDetail';
 import { InstanceFormPage } from './pages/InstanceForm';
 import { InstancesPage } from './pages/Instances';
@@ -61,6 +62,8 @@ function route(path: string, session: Session) {
   if ((params = match('/instances/:vmid', path))) return need('fleet.read', <InstanceDetailPage vmid={params.vmid!} />);
   if (match('/jobs', path)) return need('fleet.read', <JobsPage />);
   if ((params = match('/jobs/:id', path))) return need('fleet.read', <JobDetailPage id={params.id!} />);
+  if (match('/hosts', path)) return need('hosts.read', <HostsPage />);
+  if ((params = match('/hosts/:id', path))) return need('hosts.read', <HostDetailPage id={params.id!} />);
   if (match('/settings', path)) return need('settings.manage', <SettingsPage />);
   if (match('/users', path)) return need('users.manage', <UsersPage />);
   if (match('/audit', path)) return need('users.manage', <AuditPage />);

@@ -25,6 +25,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
   const items: NavItem[] = [
     { href: '/instances', label: 'Instances', show: session.can('fleet.read') },
     { href: '/jobs', label: 'Jobs', show: session.can('fleet.read') },
+    { href: '/hosts', label: 'Hosts', show: session.can('hosts.read') },
     { href: '/telemetry', label: 'Telemetry', show: session.can('diagnostics.read') },
     { href: '/settings', label: 'Settings', show: session.can('settings.manage') },
     { href: '/users', label: 'Users', show: session.can('users.manage') },

@@ -10,7 +10,7 @@ export const LIMITS = {
   'setup.ip': 10,
   'password.account': 5,
   // failed agent authentications (enrollment, host and receipt tokens) per peer address
-  'agent.ip': 30,
+  'agent.ip': 60,
 } as const;
 export type ThrottleScope = keyof typeof LIMITS;
 

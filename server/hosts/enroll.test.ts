@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
+import { LIMITS } from '../access/throttle.js';
 import { bearer, enroll, enrolledHost, enrollmentToken, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
 import type { TestServer } from '../../test/helpers/server.js';
 
@@ -224,12 +225,12 @@ describe('credentials stay in their lane', () => {
   it('throttles failed agent authentications per peer address, persistently, with 429', async () => {
     const anon = server.anonymous();
     const good = await enrollmentToken(server);
-    for (let i = 0; i < 30; i++) expect((await enroll(anon, 'hfe_' + 'Z'.repeat(43))).status).toBe(401);
+    for (let i = 0; i < LIMITS['agent.ip']; i++) expect((await enroll(anon, 'hfe_' + 'Z'.repeat(43))).status).toBe(401);
     const refused = await enroll(anon, good);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     // Kept in the database: the count is there for a restarted server too.
-    expect(server.db.prepare("SELECT failures FROM throttle WHERE scope = 'agent.ip'").pluck().get()).toBe(30);
+    expect(server.db.prepare("SELECT failures FROM throttle WHERE scope = 'agent.ip'").pluck().get()).toBe(LIMITS['agent.ip']);
     clock.advance(15 * 60 * 1000);
     expect((await enroll(anon, good)).status).toBe(201);
   });

@@ -1,0 +1,478 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, messageOf } from '../api';
+import { Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { plural } from '../format';
+import { navigate } from '../router';
+import { useSession } from '../session';
+import type { DriftItem, HostDetail, HostSummary } from '../../server/hosts/schema';
+
+const STATUS_TEXT: Record<HostSummary['status'], string> = {
+  online: 'online',
+  offline: 'offline',
+  deleting: 'deleting',
+  deleted: 'deleted',
+};
+
+export function StatusDot({ status }: { status: HostSummary['status'] }) {
+  return (
+    <span class={`status status-${status}`} data-status={status}>
+      <span class="dot" aria-hidden="true" />
+      {STATUS_TEXT[status]}
+    </span>
+  );
+}
+
+function Upgrade({ upgrade }: { upgrade: HostSummary['upgrade'] }) {
+  if (!upgrade) return <span class="muted">—</span>;
+  return (
+    <span class={`upgrade upgrade-${upgrade.state}`} title={`from ${upgrade.from ?? '?'} to ${upgrade.version}`}>
+      {upgrade.version}: {upgrade.state.replace('_', ' ')}
+    </span>
+  );
+}
+
+export function HostsPage() {
+  const session = useSession();
+  const hosts = useLoad(() => api<HostSummary[]>('GET', '/api/hosts'), []);
+  const [adding, setAdding] = useState(false);
+  return (
+    <section>
+      <PageTitle title="Hosts">
+        {session.can('hosts.manage') && (
+          <button type="button" class="primary" onClick={() => setAdding(true)} disabled={adding}>
+            Add a host
+          </button>
+        )}
+      </PageTitle>
+      <p class="hint">Hypervisors running the homefleet agent report their guests here every half minute.</p>
+      {adding && <AddHost onClose={() => setAdding(false)} />}
+      {hosts.error && <Notice kind="error">{hosts.error}</Notice>}
+      {!hosts.data && !hosts.error && <Loading />}
+      {hosts.data?.length === 0 && (
+        <Empty title="No hosts yet">{session.can('hosts.manage') ? 'Use “Add a host” to enroll a hypervisor.' : 'An administrator adds hosts.'}</Empty>
+      )}
+      {!!hosts.data?.length && (
+        <div class="table-wrap card">
+          <table class="hosts">
+            <thead>
+              <tr>
+                <th scope="col">Host</th>
+                <th scope="col">Status</th>
+                <th scope="col">Last heartbeat</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Upgrade</th>
+                <th scope="col">Guests</th>
+                <th scope="col">Drift</th>
+              </tr>
+            </thead>
+            <tbody>
+              {hosts.data.map((host) => (
+                <tr key={host.id} data-host={host.hostname}>
+                  <td>
+                    <a href={`/hosts/${host.id}`}>{host.hostname}</a>
+                  </td>
+                  <td>
+                    <StatusDot status={host.status} />
+                  </td>
+                  <td>
+                    <Time iso={host.last_heartbeat_at} exact={false} />
+                  </td>
+                  <td class="mono">{host.agent_version}</td>
+                  <td>
+                    <Upgrade upgrade={host.upgrade} />
+                  </td>
+                  <td data-testid="guest-count">{host.guest_count}</td>
+                  <td data-testid="drift-count">{host.drift_count ? <strong>{host.drift_count}</strong> : 0}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {session.can('hosts.read') && <EnrollmentTokens manage={session.can('hosts.manage')} />}
+    </section>
+  );
+}
+
+interface EnrollmentTokenView {
+  id: number;
+  name: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string;
+  max_uses: number;
+  uses: number;
+  state: string;
+}
+
+function EnrollmentTokens({ manage }: { manage: boolean }) {
+  const tokens = useLoad(() => api<EnrollmentTokenView[]>('GET', '/api/hosts/enrollment-tokens'), []);
+  const [error, setError] = useState<string>();
+  if (!tokens.data?.length) return null;
+  async function revoke(id: number) {
+    setError(undefined);
+    try {
+      await api('DELETE', `/api/hosts/enrollment-tokens/${id}`);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+    tokens.reload();
+  }
+  return (
+    <div class="card">
+      <h2>Enrollment tokens</h2>
+      {error && <Notice kind="error">{error}</Notice>}
+      <table class="tokens">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">State</th>
+            <th scope="col">Uses</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Made by</th>
+            {manage && <th scope="col">Actions</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {tokens.data.map((t) => (
+            <tr key={t.id} data-token={t.id}>
+              <td>{t.name || <span class="muted">(unnamed)</span>}</td>
+              <td>{t.state.replace('_', ' ')}</td>
+              <td>
+                {t.uses} of {t.max_uses}
+              </td>
+              <td>
+                <Time iso={t.expires_at} exact={false} />
+              </td>
+              <td>{t.created_by ?? '—'}</td>
+              {manage && (
+                <td>
+                  {t.state === 'active' && (
+                    <button type="button" onClick={() => revoke(t.id)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Creates an enrollment token and shows the one install line, once. */
+function AddHost({ onClose }: { onClose: () => void }) {
+  const [name, setName] = useState('');
+  const [hours, setHours] = useState('24');
+  const [uses, setUses] = useState('1');
+  const [created, setCreated] = useState<{ install_command: string; expires_at: string }>();
+  const [error, setError] = useState<string>();
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [copied, setCopied] = useState(false);
+
+  async function create(e: Event) {
+    e.preventDefault();
+    setError(undefined);
+    setFields({});
+    try {
+      const body = { name, expires_in_s: Math.round(Number(hours) * 3600), max_uses: Number(uses) };
+      setCreated(await api<{ install_command: string; expires_at: string }>('POST', '/api/hosts/enrollment-tokens', body));
+    } catch (err) {
+      setError(messageOf(err));
+      setFields((err as { fields?: Record<string, string> }).fields ?? {});
+    }
+  }
+
+  async function copy() {
+    if (!created) return;
+    try {
+      await navigator.clipboard.writeText(created.install_command);
+      setCopied(true);
+    } catch {
+      // Without clipboard access the command stays selectable.
+      setCopied(false);
+    }
+  }
+
+  return (
+    <div class="card add-host" aria-labelledby="add-host-title">
+      <h2 id="add-host-title">Add a host</h2>
+      {!created && (
+        <form onSubmit={create}>
+          <div class="form-grid">
+            <Field id="host-token-name" label="Name (optional)">
+              <input id="host-token-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            </Field>
+            <Field id="host-token-hours" label="Valid for (hours)" error={fields.expires_in_s}>
+              <input id="host-token-hours" inputMode="decimal" value={hours} onInput={(e) => setHours(e.currentTarget.value)} />
+            </Field>
+            <Field id="host-token-uses" label="Hosts it may enroll" error={fields.max_uses}>
+              <input id="host-token-uses" inputMode="numeric" value={uses} onInput={(e) => setUses(e.currentTarget.value)} />
+            </Field>
+          </div>
+          {error && <Notice kind="error">{error}</Notice>}
+          <div class="form-actions">
+            <button type="submit" class="primary">
+              Create install command
+            </button>
+            <button type="button" onClick={onClose}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {created && (
+        <div class="secret" data-testid="install-command">
+          <p>Run this as root on the hypervisor. It is shown once; it expires <Time iso={created.expires_at} exact={false} />.</p>
+          <pre class="command">
+            <code>{created.install_command}</code>
+          </pre>
+          <div class="form-actions">
+            <button type="button" class="primary" onClick={copy}>
+              {copied ? 'Copied' : 'Copy'}
+            </button>
+            <button type="button" onClick={onClose}>
+              Done
+            </button>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+const DRIFT_TEXT: Record<DriftItem['kind'], (item: DriftItem) => string> = {
+  guest_without_instance: (i) => `Guest “${(i as { guest_name: string }).guest_name}” has no instance in the registry`,
+  name_differs: (i) => {
+    const d = i as { guest_name: string; instance_name: string };
+    return `Registry says “${d.instance_name}”, the host says “${d.guest_name}”`;
+  },
+  instance_without_guest: (i) => `Instance “${(i as { instance_name: string }).instance_name}” runs on no reporting host`,
+};
+
+export function HostDetailPage({ id }: { id: string }) {
+  const session = useSession();
+  const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
+  const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+  const [confirming, setConfirming] = useState(false);
+
+  if (host.error) return <Notice kind="error">{host.error}</Notice>;
+  if (!host.data) return <Loading />;
+  const h = host.data;
+  const manage = session.can('hosts.manage') && h.status !== 'deleted';
+  const operate = session.can('fleet.operate') && h.status !== 'deleted';
+
+  async function act(action: () => Promise<unknown>, done: string) {
+    setMessage(undefined);
+    try {
+      await action();
+      setMessage({ kind: 'success', text: done });
+    } catch (e) {
+      setMessage({ kind: 'error', text: messageOf(e) });
+    }
+    host.reload();
+  }
+
+  const apply = (body: unknown) =>
+    act(async () => {
+      const result = await api<{ applied: unknown[]; skipped: { vmid: number; error: string }[] }>('POST', `/api/hosts/${h.id}/drift/apply`, body);
+      if (result.skipped.length) throw new ApiError(200, `Not applied: ${result.skipped.map((s) => `${s.vmid} ${s.error}`).join('; ')}.`);
+    }, 'Applied to the registry.');
+  const applicable = h.drift.filter((d) => d.kind !== 'instance_without_guest');
+
+  return (
+    <section>
+      <p class="crumbs">
+        <a href="/hosts">Hosts</a> / {h.hostname}
+      </p>
+      <PageTitle title={h.hostname}>
+        <StatusDot status={h.status} />
+      </PageTitle>
+      {message && <Notice kind={message.kind}>{message.text}</Notice>}
+      <div class="detail-grid">
+        <div class="card">
+          <h2>Facts</h2>
+          <dl class="props">
+            <dt>Last heartbeat</dt>
+            <dd>
+              <Time iso={h.last_heartbeat_at} />
+            </dd>
+            <dt>Agent</dt>
+            <dd class="mono">{h.agent_version}</dd>
+            <dt>Upgrade</dt>
+            <dd>
+              <Upgrade upgrade={h.upgrade} />
+            </dd>
+            <dt>Hypervisor</dt>
+            <dd>{h.hypervisor_version || '—'}</dd>
+            <dt>Addresses</dt>
+            <dd class="mono">{h.addresses.join(', ') || '—'}</dd>
+            <dt>Uptime</dt>
+            <dd>{h.uptime_s === null ? '—' : `${Math.floor(h.uptime_s / 86400)} d ${Math.floor((h.uptime_s % 86400) / 3600)} h`}</dd>
+            <dt>Machine id</dt>
+            <dd class="mono">{h.machine_id}</dd>
+            <dt>Enrolled</dt>
+            <dd>
+              <Time iso={h.enrolled_at} />
+            </dd>
+            <dt>Sync registry</dt>
+            <dd>
+              {manage ? (
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={h.sync_registry}
+                    onChange={(e) => {
+                      const next = e.currentTarget.checked;
+                      void act(() => api('PATCH', `/api/hosts/${h.id}`, { sync_registry: next }), next ? 'Drift is applied on every heartbeat.' : 'Drift is only shown.');
+                    }}
+                  />
+                  apply drift on every heartbeat
+                </label>
+              ) : h.sync_registry ? (
+                'on'
+              ) : (
+                'off'
+              )}
+            </dd>
+          </dl>
+          {manage && h.status !== 'deleting' && (
+            <div class="form-actions">
+              <button type="button" onClick={() => act(() => api('POST', `/api/hosts/${h.id}/upgrade`, {}), 'Upgrade requested; it is offered at the next heartbeat.')}>
+                Upgrade agent
+              </button>
+              <button type="button" onClick={() => act(() => api('POST', `/api/hosts/${h.id}/revoke-token`), 'Host token revoked. Re-run the install command on the host to enroll it again.')}>
+                Revoke host token
+              </button>
+            </div>
+          )}
+          <Removal host={h} manage={manage} confirming={confirming} setConfirming={setConfirming} act={act} />
+        </div>
+        <div>
+          <div class="card">
+            <h2>Drift against the registry</h2>
+            {h.drift.length === 0 && <p class="muted">The registry matches this host.</p>}
+            {h.drift.length > 0 && (
+              <ul class="drift">
+                {h.drift.map((item) => (
+                  <li key={`${item.kind}-${item.vmid}`} data-drift={item.kind} data-vmid={item.vmid}>
+                    <span class="mono">{item.vmid}</span> {DRIFT_TEXT[item.kind](item)}{' '}
+                    {operate && item.kind !== 'instance_without_guest' && (
+                      <button type="button" onClick={() => apply({ items: [{ vmid: item.vmid }] })}>
+                        {item.kind === 'guest_without_instance' ? 'Create instance' : 'Rename instance'}
+                      </button>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            )}
+            {operate && applicable.length > 1 && (
+              <button type="button" class="primary" onClick={() => apply({ all: true })}>
+                Apply all
+              </button>
+            )}
+          </div>
+          <div class="card">
+            <h2>Guests ({plural(h.guests.length, 'guest')})</h2>
+            {h.guests.length === 0 ? (
+              <p class="muted">No guests reported.</p>
+            ) : (
+              <table class="guests">
+                <thead>
+                  <tr>
+                    <th scope="col">VMID</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Status</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {h.guests.map((g) => (
+                    <tr key={g.vmid} data-guest={g.vmid}>
+                      <td>
+                        <a href={`/instances/${g.vmid}`}>{g.vmid}</a>
+                      </td>
+                      <td>{g.name}</td>
+                      <td>{g.type}</td>
+                      <td>{g.status}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </div>
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function Removal(props: {
+  host: HostDetail;
+  manage: boolean;
+  confirming: boolean;
+  setConfirming: (v: boolean) => void;
+  act: (action: () => Promise<unknown>, done: string) => Promise<void>;
+}) {
+  const { host: h, manage, confirming, setConfirming, act } = props;
+  const d = h.deletion;
+  return (
+    <div class="danger-zone">
+      <h3>Removal</h3>
+      {d && (
+        <p data-testid="deletion-state">
+          {d.status === 'pending' && 'Waiting for the host’s next heartbeat to send the uninstall command.'}
+          {d.status === 'delivered' && 'Uninstall sent; waiting for the host’s receipt.'}
+          {d.status === 'confirmed' && (
+            <>
+              Removed; the host confirmed at <Time iso={d.confirmed_at} />.
+            </>
+          )}
+          {d.status === 'forced' && (
+            <>
+              Removed by force at <Time iso={d.confirmed_at} />, without a receipt.
+            </>
+          )}
+        </p>
+      )}
+      {manage && h.status === 'deleting' && (
+        <button type="button" class="danger" onClick={() => act(() => api('DELETE', `/api/hosts/${h.id}?force=true`), 'Host removed without a receipt.')}>
+          Force removal
+        </button>
+      )}
+      {manage && h.status !== 'deleting' && !confirming && (
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          Remove host…
+        </button>
+      )}
+      {manage && h.status !== 'deleting' && confirming && (
+        <div class="confirm">
+          <span>The agent uninstalls itself at its next heartbeat.</span>
+          <button
+            type="button"
+            class="danger"
+            onClick={() => {
+              setConfirming(false);
+              void act(() => api('DELETE', `/api/hosts/${h.id}`), 'Removal started.');
+            }}
+          >
+            Remove
+          </button>
+          <button type="button" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      )}
+      {!manage && !d && <p class="muted">Administrators remove hosts.</p>}
+      {h.status === 'deleted' && (
+        <p>
+          <button type="button" class="link" onClick={() => navigate('/hosts')}>
+            Back to hosts
+          </button>
+        </p>
+      )}
+    </div>
+  );
+}
