@@ -149,6 +149,37 @@ describe('the real agent against the real server', () => {
     expect(after.body.deletion).toMatchObject({ operation_id: deletion.body.operation_id, status: 'confirmed' });
   });
 
+  it('a leaked host token is rotated: revoke it, install again, the agent reports with the new token', async () => {
+    expect((await install(await enrollmentToken())).exitCode).toBe(0);
+    expect((await agentOnce()).exitCode).toBe(0);
+    const [host] = (await server.client.get('/api/hosts')).body;
+    const tokenFile = path.join(hostRoot, 'etc/homefleet-agent/host_token');
+    const leaked = fs.readFileSync(tokenFile, 'utf8');
+
+    expect((await server.client.post(`/api/hosts/${host.id}/revoke-token`)).status).toBe(204);
+    const refused = await agentOnce();
+    expect(refused.exitCode).toBe(75);
+    expect(refused.stderr).toContain("refused this host's token (401)");
+
+    const again = await install(await enrollmentToken());
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(fs.readFileSync(tokenFile, 'utf8')).not.toBe(leaked);
+    expect(fs.readFileSync(env.FAKE_SYSTEMCTL_LOG!, 'utf8')).toContain('restart homefleet-agent.service');
+    expect((await agentOnce()).exitCode).toBe(0);
+    const hosts = (await server.client.get('/api/hosts')).body;
+    expect(hosts).toHaveLength(1);
+    expect(hosts[0]).toMatchObject({ id: host.id, status: 'online' });
+  });
+
+  it('without FLEET_AGENT_ALLOW_HTTP a plain-HTTP server refuses the enrollment and nothing is installed', async () => {
+    await server.stop();
+    server = await startServer({ config: { agentAllowHttp: false } });
+    const run = await install(await enrollmentToken());
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('requires https');
+    expect(fs.existsSync(path.join(hostRoot, 'etc/homefleet-agent'))).toBe(false);
+  });
+
   describe('upgrades', () => {
     let agentDir: string;
     const installedAgent = () => path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh');
