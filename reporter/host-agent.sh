@@ -1,0 +1,608 @@
+#!/usr/bin/env bash
+# homefleet host agent: reports this hypervisor host to homefleet and runs the commands it answers.
+#
+#   host-agent.sh [--once] [--root DIR]     heartbeat loop (--once: one cycle, then exit)
+#   host-agent.sh --watchdog [--root DIR]   upgrade watchdog (started by the agent, see below)
+#   host-agent.sh --version
+#
+# Installed by install-agent.sh as a systemd service. Needs bash, curl, coreutils and openssl, plus
+# the hypervisor's own qm/pct/pveversion; nothing is compiled and no JSON tool is used.
+#
+# State (written by the installer, kept across upgrades), <root>/etc/homefleet-agent/, mode 0600:
+#   server_url               the controller's base URL
+#   host_token               this host's hfh_ token (never logged, never on a command line)
+#   manifest_public_key.pem  the controller's Ed25519 key, pinned at enrollment
+#   tls_pin                  optional: sha256//<base64 SHA-256 of the certificate's public key>
+#
+# Heartbeat: POST /api/agent/heartbeat every heartbeat_interval_s the server answers (bounded).
+# Commands in the answer: {"type":"uninstall","operation_id","receipt_token"} removes the agent and
+# confirms with the receipt token until the server takes it; {"type":"upgrade","version"} verifies
+# the signed manifest and the file's SHA-256 and size, installs it keeping the previous version,
+# starts the watchdog (a separate systemd unit running the PREVIOUS copy, so it is not the process
+# being replaced) and restarts into the new version. The watchdog puts the previous version back
+# when the new one has not heartbeated successfully within HOMEFLEET_UPGRADE_TIMEOUT_S (300).
+#
+# A server that is down, slow or answers garbage is logged and retried at the next interval: every
+# curl is bounded by --connect-timeout and --max-time, and the loop never exits on such errors.
+#
+# Variables for tests (the systemd unit sets none): HOMEFLEET_INTERVAL_MIN_S (10),
+# HOMEFLEET_CURL_MAX_TIME (20), HOMEFLEET_CONNECT_TIMEOUT (5), HOMEFLEET_UPGRADE_TIMEOUT_S (300),
+# HOMEFLEET_RECEIPT_DEADLINE_S (604800: the receipt token's lifetime), HOMEFLEET_RECEIPT_MAX_DELAY_S (600).
+
+HOMEFLEET_AGENT_VERSION="1.0.0"
+
+set -euo pipefail
+umask 077
+
+readonly AGENT_UNIT=homefleet-agent.service
+readonly WATCHDOG_UNIT=homefleet-agent-watchdog.service
+readonly INTERVAL_DEFAULT=30 INTERVAL_MAX=3600
+readonly MAX_ANSWER_BYTES=1048576 MAX_AGENT_BYTES=4194304
+
+ORIGINAL_ARGS=("$@")
+ONCE=0
+MODE=run
+ROOT=/
+while (($# > 0)); do
+  case "$1" in
+    --once) ONCE=1 ;;
+    --watchdog) MODE=watchdog ;;
+    --root)
+      [[ $# -ge 2 && -n "$2" ]] || { echo "homefleet-agent: --root needs a directory" >&2; exit 2; }
+      ROOT="$2"
+      shift
+      ;;
+    --version) echo "$HOMEFLEET_AGENT_VERSION"; exit 0 ;;
+    -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "homefleet-agent: unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# Every path is under --root, so tests install into a temp folder.
+PREFIX="${ROOT%/}"
+STATE_DIR="$PREFIX/etc/homefleet-agent"
+LIB_DIR="$PREFIX/usr/local/lib/homefleet-agent"
+UNIT_DIR="$PREFIX/etc/systemd/system"
+AGENT_FILE="$LIB_DIR/host-agent.sh"
+PREVIOUS_FILE="$LIB_DIR/host-agent.sh.previous"
+UPGRADE_FILE="$STATE_DIR/upgrade"
+UPGRADE_OK_FILE="$STATE_DIR/upgrade.ok"
+UPGRADE_FAILED_FILE="$STATE_DIR/upgrade.failed"
+# A version the watchdog rolled back is not tried again for this long: the controller marks the
+# upgrade failed after the same 5 minutes, and until it has, it may still offer it.
+readonly UPGRADE_RETRY_BLOCK_S=600
+
+log() { printf 'homefleet-agent: %s\n' "$*" >&2; }
+
+# A whole number from $1 within [$2, $3], else $4.
+bounded_int() {
+  local value="$1"
+  if [[ "$value" =~ ^[0-9]{1,9}$ ]]; then
+    value=$((10#$value))
+    if ((value < $2)); then value=$2; fi
+    if ((value > $3)); then value=$3; fi
+    printf '%s' "$value"
+  else
+    printf '%s' "$4"
+  fi
+}
+
+CURL_MAX_TIME="$(bounded_int "${HOMEFLEET_CURL_MAX_TIME:-}" 1 300 20)"
+CONNECT_TIMEOUT="$(bounded_int "${HOMEFLEET_CONNECT_TIMEOUT:-}" 1 60 5)"
+if ((CONNECT_TIMEOUT > CURL_MAX_TIME)); then CONNECT_TIMEOUT=$CURL_MAX_TIME; fi
+INTERVAL_MIN="$(bounded_int "${HOMEFLEET_INTERVAL_MIN_S:-}" 1 60 10)"
+UPGRADE_TIMEOUT="$(bounded_int "${HOMEFLEET_UPGRADE_TIMEOUT_S:-}" 1 3600 300)"
+RECEIPT_DEADLINE="$(bounded_int "${HOMEFLEET_RECEIPT_DEADLINE_S:-}" 1 604800 604800)"
+RECEIPT_MAX_DELAY="$(bounded_int "${HOMEFLEET_RECEIPT_MAX_DELAY_S:-}" 1 3600 600)"
+
+# ---------------------------------------------------------------------------------------------
+# JSON without jq: strings are escaped here; answers are read only for a few flat fields, and
+# every value taken from them is checked against a strict pattern before it is used.
+
+# JSON string literal (with quotes) of $1 into the variable named by $2.
+json_string() {
+  # Prefixed locals: the caller's variable named by $2 must not be shadowed by one of ours.
+  local __js_s="${1-}" __js_bs=$'\\' __js_q='"' __js_i __js_h __js_c __js_e
+  __js_s="${__js_s//"$__js_bs"/"$__js_bs$__js_bs"}"
+  __js_s="${__js_s//"$__js_q"/"$__js_bs$__js_q"}"
+  __js_s="${__js_s//$'\n'/"${__js_bs}n"}"
+  __js_s="${__js_s//$'\r'/"${__js_bs}r"}"
+  __js_s="${__js_s//$'\t'/"${__js_bs}t"}"
+  for ((__js_i = 1; __js_i < 32; __js_i++)); do
+    printf -v __js_h '%02x' "$__js_i"
+    printf -v __js_c '%b' "\\x$__js_h"
+    if [[ "$__js_s" == *"$__js_c"* ]]; then
+      printf -v __js_e '\\u%04x' "$__js_i"
+      __js_s="${__js_s//"$__js_c"/"$__js_e"}"
+    fi
+  done
+  printf -v "$2" '%s' "\"$__js_s\""
+}
+
+# The raw (still escaped) string value of key $2 in the JSON text $1, into REPLY; 1 when absent.
+json_get_string() {
+  local re="\"$2\"[[:space:]]*:[[:space:]]*\"(([^\"\\\\]|\\\\.)*)\""
+  [[ "$1" =~ $re ]] || return 1
+  REPLY="${BASH_REMATCH[1]}"
+}
+
+# The whole-number value of key $2 in $1, into REPLY; 1 when absent or not a plain number.
+json_get_int() {
+  local re="\"$2\"[[:space:]]*:[[:space:]]*([0-9]{1,15})([^0-9.eE]|$)"
+  [[ "$1" =~ $re ]] || return 1
+  REPLY="${BASH_REMATCH[1]}"
+}
+
+# The flat objects ({...} holding no other object) that follow key $2 in $1, into the array OBJECTS.
+json_objects_after() {
+  local rest re='\{[^{}]*\}' key="\"$2\""
+  OBJECTS=()
+  [[ "$1" == *"$key"* ]] || return 0
+  rest="${1#*"$key"}"
+  while [[ "$rest" =~ $re ]]; do
+    OBJECTS+=("${BASH_REMATCH[0]}")
+    rest="${rest#*"${BASH_REMATCH[0]}"}"
+  done
+}
+
+is_version() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ && ${#1} -le 64 ]]; }
+
+# ---------------------------------------------------------------------------------------------
+# HTTP
+
+SERVER_URL=''
+HOST_TOKEN=''
+ENTRY=''
+OBJECTS=()
+TLS_PIN=''
+HTTP_CODE=''
+
+read_state_file() {
+  local file="$STATE_DIR/$1" line=''
+  [[ -r "$file" ]] || return 1
+  IFS= read -r line <"$file" || [[ -n "$line" ]] || return 1
+  printf '%s' "$line"
+}
+
+load_state() {
+  SERVER_URL="$(read_state_file server_url)" || { log "not installed: $STATE_DIR/server_url is missing"; return 1; }
+  HOST_TOKEN="$(read_state_file host_token)" || { log "not installed: $STATE_DIR/host_token is missing"; return 1; }
+  TLS_PIN="$(read_state_file tls_pin 2>/dev/null)" || TLS_PIN=''
+  SERVER_URL="${SERVER_URL%/}"
+  [[ "$SERVER_URL" =~ ^https?://[^[:space:]]+$ ]] || { log "invalid server URL in $STATE_DIR/server_url"; return 1; }
+  [[ "$HOST_TOKEN" =~ ^hfh_[A-Za-z0-9_-]{20,200}$ ]] || { log "invalid host token in $STATE_DIR/host_token"; return 1; }
+  [[ -z "$TLS_PIN" || "$TLS_PIN" =~ ^sha256//[A-Za-z0-9+/]{43}=$ ]] || { log "invalid TLS pin in $STATE_DIR/tls_pin"; return 1; }
+}
+
+# http METHOD PATH OUTFILE [BODYFILE] [TOKEN]: sets HTTP_CODE ('' when nothing came back).
+# The token goes to curl through its config on stdin, never on the command line (where any local
+# user could read it from /proc). With a pin, the certificate's public key must match it: -k only
+# skips the CA check that a self-signed certificate cannot pass.
+http() {
+  local method="$1" url="$SERVER_URL$2" out="$3" body="${4:-}" token="${5:-}" config='' code
+  local -a args=(-sS -o "$out" -w '%{http_code}' -X "$method" --proto '=http,https'
+    --connect-timeout "$CONNECT_TIMEOUT" --max-time "$CURL_MAX_TIME" --max-filesize "$MAX_AGENT_BYTES")
+  if [[ -n "$TLS_PIN" ]]; then args+=(-k --pinnedpubkey "$TLS_PIN"); fi
+  if [[ -n "$body" ]]; then args+=(-H 'Content-Type: application/json' --data-binary "@$body"); fi
+  if [[ -n "$token" ]]; then config="header = \"Authorization: Bearer $token\""; fi
+  HTTP_CODE=''
+  code="$(curl "${args[@]}" -K - "$url" <<<"$config" 2>/dev/null)" || code=''
+  [[ "$code" =~ ^[0-9]{3}$ && "$code" != 000 ]] || return 1
+  HTTP_CODE="$code"
+}
+
+http_ok() { http "$@" && [[ "$HTTP_CODE" == 200 ]]; }
+
+# ---------------------------------------------------------------------------------------------
+# Facts about this host
+
+host_name() {
+  local name=''
+  if [[ -r "$PREFIX/etc/hostname" ]]; then IFS= read -r name <"$PREFIX/etc/hostname" || true; fi
+  name="${name//[[:space:]]/}"
+  if [[ -z "$name" ]]; then name="$(uname -n 2>/dev/null || true)"; fi
+  printf '%s' "$name"
+}
+
+# "8.2.4" from `pve-manager/8.2.4/faa8... (running kernel: ...)`, '' when unknown.
+hypervisor_version() {
+  local out first v=''
+  out="$(timeout 10 pveversion 2>/dev/null || true)"
+  first="${out%%[[:space:]]*}"
+  if [[ "$first" == */* ]]; then
+    v="${first#*/}"
+    v="${v%%/*}"
+  fi
+  [[ "$v" =~ ^[0-9A-Za-z.+~-]{1,64}$ ]] || v=''
+  printf '%s' "$v"
+}
+
+# JSON array of this host's global addresses (without prefix length).
+addresses_json() {
+  local out line word take=0 json='' item
+  out="$(timeout 10 ip -o addr show scope global 2>/dev/null || true)"
+  while IFS= read -r line; do
+    take=0
+    for word in $line; do
+      if ((take)); then
+        word="${word%%/*}"
+        if [[ "$word" =~ ^[0-9A-Fa-f.:]{2,45}$ ]]; then
+          json_string "$word" item
+          json+="${json:+,}$item"
+        fi
+        break
+      fi
+      if [[ "$word" == inet || "$word" == inet6 ]]; then take=1; fi
+    done
+  done <<<"$out"
+  printf '[%s]' "$json"
+}
+
+# `"uptime_s":N,` from /proc/uptime, or nothing when it cannot be read (the field is optional).
+uptime_field() {
+  local up=''
+  if [[ -r /proc/uptime ]]; then IFS=' .' read -r up _ </proc/uptime || true; fi
+  if [[ "$up" =~ ^[0-9]{1,12}$ ]]; then printf '"uptime_s":%s,' "$((10#$up))"; fi
+}
+
+# Guests from `qm list` and `pct list`. Proxmox guest names are DNS names (no spaces), so fields
+# split on whitespace; pct's Lock column may be empty, so its Name is the field that starts at or
+# after the header's Name column.
+GUESTS_JSON=''
+add_guest() {
+  local vmid="$1" name="$2" type="$3" status="$4" n s
+  [[ "$vmid" =~ ^[1-9][0-9]{0,14}$ ]] || return 0
+  [[ "$status" =~ ^[A-Za-z0-9_-]{1,32}$ ]] || status=''
+  json_string "${name:0:200}" n
+  json_string "$status" s
+  GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$n,\"type\":\"$type\",\"status\":$s}"
+}
+
+collect_guests() {
+  local out line name_col=-1 rest lead
+  local -a f
+  GUESTS_JSON=''
+  if command -v qm >/dev/null 2>&1; then
+    out="$(timeout 30 qm list 2>/dev/null || true)"
+    while IFS= read -r line; do
+      read -r -a f <<<"$line" || true
+      ((${#f[@]} >= 3)) || continue
+      add_guest "${f[0]}" "${f[1]}" qemu "${f[2]}"
+    done <<<"$out"
+  fi
+  if command -v pct >/dev/null 2>&1; then
+    out="$(timeout 30 pct list 2>/dev/null || true)"
+    while IFS= read -r line; do
+      read -r -a f <<<"$line" || true
+      ((${#f[@]} >= 2)) || continue
+      if [[ "${f[0]}" == VMID ]]; then
+        rest="${line%%Name*}"
+        if [[ "$rest" != "$line" ]]; then name_col=${#rest}; fi
+        continue
+      fi
+      if ((${#f[@]} >= 4)); then
+        add_guest "${f[0]}" "${f[3]}" lxc "${f[1]}"
+      elif ((${#f[@]} == 3)); then
+        # Third field: the name, unless it sits in the Lock column (a locked guest with no name).
+        rest="${line%"${f[2]}"*}"
+        lead=${#rest}
+        if ((name_col < 0 || lead >= name_col)); then
+          add_guest "${f[0]}" "${f[2]}" lxc "${f[1]}"
+        else
+          add_guest "${f[0]}" '' lxc "${f[1]}"
+        fi
+      else
+        add_guest "${f[0]}" '' lxc "${f[1]}"
+      fi
+    done <<<"$out"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Heartbeat
+
+STARTED_AT="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
+INTERVAL=$INTERVAL_DEFAULT
+WORK_DIR=''
+
+heartbeat_body() {
+  local host version started json
+  json_string "$(host_name)" host
+  json_string "$HOMEFLEET_AGENT_VERSION" version
+  json_string "$STARTED_AT" started
+  collect_guests
+  json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
+  json+="\"addresses\":$(addresses_json),$(uptime_field)"
+  json_string "$(hypervisor_version)" version
+  json+="\"hypervisor_version\":$version,\"guests\":[$GUESTS_JSON]}"
+  printf '%s' "$json"
+}
+
+# One heartbeat and the commands of its answer. 0 when the server took it, 1 otherwise.
+heartbeat() {
+  local body="$WORK_DIR/heartbeat.json" answer="$WORK_DIR/answer.json" text='' object type
+  heartbeat_body >"$body"
+  rm -f "$answer"
+  if ! http POST /api/agent/heartbeat "$answer" "$body" "$HOST_TOKEN"; then
+    log "heartbeat: the server at $SERVER_URL did not answer"
+    return 1
+  fi
+  if [[ "$HTTP_CODE" != 200 ]]; then
+    case "$HTTP_CODE" in
+      401) log "heartbeat: the server refused this host's token (401); the host may have been deleted" ;;
+      403) log "heartbeat: refused (403): the server requires https" ;;
+      *) log "heartbeat: the server answered $HTTP_CODE" ;;
+    esac
+    return 1
+  fi
+  if [[ -f "$answer" ]] && (($(stat -c %s "$answer") <= MAX_ANSWER_BYTES)); then text="$(<"$answer")"; fi
+  text="${text#"${text%%[![:space:]]*}"}"
+  if [[ "$text" != \{* ]]; then
+    log "heartbeat: the answer is not a JSON object; ignored"
+    return 1
+  fi
+  if json_get_int "$text" heartbeat_interval_s; then
+    INTERVAL="$(bounded_int "$REPLY" "$INTERVAL_MIN" "$INTERVAL_MAX" "$INTERVAL_DEFAULT")"
+  fi
+  # The new version of an upgrade reached the server: the watchdog can stand down.
+  if [[ -f "$UPGRADE_FILE" ]] && [[ "$(sed -n 's/^version=//p' "$UPGRADE_FILE" 2>/dev/null || true)" == "$HOMEFLEET_AGENT_VERSION" ]]; then
+    : >"$UPGRADE_OK_FILE" || true
+  fi
+  json_objects_after "$text" commands
+  for object in "${OBJECTS[@]}"; do
+    json_get_string "$object" type || continue
+    type="$REPLY"
+    case "$type" in
+      uninstall) run_uninstall "$object" ;;
+      upgrade) run_upgrade "$object" || true ;;
+      *) log "heartbeat: unknown command type ignored" ;;
+    esac
+  done
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------------
+# Uninstall: remove what the installer put here, then confirm with the receipt token until the
+# server takes it (the host token is already revoked by then). Never returns.
+
+remove_installation() {
+  if command -v systemctl >/dev/null 2>&1; then
+    timeout 30 systemctl disable "$AGENT_UNIT" "$WATCHDOG_UNIT" >/dev/null 2>&1 || true
+  fi
+  rm -f "$UNIT_DIR/$AGENT_UNIT" "$UNIT_DIR/$WATCHDOG_UNIT"
+  rm -rf "$LIB_DIR" "$STATE_DIR"
+  if command -v systemctl >/dev/null 2>&1; then
+    timeout 30 systemctl daemon-reload >/dev/null 2>&1 || true
+  fi
+}
+
+run_uninstall() {
+  local object="$1" operation receipt delay=1 deadline out body
+  json_get_string "$object" operation_id || { log "uninstall: no operation_id; ignored"; return 0; }
+  operation="$REPLY"
+  json_get_string "$object" receipt_token || { log "uninstall: no receipt_token; ignored"; return 0; }
+  receipt="$REPLY"
+  [[ "$operation" =~ ^[A-Za-z0-9_-]{1,128}$ ]] || { log "uninstall: invalid operation_id; ignored"; return 0; }
+  [[ "$receipt" =~ ^hfr_[A-Za-z0-9_-]{20,200}$ ]] || { log "uninstall: invalid receipt token; ignored"; return 0; }
+  log "uninstall: removing the agent (operation $operation)"
+  # The work files must outlive the removal of the state folder.
+  out="$(mktemp "${TMPDIR:-/tmp}/homefleet-receipt.XXXXXX")"
+  body="$out.body"
+  printf '{}' >"$body"
+  remove_installation
+  log "uninstall: removed; confirming with the receipt token"
+  deadline=$((SECONDS + RECEIPT_DEADLINE))
+  while :; do
+    if http POST "/api/agent/receipts/$operation" "$out" "$body" "$receipt" && [[ "$HTTP_CODE" == 2?? ]]; then
+      log "uninstall: the server confirmed the removal"
+      rm -f "$out" "$body"
+      exit 0
+    fi
+    if ((SECONDS + delay > deadline)); then
+      log "uninstall: the server did not take the receipt in time; giving up (an administrator can force the deletion)"
+      rm -f "$out" "$body"
+      exit 1
+    fi
+    log "uninstall: receipt not accepted (${HTTP_CODE:-no answer}); retrying in ${delay}s"
+    sleep "$delay"
+    delay=$((delay * 2))
+    if ((delay > RECEIPT_MAX_DELAY)); then delay=$RECEIPT_MAX_DELAY; fi
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Upgrade
+
+# Fetches the manifest and its signature into $1/, checks the signature with the pinned key and
+# the expiry. 0 when the manifest can be trusted.
+fetch_verified_manifest() {
+  local dir="$1" key="$STATE_DIR/manifest_public_key.pem" expires now
+  [[ -r "$key" ]] || { log "upgrade: no pinned manifest key"; return 1; }
+  http_ok GET /api/agent/releases/manifest.json "$dir/manifest.json" ||
+    { log "upgrade: could not download the manifest (${HTTP_CODE:-no answer})"; return 1; }
+  http_ok GET /api/agent/releases/manifest.json.sig "$dir/manifest.sig" ||
+    { log "upgrade: could not download the manifest signature (${HTTP_CODE:-no answer})"; return 1; }
+  base64 -d <"$dir/manifest.sig" >"$dir/manifest.sig.bin" 2>/dev/null || { log "upgrade: the signature is not base64"; return 1; }
+  if ! openssl pkeyutl -verify -pubin -inkey "$key" -rawin -in "$dir/manifest.json" -sigfile "$dir/manifest.sig.bin" >/dev/null 2>&1; then
+    log "upgrade: the manifest signature does not verify with the pinned key; refused"
+    return 1
+  fi
+  # A replayed old manifest is signed too: its expiry stops it.
+  if json_get_string "$(<"$dir/manifest.json")" expires_at; then
+    expires="$(date -u -d "$REPLY" +%s 2>/dev/null || echo 0)"
+    now="$(date -u +%s)"
+    if ((expires <= now)); then log "upgrade: the manifest has expired; refused"; return 1; fi
+  fi
+}
+
+# Sets ENTRY to the manifest's object for version $2 (manifest text in $1).
+manifest_entry() {
+  local object
+  ENTRY=''
+  json_objects_after "$1" agents
+  for object in "${OBJECTS[@]}"; do
+    if json_get_string "$object" version && [[ "$REPLY" == "$2" ]]; then
+      ENTRY="$object"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Downloads the file of version $2 named by the manifest entry $3 into $1/agent and checks it.
+fetch_verified_agent() {
+  local dir="$1" version="$2" entry="$3" url sha size actual
+  # upgradable_from: the oldest version that may upgrade to this one directly.
+  if json_get_string "$entry" upgradable_from && is_version "$REPLY" &&
+    [[ "$(printf '%s\n%s\n' "$REPLY" "$HOMEFLEET_AGENT_VERSION" | sort -V | head -n1)" != "$REPLY" ]]; then
+    log "upgrade: version $version needs at least $REPLY to upgrade from; this is $HOMEFLEET_AGENT_VERSION"
+    return 1
+  fi
+  { json_get_string "$entry" sha256 && [[ "$REPLY" =~ ^[0-9a-f]{64}$ ]]; } || { log "upgrade: the manifest has no sha256 for $version"; return 1; }
+  sha="$REPLY"
+  json_get_int "$entry" size || { log "upgrade: the manifest has no size for $version"; return 1; }
+  size="$REPLY"
+  # The manifest's url when it is on this server, otherwise the fixed release path.
+  url="/api/agent/releases/$version/host-agent.sh"
+  if json_get_string "$entry" url; then
+    if [[ "$REPLY" =~ ^/[A-Za-z0-9._/+-]+$ ]]; then
+      url="$REPLY"
+    elif [[ "$REPLY" == "$SERVER_URL"/* && "${REPLY#"$SERVER_URL"}" =~ ^/[A-Za-z0-9._/+-]+$ ]]; then
+      url="${REPLY#"$SERVER_URL"}"
+    fi
+  fi
+  http_ok GET "$url" "$dir/agent" || { log "upgrade: could not download version $version (${HTTP_CODE:-no answer})"; return 1; }
+  actual="$(stat -c %s "$dir/agent")"
+  [[ "$actual" == "$size" ]] || { log "upgrade: version $version has $actual bytes, the manifest says $size; refused"; return 1; }
+  actual="$(sha256sum "$dir/agent")"
+  actual="${actual%% *}"
+  [[ "$actual" == "$sha" ]] || { log "upgrade: SHA-256 of version $version does not match the manifest; refused"; return 1; }
+  grep -q "^HOMEFLEET_AGENT_VERSION=\"$version\"\$" "$dir/agent" || { log "upgrade: the file does not declare version $version; refused"; return 1; }
+  bash -n "$dir/agent" 2>/dev/null || { log "upgrade: version $version is not valid bash; refused"; return 1; }
+}
+
+start_watchdog() {
+  command -v systemctl >/dev/null 2>&1 || return 1
+  [[ -f "$UNIT_DIR/$WATCHDOG_UNIT" ]] || return 1
+  timeout 30 systemctl reset-failed "$WATCHDOG_UNIT" >/dev/null 2>&1 || true
+  timeout 30 systemctl start --no-block "$WATCHDOG_UNIT" >/dev/null 2>&1
+}
+
+run_upgrade() {
+  local object="$1" version dir
+  ENTRY=''
+  { json_get_string "$object" version && is_version "$REPLY"; } || { log "upgrade: invalid version; ignored"; return 1; }
+  version="$REPLY"
+  [[ "$version" != "$HOMEFLEET_AGENT_VERSION" ]] || return 0
+  if [[ -f "$UPGRADE_FAILED_FILE" ]] && [[ "$(sed -n 's/^version=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)" == "$version" ]]; then
+    local failed_at
+    failed_at="$(sed -n 's/^at=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)"
+    if [[ "$failed_at" =~ ^[0-9]{1,12}$ ]] && (($(date -u +%s) - failed_at < UPGRADE_RETRY_BLOCK_S)); then
+      log "upgrade: version $version was rolled back less than ${UPGRADE_RETRY_BLOCK_S}s ago; not retrying yet"
+      return 1
+    fi
+  fi
+  log "upgrade: $HOMEFLEET_AGENT_VERSION -> $version"
+  [[ -f "$AGENT_FILE" ]] || { log "upgrade: $AGENT_FILE is missing; not installed by the installer"; return 1; }
+  dir="$(mktemp -d "$LIB_DIR/.upgrade.XXXXXX")" || return 1
+  if ! fetch_verified_manifest "$dir" || ! manifest_entry "$(<"$dir/manifest.json")" "$version" ||
+    ! fetch_verified_agent "$dir" "$version" "$ENTRY"; then
+    [[ -n "$ENTRY" ]] || log "upgrade: version $version is not in the verified manifest"
+    rm -rf "$dir"
+    return 1
+  fi
+  # The previous version is kept for the watchdog, which runs from it, then the watchdog starts,
+  # and only then is the new file put in place (a rename: this running script keeps its inode).
+  { cp -p "$AGENT_FILE" "$dir/previous" && chmod 0755 "$dir/previous" && mv -f "$dir/previous" "$PREVIOUS_FILE"; } || {
+    log "upgrade: could not keep the previous version"
+    rm -rf "$dir"
+    return 1
+  }
+  rm -f "$UPGRADE_OK_FILE"
+  printf 'version=%s\nprevious=%s\nstarted=%s\n' "$version" "$HOMEFLEET_AGENT_VERSION" "$(date -u +%s)" >"$UPGRADE_FILE"
+  if ! start_watchdog; then
+    log "upgrade: the watchdog could not be started; not upgrading without it"
+    rm -f "$UPGRADE_FILE"
+    rm -rf "$dir"
+    return 1
+  fi
+  chmod 0755 "$dir/agent"
+  mv -f "$dir/agent" "$AGENT_FILE"
+  rm -rf "$dir"
+  log "upgrade: version $version installed; restarting into it"
+  rm -rf "$WORK_DIR"
+  # Same process (so the same systemd service), a new started_at.
+  exec "$AGENT_FILE" ${ORIGINAL_ARGS[@]+"${ORIGINAL_ARGS[@]}"}
+}
+
+# ---------------------------------------------------------------------------------------------
+# Watchdog: runs from the previous version's copy in its own systemd unit, so restarting or
+# crashing the agent's service does not take it down.
+
+run_watchdog() {
+  local version started deadline
+  [[ -f "$UPGRADE_FILE" ]] || { log "watchdog: no upgrade in progress"; return 0; }
+  version="$(sed -n 's/^version=//p' "$UPGRADE_FILE" 2>/dev/null || true)"
+  started="$(sed -n 's/^started=//p' "$UPGRADE_FILE" 2>/dev/null || true)"
+  [[ "$started" =~ ^[0-9]{1,12}$ ]] || started="$(date -u +%s)"
+  deadline=$((started + UPGRADE_TIMEOUT))
+  log "watchdog: waiting for version $version to heartbeat"
+  while (($(date -u +%s) < deadline)); do
+    if [[ -f "$UPGRADE_OK_FILE" ]]; then
+      log "watchdog: version $version heartbeated; upgrade done"
+      rm -f "$UPGRADE_FILE" "$UPGRADE_OK_FILE"
+      return 0
+    fi
+    sleep 1
+  done
+  if [[ -f "$UPGRADE_OK_FILE" ]]; then
+    log "watchdog: version $version heartbeated; upgrade done"
+    rm -f "$UPGRADE_FILE" "$UPGRADE_OK_FILE"
+    return 0
+  fi
+  log "watchdog: version $version did not heartbeat within ${UPGRADE_TIMEOUT}s; restoring the previous version"
+  [[ -f "$PREVIOUS_FILE" ]] || { log "watchdog: no previous version to restore"; return 1; }
+  { cp -p "$PREVIOUS_FILE" "$LIB_DIR/.restore" && mv -f "$LIB_DIR/.restore" "$AGENT_FILE"; } || { log "watchdog: restore failed"; return 1; }
+  rm -f "$UPGRADE_FILE" "$UPGRADE_OK_FILE"
+  printf 'version=%s\nat=%s\n' "$version" "$(date -u +%s)" >"$UPGRADE_FAILED_FILE" || true
+  if command -v systemctl >/dev/null 2>&1; then
+    timeout 30 systemctl reset-failed "$AGENT_UNIT" >/dev/null 2>&1 || true
+    timeout 30 systemctl restart "$AGENT_UNIT" >/dev/null 2>&1 || log "watchdog: could not restart $AGENT_UNIT"
+  fi
+  log "watchdog: previous version restored"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+if [[ "$MODE" == watchdog ]]; then
+  run_watchdog
+  exit $?
+fi
+
+load_state || exit 1
+WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/homefleet-agent.XXXXXX")"
+trap 'rm -rf "$WORK_DIR"' EXIT
+trap 'exit 0' TERM INT
+
+if ((ONCE)); then
+  if heartbeat; then exit 0; else exit 75; fi
+fi
+
+log "version $HOMEFLEET_AGENT_VERSION started; reporting to $SERVER_URL"
+# After a failed heartbeat the next try comes sooner (the minimum, doubling up to the interval), so
+# a host is back soon after a controller restart without hammering one that stays down.
+RETRY_DELAY=$INTERVAL_MIN
+while :; do
+  if heartbeat; then
+    DELAY=$INTERVAL
+    RETRY_DELAY=$INTERVAL_MIN
+  else
+    DELAY=$((RETRY_DELAY < INTERVAL ? RETRY_DELAY : INTERVAL))
+    RETRY_DELAY=$((RETRY_DELAY * 2 > INTERVAL_MAX ? INTERVAL_MAX : RETRY_DELAY * 2))
+  fi
+  # In the background so that a stop signal is handled at once, not after the sleep.
+  sleep "$DELAY" &
+  SLEEP_PID=$!
+  wait "$SLEEP_PID" || true
+done

@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# host-agent.sh heartbeats: what it sends, and the interval it takes from the answer.
+
+setup_file() { load agent_helper; start_agent_mock; make_installed_template; }
+teardown_file() { load agent_helper; stop_agent_mock; }
+setup() { load agent_helper; reset_agent_test; use_installed_root; }
+
+@test "--once sends one heartbeat with the host token and the host's facts, and exits 0" {
+  run_agent -- --once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(request_count)" 1
+  assert_equal "$(last_request /api/agent/heartbeat '[r.method, r.headers.authorization, r.headers["content-type"], Object.keys(r.json),
+      r.json.agent_version, r.json.hostname, r.json.addresses, r.json.hypervisor_version,
+      Number.isInteger(r.json.uptime_s) && r.json.uptime_s >= 0, r.json.guests]')" \
+    "$(printf '["POST","Bearer %s","application/json",%s,"1.0.0","pve1",["192.0.2.10","2001:db8::10"],"8.2.4",true,%s]' "$HOST_TOKEN" \
+      '["agent_version","started_at","hostname","addresses","uptime_s","hypervisor_version","guests"]' \
+      '[{"vmid":100,"name":"web","type":"qemu","status":"running"},{"vmid":101,"name":"build-runner","type":"qemu","status":"stopped"},{"vmid":200,"name":"db","type":"lxc","status":"running"},{"vmid":201,"name":"cache","type":"lxc","status":"stopped"}]')"
+}
+
+@test "started_at is the process's start, ISO 8601 UTC with milliseconds" {
+  local before after
+  before="$(date -u +%s%3N)"
+  run_agent -- --once
+  after="$(date -u +%s%3N)"
+  local started
+  started="$(last_request /api/agent/heartbeat r.json.started_at)"
+  [[ "$started" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]]
+  local ms
+  ms="$(date -u -d "$started" +%s%3N)"
+  ((ms >= before && ms <= after))
+}
+
+@test "the token never appears on a command line" {
+  # A fake curl that records its arguments, then runs the real one.
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  cat >"$BATS_TEST_TMPDIR/bin/curl" <<SCRIPT
+#!/usr/bin/env bash
+printf '%s\n' "\$*" >>"$BATS_TEST_TMPDIR/curl-args"
+exec /usr/bin/curl "\$@"
+SCRIPT
+  chmod +x "$BATS_TEST_TMPDIR/bin/curl"
+  TEST_PATH="$BATS_TEST_TMPDIR/bin:$TEST_PATH"
+  run_agent -- --once
+  [[ "$status" -eq 0 ]]
+  [[ -s "$BATS_TEST_TMPDIR/curl-args" ]]
+  run grep -c hfh_ "$BATS_TEST_TMPDIR/curl-args"
+  assert_equal "$output" 0
+  assert_equal "$(last_request /api/agent/heartbeat r.headers.authorization)" "Bearer $HOST_TOKEN"
+}
+
+@test "guest names and statuses are sent as valid JSON whatever they hold" {
+  mkdir -p "$BATS_TEST_TMPDIR/pve"
+  printf '      VMID NAME  STATUS  MEM(MB)\n       300 we"ird\\name  running  512\n    junk line\n       0 zero running 1\n' >"$BATS_TEST_TMPDIR/pve/qm-list"
+  printf 'VMID       Status     Lock         Name\n400        stopped    snapshot-delete\n401        running                 ct401\n402        running    migrate      mig\n' >"$BATS_TEST_TMPDIR/pve/pct-list"
+  run_agent "FAKE_PVE_DIR=$BATS_TEST_TMPDIR/pve" -- --once
+  [[ "$status" -eq 0 ]]
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests')" \
+    '[{"vmid":300,"name":"we\"ird\\name","type":"qemu","status":"running"},{"vmid":400,"name":"","type":"lxc","status":"stopped"},{"vmid":401,"name":"ct401","type":"lxc","status":"running"},{"vmid":402,"name":"mig","type":"lxc","status":"running"}]'
+}
+
+@test "a host without qm and pct sends an empty guest list" {
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  for tool in curl openssl sha256sum base64 timeout date stat sed grep mktemp rm cat uname sleep env; do
+    ln -sf "$(command -v "$tool")" "$BATS_TEST_TMPDIR/bin/$tool"
+  done
+  TEST_PATH="$BATS_TEST_TMPDIR/bin"
+  run_agent -- --once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests')" '[]'
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.addresses')" '[]'
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.hypervisor_version')" ''
+}
+
+@test "the loop heartbeats at the interval the server answers" {
+  control '{"interval":1}'
+  base_env
+  timeout 4 env -i "${BASE_ENV[@]}" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null || true
+  local n
+  n="$(request_count /api/agent/heartbeat)"
+  ((n >= 3 && n <= 5)) || { echo "$n heartbeats in 4 s at 1 s" >&2; return 1; }
+}
+
+@test "an interval below the minimum is raised to it" {
+  control '{"interval":0}'
+  base_env
+  timeout 3.5 env -i "${BASE_ENV[@]}" HOMEFLEET_INTERVAL_MIN_S=2 "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null || true
+  local n
+  n="$(request_count /api/agent/heartbeat)"
+  ((n == 2)) || { echo "$n heartbeats in 3.5 s at a 2 s minimum" >&2; return 1; }
+}
+
+@test "the agent stops promptly on SIGTERM, even while sleeping" {
+  control '{"interval":60}'
+  base_env
+  env -i "${BASE_ENV[@]}" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null 3>&- &
+  local pid=$!
+  wait_for '[[ "$(request_count /api/agent/heartbeat)" == 1 ]]'
+  sleep 0.3
+  kill -TERM "$pid"
+  local started=$SECONDS
+  wait "$pid" || true
+  ((SECONDS - started <= 2))
+}
+
+@test "without state the agent exits 1 and says what is missing" {
+  rm -rf "$STATE"
+  run_agent -- --once
+  [[ "$status" -eq 1 && "$output" == *"not installed"* ]]
+  assert_equal "$(request_count)" 0
+}
+
+@test "a state file that is not a host token is refused before anything is sent" {
+  printf 'not-a-token\n' >"$STATE/host_token"
+  run_agent -- --once
+  [[ "$status" -eq 1 && "$output" == *"invalid host token"* ]]
+  [[ "$output" != *not-a-token* ]]
+  assert_equal "$(request_count)" 0
+}

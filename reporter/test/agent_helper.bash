@@ -1,0 +1,159 @@
+# Shared by the agent-*.bats and installer-*.bats files: `load agent_helper`.
+bats_require_minimum_version 1.5.0
+AGENT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/host-agent.sh"
+INSTALLER="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/install-agent.sh"
+FIXTURES="$BATS_TEST_DIRNAME/fixtures"
+BASH_BIN="$(command -v bash)"
+ENROLL_TOKEN=hfe_enrollment-token-for-bats-0123456789
+HOST_TOKEN=hfh_host-token-for-bats-0123456789abcdef
+RECEIPT_TOKEN=hfr_receipt-token-for-bats-0123456789abcd
+# No agent or installer run may take longer than this, whatever the server does.
+RUN_LIMIT=20
+
+# Requests are only ever sent to servers this suite started on 127.0.0.1.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
+
+# The mock agent API (fixtures/mock-agent-server.mjs), one per .bats file, in $MOCK_DIR.
+start_agent_mock() {
+  export MOCK_DIR="$BATS_FILE_TMPDIR/mock"
+  local i
+  mkdir -p "$MOCK_DIR/releases/1.0.0"
+  cp "$AGENT" "$MOCK_DIR/releases/1.0.0/host-agent.sh"
+  : >"$MOCK_DIR/requests.jsonl"
+  # fd 3 closed: bats waits for every process holding it.
+  # MOCK_TLS=(cert key): the mock speaks HTTPS with that certificate.
+  node "$FIXTURES/mock-agent-server.mjs" "$MOCK_DIR" "${MOCK_TLS[@]+"${MOCK_TLS[@]}"}" 3>&- &
+  export MOCK_PID=$!
+  for ((i = 0; i < 100; i++)); do
+    [[ -s "$MOCK_DIR/port" ]] && break
+    sleep 0.05
+  done
+  [[ -s "$MOCK_DIR/port" ]] || { echo "mock server did not start" >&2; return 1; }
+  MOCK="http://127.0.0.1:$(cat "$MOCK_DIR/port")"
+  export MOCK
+}
+
+stop_agent_mock() {
+  if [[ -n "${MOCK_PID:-}" ]]; then kill "$MOCK_PID" 2>/dev/null || true; fi
+}
+
+# control '{json}': how the mock answers from now on.
+control() { printf '%s' "$1" >"$MOCK_DIR/control.json"; }
+
+# Each test: no recorded requests, default answers, a fresh root with a machine id and host name,
+# and a PATH holding the fake qm, pct, ip, pveversion and systemctl.
+reset_agent_test() {
+  : >"$MOCK_DIR/requests.jsonl"
+  control '{}'
+  rm -rf "$MOCK_DIR/releases"
+  mkdir -p "$MOCK_DIR/releases/1.0.0"
+  cp "$AGENT" "$MOCK_DIR/releases/1.0.0/host-agent.sh"
+  export ROOT_DIR="$BATS_TEST_TMPDIR/root"
+  mkdir -p "$ROOT_DIR/etc"
+  printf '0123456789abcdef0123456789abcdef\n' >"$ROOT_DIR/etc/machine-id"
+  printf 'pve1\n' >"$ROOT_DIR/etc/hostname"
+  export STATE="$ROOT_DIR/etc/homefleet-agent"
+  export INSTALLED_AGENT="$ROOT_DIR/usr/local/lib/homefleet-agent/host-agent.sh"
+  export SYSTEMCTL_LOG="$BATS_TEST_TMPDIR/systemctl.log"
+  : >"$SYSTEMCTL_LOG"
+  TEST_PATH="$FIXTURES/agent-bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+}
+
+# The environment of every run: nothing from the test's own environment but these.
+base_env() {
+  BASE_ENV=("PATH=$TEST_PATH" "HOME=$BATS_TEST_TMPDIR" "TMPDIR=$BATS_TEST_TMPDIR"
+    "FAKE_SYSTEMCTL_LOG=$SYSTEMCTL_LOG" HOMEFLEET_INTERVAL_MIN_S=1 HOMEFLEET_CURL_MAX_TIME=3 HOMEFLEET_CONNECT_TIMEOUT=1)
+}
+
+# run_installer [NAME=value ...] -- args...: the installer with a timeout, stdout and stderr in $output.
+run_installer() {
+  local -a assignments=()
+  while [[ $# -gt 0 && "$1" != -- ]]; do assignments+=("$1"); shift; done
+  shift
+  base_env
+  run timeout --kill-after=2 "$RUN_LIMIT" env -i "${BASE_ENV[@]}" "${assignments[@]}" "$BASH_BIN" "$INSTALLER" "$@"
+}
+
+# install_ok: the installer against the mock, as the tests' starting point.
+install_ok() {
+  run_installer -- --server "$MOCK" --token "$ENROLL_TOKEN" --root "$ROOT_DIR"
+  if [[ "$status" -ne 0 ]]; then
+    printf 'installer failed (%s):\n%s\n' "$status" "$output" >&2
+    return 1
+  fi
+}
+
+# An installed root made once per file by the real installer (setup_file: make_installed_template),
+# copied into each test's root by use_installed_root: the installer takes most of a second.
+make_installed_template() {
+  local BATS_TEST_TMPDIR="$BATS_FILE_TMPDIR/template-run"
+  mkdir -p "$BATS_TEST_TMPDIR"
+  reset_agent_test
+  ROOT_DIR="$BATS_FILE_TMPDIR/template"
+  mkdir -p "$ROOT_DIR/etc"
+  printf '0123456789abcdef0123456789abcdef\n' >"$ROOT_DIR/etc/machine-id"
+  printf 'pve1\n' >"$ROOT_DIR/etc/hostname"
+  install_ok
+}
+
+use_installed_root() {
+  cp -a "$BATS_FILE_TMPDIR/template/." "$ROOT_DIR/"
+  sed -i "s|$BATS_FILE_TMPDIR/template|$ROOT_DIR|g" "$ROOT_DIR"/etc/systemd/system/*.service
+  : >"$MOCK_DIR/requests.jsonl"
+}
+
+# run_agent [NAME=value ...] -- args...: the installed agent (or $AGENT_UNDER_TEST), bounded.
+run_agent() {
+  local -a assignments=()
+  while [[ $# -gt 0 && "$1" != -- ]]; do assignments+=("$1"); shift; done
+  shift
+  base_env
+  run timeout --kill-after=2 "$RUN_LIMIT" env -i "${BASE_ENV[@]}" "${assignments[@]}" "$BASH_BIN" "${AGENT_UNDER_TEST:-$INSTALLED_AGENT}" --root "$ROOT_DIR" "$@"
+}
+
+# Number of requests the mock recorded, optionally only those to path $1 (paths hold no characters
+# that JSON escapes; grep, because a node start per call made the suite slow).
+request_count() {
+  if [[ -n "${1:-}" ]]; then
+    grep -c -F "\"path\":\"$1\"," "$MOCK_DIR/requests.jsonl" || true
+  else
+    grep -c '' "$MOCK_DIR/requests.jsonl" || true
+  fi
+}
+
+# last_request PATH 'js expression of r': a value of the last request to PATH (r.json: parsed body).
+last_request() {
+  node -e '
+    const fs = require("fs");
+    const rows = fs.readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const r = rows.filter((x) => x.path === process.argv[2]).pop();
+    if (!r) { console.error("no request to " + process.argv[2]); process.exit(1); }
+    r.json = r.body ? JSON.parse(r.body) : undefined;
+    const v = new Function("r", "return (" + process.argv[3] + ");")(r);
+    console.log(typeof v === "string" ? v : JSON.stringify(v));
+  ' "$MOCK_DIR/requests.jsonl" "$1" "$2"
+}
+
+assert_equal() {
+  if [[ "$1" != "$2" ]]; then
+    printf 'expected: %s\nactual:   %s\n' "$2" "$1" >&2
+    return 1
+  fi
+}
+
+# wait_for 'condition' [seconds]: polls a bash condition every 0.1 s.
+wait_for() {
+  local limit="${2:-10}" i
+  for ((i = 0; i < limit * 10; i++)); do
+    if eval "$1"; then return 0; fi
+    sleep 0.1
+  done
+  echo "timed out waiting for: $1" >&2
+  return 1
+}
+
+# A release of the current agent under another version number, served by the mock.
+make_release() {
+  mkdir -p "$MOCK_DIR/releases/$1"
+  sed "s/^HOMEFLEET_AGENT_VERSION=.*/HOMEFLEET_AGENT_VERSION=\"$1\"/" "$AGENT" >"$MOCK_DIR/releases/$1/host-agent.sh"
+}
