@@ -37,7 +37,7 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
     const passwordChangeAllowed = ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path);
     // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie.
     const noAgentToken: RequestHandler = (req, _res, next) =>
-      next(carriesAgentToken(req.get('authorization')) ? unauthorized('authentication required') : undefined);
+      next(carriesAgentToken(req.get('authorization')) ? unauthorized('invalid token') : undefined);
     const session: RequestHandler = (req, res, next) => {
       const token = readSessionToken(req);
       const active = token ? accounts.sessions.resolve(token, { touch: route.activity !== false }) : undefined;
