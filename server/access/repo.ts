@@ -55,6 +55,7 @@ export function createAccountRepo(db: Db) {
     ),
     touchSession: db.prepare<[number, number], void>('UPDATE sessions SET last_seen = ? WHERE id = ?'),
     deleteSession: db.prepare<[number], void>('DELETE FROM sessions WHERE id = ?'),
+    sessionExists: db.prepare<[number], { id: number }>('SELECT id FROM sessions WHERE id = ?'),
     deleteSessionsOf: db.prepare<[number], void>('DELETE FROM sessions WHERE account_id = ?'),
   };
 
@@ -94,6 +95,7 @@ export function createAccountRepo(db: Db) {
     },
     touchSession: (id: number, now: number) => s.touchSession.run(now, id),
     deleteSession: (id: number) => s.deleteSession.run(id),
+    sessionExists: (id: number) => s.sessionExists.get(id) !== undefined,
     deleteSessionsOf: (accountId: number) => s.deleteSessionsOf.run(accountId),
   };
 }

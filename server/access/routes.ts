@@ -53,8 +53,8 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   });
 
   routes.post('/api/auth/password', { access: 'self', before: [secure], body: PasswordChangeBody }, async (req, res) => {
-    const { user } = signedIn(res);
-    const token = await accounts.changePassword(user.id, req.body.current_password, req.body.new_password, req.ip ?? null);
+    const { user, session } = signedIn(res);
+    const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password, req.ip ?? null);
     setSessionCookie(req, res, token);
     res.status(204).end();
   });
