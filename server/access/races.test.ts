@@ -123,3 +123,18 @@ describe('a password change in flight does not undo an administrator', () => {
     await logIn(server.anonymous(), 'kim', 'set-meanwhile-password');
   });
 });
+
+describe('the new password', () => {
+  it('must differ from the current one: 400 with a field error, nothing hashed, the temporary password still required', async () => {
+    const server = await start();
+    const created = await server.client.post('/api/users', { username: 'newbie', display_name: 'New', role: 'operator' });
+    const temporary = created.body.temporary_password as string;
+    const newbie = await logIn(server.anonymous(), 'newbie', temporary);
+    const before = scryptRuns();
+    const res = await newbie.post('/api/auth/password', { current_password: temporary, new_password: temporary });
+    expect([res.status, res.body]).toEqual([400, { errors: [{ field: 'new_password', message: 'must differ from the current password' }] }]);
+    expect(scryptRuns()).toBe(before);
+    expect((await newbie.get('/api/auth/session')).body.user.must_change_password).toBe(true);
+    expect((await newbie.post('/api/auth/password', { current_password: temporary, new_password: 'chosen-by-newbie' })).status).toBe(204);
+  });
+});
