@@ -55,7 +55,7 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
       // Session answers (an export with raw secrets, accounts, the audit) must not sit in a browser or proxy cache.
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Vary', 'Cookie');
-      const token = readSessionToken(req);
+      const token = readSessionToken(req, context.config);
       const active = token ? accounts.sessions.resolve(token) : undefined;
       if (!active) return next(unauthorized('authentication required'));
       const { account } = active;

@@ -30,7 +30,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
 
   routes.post('/api/auth/login', { access: 'public', before: [origin, secure], body: LoginBody }, async (req, res) => {
     const { account, token } = await accounts.login(req.body.username, req.body.password, req.ip ?? null);
-    setSessionCookie(req, res, token);
+    setSessionCookie(req, res, token, ctx.config);
     res.set('Cache-Control', 'no-store');
     return { user: account };
   });
@@ -40,7 +40,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     accounts.sessions.revoke(session.id);
     res.locals.audited = true;
     accounts.audit.write({ actor: user.username, action: 'logout', target: user.username, ip: req.ip ?? null });
-    clearSessionCookie(req, res);
+    clearSessionCookie(req, res, ctx.config);
     res.status(204).end();
   });
 
@@ -56,7 +56,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   routes.post('/api/auth/password', { access: 'self', before: [secure], body: PasswordChangeBody }, async (req, res) => {
     const { user, session } = signedIn(res);
     const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password, req.ip ?? null);
-    setSessionCookie(req, res, token);
+    setSessionCookie(req, res, token, ctx.config);
     res.locals.audited = true;
     res.status(204).end();
   });
