@@ -14,9 +14,11 @@ import {
   JOB_CONFIG,
   JOB_DEFINITIONS,
   JOB_KEYS,
+  missingConfigFields,
   parseStoredConfig,
   REDACTED,
   redactConfig,
+  scrubSecrets,
   SECRET_FIELDS,
   type JobKey,
   type JobRow,
@@ -45,6 +47,8 @@ interface RunOutcome {
 }
 
 function present(row: JobWithLastRun): JobView {
+  const config = parseStoredConfig(row.config);
+  const missing = missingConfigFields(row.key, config);
   return {
     id: row.id,
     key: row.key,
@@ -52,7 +56,9 @@ function present(row: JobWithLastRun): JobView {
     description: row.description,
     enabled: row.enabled ? 1 : 0,
     schedule: row.schedule,
-    config: redactConfig(parseStoredConfig(row.config)),
+    config: redactConfig(config),
+    configured: missing.length === 0,
+    missing,
     last_run_at: row.last_run_at,
     last_status: row.last_status,
     last_run_id: row.last_run_id,
@@ -120,15 +126,17 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   async function execute(job: JobRow, runId: number): Promise<RunOutcome> {
     let status: RunOutcome['status'] = 'success';
     let result: string;
+    const config = parseStoredConfig(job.config);
     try {
       const list: Instance[] = instances.list({ sort: 'name', descending: false });
-      const changes = await JOB_HANDLERS[job.key](parseStoredConfig(job.config), list, http);
+      const changes = await JOB_HANDLERS[job.key](config, list, http);
       if (!db.open) throw new Error('the server shut down during the run');
       const updated = applyChanges(job.key, changes);
       result = `Updated ${updated} of ${list.length} instances`;
     } catch (err) {
       status = 'error';
-      result = errorText(err);
+      // The one place a run's error text is made: stored in the run, logged and sent by run-now.
+      result = scrubSecrets(errorText(err), config);
     }
     if (db.open) finish(job.id, runId, status, result);
     if (status === 'error') logger.warn({ job: job.key, run: runId, error: result }, 'job run failed');
