@@ -66,6 +66,31 @@ describe('seeded jobs', () => {
     }
   });
 
+  it('an import with "jobs": [] or lacking some jobs leaves the three built-in jobs, restored or reseeded disabled', async () => {
+    const server = await start();
+    const doc = (await server.client.get('/api/export')).body;
+    const patchmon = doc.jobs.find((j: { key: string }) => j.key === 'patchmon_sync');
+    const restored = { ...patchmon, id: 7, enabled: 1, schedule: 30, config: { api_url: 'http://127.0.0.1:9/hosts', api_token: 'pm-token-1234' } };
+    const imported = await server.client.post('/api/import', { ...doc, jobs: [restored], job_runs: [] });
+    expect(imported.status).toBe(200);
+    const jobs = (await server.client.get('/api/jobs')).body;
+    expect(jobs.map((j: { key: string }) => j.key).sort()).toEqual(['patchmon_sync', 'semaphore_sync', 'tailscale_sync']);
+    expect(jobs.find((j: { key: string }) => j.key === 'patchmon_sync')).toMatchObject({ id: 7, enabled: 1, schedule: 30, configured: true });
+    for (const key of ['tailscale_sync', 'semaphore_sync']) {
+      expect(jobs.find((j: { key: string }) => j.key === key), key).toMatchObject({ enabled: 0, schedule: 15, config: {}, configured: false });
+    }
+
+    expect((await server.client.post('/api/import', { ...doc, jobs: [] })).status).toBe(200);
+    const reseeded = (await server.client.get('/api/jobs')).body;
+    expect(reseeded.map((j: { key: string; enabled: number; config: object }) => [j.key, j.enabled, j.config])).toEqual([
+      ['tailscale_sync', 0, {}],
+      ['patchmon_sync', 0, {}],
+      ['semaphore_sync', 0, {}],
+    ]);
+    const exported = (await server.client.get('/api/export')).body;
+    expect(exported.jobs).toHaveLength(3);
+  });
+
   it('an in-memory database has no jobs', async () => {
     const server = await startServer();
     servers.push(server);

@@ -177,7 +177,17 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       .catch((err: unknown) => logger.error({ error: errorText(err) }, 'run on create failed'));
   };
 
+  /** The three built-in jobs exist on a file database: created disabled with empty config when absent. */
+  const seedBuiltIns = () => {
+    if (ctx.config.dbPath === ':memory:') return;
+    for (const key of JOB_KEYS) repo.seed(key, JOB_DEFINITIONS[key].name, JOB_DEFINITIONS[key].description, DEFAULT_SCHEDULE);
+  };
+
+  // An import replaces the jobs with the document's; a built-in job the document lacks ("jobs": [])
+  // is seeded again at once. This runs synchronously after the import's commit, so no request sees
+  // the jobs missing; a crash in between is repaired by the seeding at start-up.
   const onBackupImported = () => {
+    seedBuiltIns();
     repo.pruneAll();
     scheduler.reset(repo.list().map(scheduled));
   };
@@ -185,9 +195,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   return {
     /** Seeds the jobs (file databases only), closes runs a crash left open, prunes, arms the scheduler. */
     start(): void {
-      if (ctx.config.dbPath !== ':memory:') {
-        for (const key of JOB_KEYS) repo.seed(key, JOB_DEFINITIONS[key].name, JOB_DEFINITIONS[key].description, DEFAULT_SCHEDULE);
-      }
+      seedBuiltIns();
       const interrupted = repo.closeInterrupted(isoMillis(clock.now()), 'interrupted by restart');
       if (interrupted) logger.warn({ runs: interrupted }, 'closed job runs interrupted by a restart');
       repo.pruneAll();
