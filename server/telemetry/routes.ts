@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import { z } from 'zod';
 import { PageQuery } from '../access/schema.js';
 import { secretsEqual } from '../access/tokens.js';
@@ -36,7 +36,10 @@ function telemetryGate(ctx: AppContext): RequestHandler {
 export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext): void {
   const repo = createTelemetryRepo(ctx.db);
 
-  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx)], bodyLimit: '1mb' }, (req, res) => {
+  // Not strict: a valid JSON body that is not an object (`42`) reaches the schema and is told what
+  // is wrong, instead of the strict parser's "malformed JSON body".
+  const body = express.json({ limit: '1mb', strict: false });
+  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx), body], bodyLimit: false }, (req, res) => {
     const body = parseWith(TelemetryBody, req.body);
     const events = Array.isArray(body) ? body : [body];
     repo.add(isoMillis(ctx.clock.now()), events);
