@@ -83,6 +83,16 @@ describe('POST /api/telemetry', () => {
     expect((await server.client.get('/api/telemetry')).body).toEqual([]);
   });
 
+  it('refuses an event nested deeper than 64 levels with 400, not a 500 from storing it', async () => {
+    const server = await start();
+    const nested = (n: number) => `{"deep":${'['.repeat(n)}${']'.repeat(n)}}`;
+    expect((await server.anonymous().post('/api/telemetry', nested(60), bearer)).status).toBe(202);
+    for (const body of [nested(65), nested(20_000), `[${nested(100_000)}]`]) {
+      const res = await server.anonymous().post('/api/telemetry', body, bearer);
+      expect([res.status, res.body]).toEqual([400, { errors: [{ field: 'body', message: 'must not be nested more than 64 levels deep' }] }]);
+    }
+  });
+
   it('still answers malformed JSON as malformed', async () => {
     const server = await start();
     const res = await server.anonymous().post('/api/telemetry', '{"a":', bearer);
