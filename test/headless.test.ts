@@ -100,3 +100,56 @@ describe('the headless server', () => {
     expect(result.stderr.trim().split('\n')).toEqual(['homefleet: Invalid PORT (got "eighty"): must be a port number from 0 to 65535']);
   });
 });
+
+/** The pids of a process's descendants (Linux /proc), so the test can see that none is left. */
+function descendants(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      const text = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (text) children.push(...text.split(/\s+/).map(Number));
+    }
+  } catch {
+    return [];
+  }
+  for (const child of [...children]) children = children.concat(descendants(child));
+  return children;
+}
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('npm start', () => {
+  it.skipIf(process.platform !== 'linux')('stops the server when npm gets SIGTERM: the port closes and no process is left', async () => {
+    const npm = execa('npm', ['start'], {
+      cwd: root,
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? dir, PORT: '0', HOST: '127.0.0.1', DB_PATH: path.join(dir, 'npm-start.db'), LOG_LEVEL: 'info' },
+      extendEnv: false,
+      reject: false,
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      npm.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk;
+        const match = /listening on (http:\/\/[^"\s]+)/.exec(out);
+        if (match) resolve(match[1]!);
+      });
+      void npm.then((r) => reject(new Error(`npm start exited: ${r.stderr}`)));
+    });
+    expect((await fetch(`${url}/api/health`)).status).toBe(200);
+    const tree = descendants(npm.pid!);
+    expect(tree.length).toBeGreaterThan(0);
+
+    npm.kill('SIGTERM');
+    await npm;
+    const deadline = Date.now() + 10_000;
+    while (tree.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(tree.filter(alive)).toEqual([]);
+    await expect(fetch(`${url}/api/health`)).rejects.toThrow();
+  });
+});
