@@ -99,6 +99,14 @@ describe('the headless server', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual(['homefleet: Invalid PORT (got "eighty"): must be a port number from 0 to 65535']);
   });
+
+  it('refuses to start, with one line, on a public URL that is not https://', async () => {
+    const result = await execa(process.execPath, ['dist/server/main.js'], { cwd: root, env: { FLEET_PUBLIC_URL: 'http://192.0.2.2:3901', DB_PATH: ':memory:' }, extendEnv: false, reject: false });
+    expect(result.exitCode).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^homefleet: Invalid FLEET_PUBLIC_URL \(got "http:\/\/192\.0\.2\.2:3901"\): must be an https:\/\/ origin/);
+  });
 });
 
 /** The pids of a process's descendants (Linux /proc), so the test can see that none is left. */
