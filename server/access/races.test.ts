@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, logIn, startServer, USER_PASSWORD, type TestServer } from '../../test/helpers/server.js';
 import { burnPasswordCheck, hashPassword, scryptRuns } from './passwords.js';
@@ -14,8 +15,8 @@ afterEach(async () => {
 
 const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
 
-/** Keeps the scrypt queue busy, so a request that hashes waits long enough for another to overtake it. */
-const busyHashing = (n = 8) => Promise.all(Array.from({ length: n }, (_, i) => hashPassword(`queue-filler-${i}`)));
+/** Keeps the scrypt queue busy (a few rounds on any core count), so a request that hashes waits long enough for another to overtake it. */
+const busyHashing = (n = Math.max(8, availableParallelism() * 4)) => Promise.all(Array.from({ length: n }, (_, i) => hashPassword(`queue-filler-${i}`)));
 
 describe('throttles take their slot before any password is hashed', () => {
   it('30 parallel wrong logins from one address: exactly 10 are hashed (401), the other 20 are 429', async () => {
