@@ -6,3 +6,4 @@ export interface BuildTarget {
   options: any;
 }
 export declare const targets: BuildTarget[];
+export declare function build(options?: { onlyIfStale?: boolean }): Promise<void>;

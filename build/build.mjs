@@ -104,10 +104,18 @@ async function buildTarget(target) {
   process.stderr.write(`built ${target.name} in ${Date.now() - started} ms\n`);
 }
 
+/** Builds every target, or only the stale ones; stops esbuild's helper process afterwards. */
+export async function build({ onlyIfStale: staleOnly = false } = {}) {
+  let built = 0;
+  for (const target of targets) {
+    if (staleOnly && isFresh(target)) continue;
+    await buildTarget(target);
+    built++;
+  }
+  if (built) await esbuild.stop();
+}
+
 // Run only as a script, so tests can import `targets` without building.
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const target of targets) {
-    if (onlyIfStale && isFresh(target)) continue;
-    await buildTarget(target);
-  }
+  await build({ onlyIfStale });
 }

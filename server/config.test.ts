@@ -41,6 +41,10 @@ describe('configuration', () => {
     [{ FLEET_AUTH_ALLOW_HTTP: 'yes' }, 'Invalid FLEET_AUTH_ALLOW_HTTP'],
     [{ FLEET_PUBLIC_URL: 'fleet.example.org' }, 'Invalid FLEET_PUBLIC_URL'],
     [{ ORIGIN: 'https://fleet.example.org/path' }, 'Invalid ORIGIN'],
+    [{ FLEET_PUBLIC_URL: 'http://192.0.2.2:3901' }, 'Invalid FLEET_PUBLIC_URL (got "http://192.0.2.2:3901"): must be an https:// origin'],
+    [{ ORIGIN: 'http://fleet.example.org' }, 'Invalid ORIGIN (got "http://fleet.example.org"): must be an https:// origin'],
+    [{ FLEET_PUBLIC_URL: 'http://localhost:3000', FLEET_AUTH_ALLOW_HTTP: 'true' }, 'Invalid FLEET_PUBLIC_URL'],
+    [{ FLEET_PUBLIC_URL: 'ftp://fleet.example.org' }, 'Invalid FLEET_PUBLIC_URL'],
   ])('rejects %j with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
     try {
@@ -48,6 +52,10 @@ describe('configuration', () => {
     } catch (err) {
       expect((err as Error).message).not.toContain('\n');
     }
+  });
+
+  it('accepts an https:// origin with a port', () => {
+    expect(loadConfig({ ORIGIN: 'https://fleet.example.org:8443' }).publicOrigin).toBe('https://fleet.example.org:8443');
   });
 
   it('never echoes a rejected token value', () => {

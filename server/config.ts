@@ -10,9 +10,13 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/**
+ * The external origin is HTTPS: the session cookie there is `__Host-` and Secure. An http:// value
+ * used to start a server nobody could sign in to (plain-HTTP login is for loopback development only).
+ */
 const publicUrl = optionalText.refine(
-  (v) => v === undefined || /^https?:\/\/[^/?#]+$/.test(v.replace(/\/$/, '')),
-  'must be an origin such as https://fleet.example.org (scheme and host, no path)',
+  (v) => v === undefined || /^https:\/\/[^/?#@\s]+$/i.test(v.replace(/\/$/, '')),
+  'must be an https:// origin such as https://fleet.example.org (scheme and host, no path); plain-HTTP sign-in is for loopback development with FLEET_AUTH_ALLOW_HTTP=true and no public URL',
 );
 
 /** A whole number within bounds, or the default when unset. */

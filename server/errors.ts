@@ -42,6 +42,23 @@ const bodyParserErrors: Record<string, [number, string]> = {
   'stream.encoding.set': [500, 'internal error'],
 };
 
+/**
+ * Errors from Express and its parsers that carry an HTTP status below 500 (`status` or `statusCode`)
+ * are the client's: they keep that status. Express's path-parameter decoding throws a URIError
+ * with status 400 for `/api/instances/%ff`; a body whose Content-Encoding does not decode fails
+ * in zlib with a 400. Never a status guessed from message text.
+ */
+function clientError(err: unknown): [number, string] | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown; errno?: unknown };
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if (status === undefined || !Number.isInteger(status) || status < 400 || status > 499) return undefined;
+  if (err instanceof URIError) return [status, 'malformed percent-encoding in the path'];
+  // zlib's errors (gzip, deflate, brotli) carry a numeric errno.
+  if (typeof e.errno === 'number') return [status, 'request body does not match its Content-Encoding'];
+  return [status, e.expose === true && typeof e.message === 'string' && e.message.length <= 200 ? e.message : 'bad request'];
+}
+
 /** Registered after every route: typed errors become their JSON body, anything else a logged 500. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
@@ -58,6 +75,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const mapped = typeof err?.type === 'string' ? bodyParserErrors[err.type] : undefined;
     if (mapped && mapped[0] < 500) {
       res.status(mapped[0]).json({ error: mapped[1] });
+      return;
+    }
+    const client = clientError(err);
+    if (client) {
+      res.status(client[0]).json({ error: client[1] });
       return;
     }
     logger.error({ err: { message: err?.message, stack: err?.stack }, method: req.method, path: req.path }, 'unhandled error');

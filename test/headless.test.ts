@@ -115,4 +115,65 @@ describe('the headless server', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual(['homefleet: Invalid PORT (got "eighty"): must be a port number from 0 to 65535']);
   });
+
+  it('refuses to start, with one line, on a public URL that is not https://', async () => {
+    const result = await execa(process.execPath, ['dist/server/main.js'], { cwd: root, env: { FLEET_PUBLIC_URL: 'http://192.0.2.2:3901', DB_PATH: ':memory:' }, extendEnv: false, reject: false });
+    expect(result.exitCode).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^homefleet: Invalid FLEET_PUBLIC_URL \(got "http:\/\/192\.0\.2\.2:3901"\): must be an https:\/\/ origin/);
+  });
+});
+
+/** The pids of a process's descendants (Linux /proc), so the test can see that none is left. */
+function descendants(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      const text = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (text) children.push(...text.split(/\s+/).map(Number));
+    }
+  } catch {
+    return [];
+  }
+  for (const child of [...children]) children = children.concat(descendants(child));
+  return children;
+}
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('npm start', () => {
+  it.skipIf(process.platform !== 'linux')('stops the server when npm gets SIGTERM: the port closes and no process is left', async () => {
+    const npm = execa('npm', ['start'], {
+      cwd: root,
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? dir, PORT: '0', HOST: '127.0.0.1', DB_PATH: path.join(dir, 'npm-start.db'), LOG_LEVEL: 'info' },
+      extendEnv: false,
+      reject: false,
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      npm.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk;
+        const match = /listening on (http:\/\/[^"\s]+)/.exec(out);
+        if (match) resolve(match[1]!);
+      });
+      void npm.then((r) => reject(new Error(`npm start exited: ${r.stderr}`)));
+    });
+    expect((await fetch(`${url}/api/health`)).status).toBe(200);
+    const tree = descendants(npm.pid!);
+    expect(tree.length).toBeGreaterThan(0);
+
+    npm.kill('SIGTERM');
+    await npm;
+    const deadline = Date.now() + 10_000;
+    while (tree.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(tree.filter(alive)).toEqual([]);
+    await expect(fetch(`${url}/api/health`)).rejects.toThrow();
+  });
 });

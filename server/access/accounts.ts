@@ -1,6 +1,6 @@
 import type { AppEvents } from '../context.js';
 import type { Db } from '../db/database.js';
-import { conflict, HttpError, notFound, tooManyRequests } from '../errors.js';
+import { conflict, HttpError, notFound, tooManyRequests, unauthorized } from '../errors.js';
 import type { Clock } from '../time.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createAuditLog, type AuditLog } from './audit.js';
@@ -8,7 +8,7 @@ import type { Role } from './capabilities.js';
 import { burnPasswordCheck, hashPassword, temporaryPassword, verifyPassword } from './passwords.js';
 import { createAccountRepo, type AccountRow } from './repo.js';
 import { createSessions, type Sessions } from './sessions.js';
-import { createThrottle, type Throttle } from './throttle.js';
+import { createThrottle, type Throttle, type ThrottleKey } from './throttle.js';
 
 /** The account as the API shows it: never a hash. */
 export interface Account {
@@ -66,8 +66,9 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
     return row;
   };
 
-  function throttled(...checks: Parameters<Throttle['retryAfter']>[]): void {
-    const wait = Math.max(0, ...checks.map(([scope, key]) => throttle.retryAfter(scope, key)));
+  /** Takes a slot in every window before anything is hashed; 429 when one is full. */
+  function takeSlot(...keys: ThrottleKey[]): void {
+    const wait = throttle.take(keys);
     if (wait > 0) throw tooManyRequests(wait);
   }
 
@@ -148,25 +149,23 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
       })();
     },
 
-    /** Same 401 for an unknown user, a wrong password and a disabled account; throttled before any hashing. */
+    /** Same 401 for an unknown user, a wrong password and a disabled account; the attempt's slots are taken before any hashing. */
     async login(username: string, password: string, ip: string | null): Promise<{ account: Account; token: string }> {
       const userKey = username.toLowerCase();
-      throttled(['login.ip', ip ?? ''], ['login.user', userKey]);
+      const slots: ThrottleKey[] = [['login.ip', ip ?? ''], ['login.user', userKey]];
+      takeSlot(...slots);
       const row = repo.byUsername(username);
       let ok = false;
       if (row) ok = await verifyPassword(password, row.password_hash);
       else await burnPasswordCheck(password);
-      // A failure is recorded in its own transaction: throwing inside one would roll the count back.
       const current = row && repo.byId(row.id);
       if (!ok || !current || !current.enabled || current.password_hash !== row!.password_hash) {
-        db.transaction(() => {
-          throttle.recordFailure('login.ip', ip ?? '');
-          throttle.recordFailure('login.user', userKey);
-          audit.write({ actor: null, action: 'login.failure', target: username.slice(0, 64), ip });
-        })();
+        // The slots stay taken: they are this failure's count.
+        audit.write({ actor: null, action: 'login.failure', target: username.slice(0, 64), ip });
         throw invalidCredentials();
       }
       return db.transaction(() => {
+        throttle.release(slots);
         const token = sessions.issue(current.id);
         repo.setLastLogin(current.id, isoSeconds(clock.now()));
         audit.write({ actor: current.username, action: 'login.success', target: current.username, ip });
@@ -174,17 +173,24 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
       })();
     },
 
-    /** Needs the current password (5 failures per account and window); ends every session and issues a new one. */
-    async changePassword(accountId: number, current: string, next: string, ip: string | null): Promise<string> {
-      const key = String(accountId);
-      throttled(['password.account', key]);
+    /**
+     * Needs the current password (5 failures per account and window); ends every session and issues
+     * a new one. Hashing awaits, so the account is read again in the transaction that writes: when
+     * an administrator revoked the session, reset the password or disabled the account meanwhile,
+     * the change is refused (401 when the acting session is gone, 409 when only the password changed).
+     */
+    async changePassword(accountId: number, sessionId: number, current: string, next: string, ip: string | null): Promise<string> {
+      const slot: ThrottleKey = ['password.account', String(accountId)];
+      takeSlot(slot);
       const row = getRow(accountId);
-      const [ok, hash] = await Promise.all([verifyPassword(current, row.password_hash), hashPassword(next)]);
-      if (!ok) {
-        throttle.recordFailure('password.account', key);
-        throw new HttpError(401, { error: 'wrong current password' });
-      }
+      if (!(await verifyPassword(current, row.password_hash))) throw new HttpError(401, { error: 'wrong current password' });
+      // Verified: not a guess, so the slot goes back whatever happens next.
+      throttle.release([slot]);
+      const hash = await hashPassword(next);
       return db.transaction(() => {
+        const now = repo.byId(accountId);
+        if (!now || !now.enabled || !repo.sessionExists(sessionId)) throw unauthorized('authentication required');
+        if (now.password_hash !== row.password_hash) throw conflict('password was changed meanwhile; sign in again');
         repo.setPassword(accountId, hash, false);
         const token = sessions.issue(accountId, 'password changed');
         audit.write({ actor: row.username, action: 'password.change', target: row.username, ip });

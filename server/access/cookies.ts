@@ -1,26 +1,39 @@
 import type { Request, Response } from 'express';
-import { parseCookies } from './origin.js';
+import type { Config } from '../config.js';
+import { parseCookies, plainHttpLoginAllowed } from './origin.js';
 
 export const SECURE_COOKIE = '__Host-homefleet_session';
 export const DEV_COOKIE = 'homefleet_session_dev';
 const ABSOLUTE_SECONDS = 12 * 60 * 60;
 
-/** Over HTTPS only the `__Host-` cookie counts, so a cookie planted over plain HTTP cannot stand in for it. */
-function cookieName(req: Request): string {
-  return req.secure ? SECURE_COOKIE : DEV_COOKIE;
+type CookieConfig = Pick<Config, 'authAllowHttp'>;
+
+/**
+ * Over HTTPS only the `__Host-` cookie counts, so a cookie planted over plain HTTP cannot stand in
+ * for it. The development cookie exists only where plain-HTTP login is allowed (FLEET_AUTH_ALLOW_HTTP
+ * and a loopback host name): elsewhere a plain-HTTP request has no session cookie at all.
+ */
+function cookieName(req: Request, config: CookieConfig): string | undefined {
+  if (req.secure) return SECURE_COOKIE;
+  return plainHttpLoginAllowed(config, req) ? DEV_COOKIE : undefined;
 }
 
-export function readSessionToken(req: Request): string | undefined {
-  const value = parseCookies(req.get('cookie')).get(cookieName(req));
+export function readSessionToken(req: Request, config: CookieConfig): string | undefined {
+  const name = cookieName(req, config);
+  const value = name && parseCookies(req.get('cookie')).get(name);
   return value && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined;
 }
 
-export function setSessionCookie(req: Request, res: Response, token: string): void {
+export function setSessionCookie(req: Request, res: Response, token: string, config: CookieConfig): void {
+  const name = cookieName(req, config);
+  if (!name) return;
   const secure = req.secure ? '; Secure' : '';
-  res.append('Set-Cookie', `${cookieName(req)}=${token}; Path=/; Max-Age=${ABSOLUTE_SECONDS}; HttpOnly${secure}; SameSite=Lax`);
+  res.append('Set-Cookie', `${name}=${token}; Path=/; Max-Age=${ABSOLUTE_SECONDS}; HttpOnly${secure}; SameSite=Lax`);
 }
 
-export function clearSessionCookie(req: Request, res: Response): void {
+export function clearSessionCookie(req: Request, res: Response, config: CookieConfig): void {
+  const name = cookieName(req, config);
+  if (!name) return;
   const secure = req.secure ? '; Secure' : '';
-  res.append('Set-Cookie', `${cookieName(req)}=; Path=/; Max-Age=0; HttpOnly${secure}; SameSite=Lax`);
+  res.append('Set-Cookie', `${name}=; Path=/; Max-Age=0; HttpOnly${secure}; SameSite=Lax`);
 }

@@ -16,12 +16,31 @@ declare global {
   namespace Express {
     interface Locals {
       session?: SessionRow;
+      /** Set by a handler that wrote its own audit entry (user.create, …): no generic `request` entry then. */
+      audited?: boolean;
+      /** The `request` entry's target when the path does not name it (the vmid of a created instance). */
+      auditTarget?: string;
+      /** Names only (changed fields, ids), merged into the `request` entry's detail: never values or bodies. */
+      auditDetail?: Record<string, unknown>;
     }
   }
 }
 
 /** "every route except /api/auth/session, /api/auth/password, /api/auth/logout answers 403" while a temporary password stands. */
 const ALLOWED_BEFORE_PASSWORD_CHANGE = new Set(['/api/auth/session', '/api/auth/password', '/api/auth/logout']);
+
+/**
+ * What a `request` audit entry is about, from the route's first path parameter and the word
+ * before it: `/api/instances/:vmid` → "instance 102", `/api/users/:id/reset-password` → "user 5".
+ * Worked out once per route, so a request only fills in the value.
+ */
+function auditTargetOf(path: string): ((params: Record<string, string>) => string | null) | undefined {
+  const match = /\/([a-z-]+)\/:(\w+)/.exec(path);
+  if (!match) return undefined;
+  const noun = match[1]!.replace(/ies$/, 'y').replace(/s$/, '');
+  const param = match[2]!;
+  return (params) => (params[param] === undefined ? null : `${noun} ${params[param]!.slice(0, 64)}`);
+}
 
 /**
  * The access layer's enforcement of each route's declared capability: Origin first (nothing that
@@ -38,8 +57,12 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
     // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie.
     const noAgentToken: RequestHandler = (req, _res, next) =>
       next(carriesAgentToken(req.get('authorization')) ? unauthorized('invalid token') : undefined);
+    const targetOf = auditTargetOf(route.path);
     const session: RequestHandler = (req, res, next) => {
-      const token = readSessionToken(req);
+      // Session answers (an export with raw secrets, accounts, the audit) must not sit in a browser or proxy cache.
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Vary', 'Cookie');
+      const token = readSessionToken(req, context.config);
       const active = token ? accounts.sessions.resolve(token, { touch: route.activity !== false }) : undefined;
       if (!active) return next(unauthorized('authentication required'));
       const { account } = active;
@@ -49,14 +72,14 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
       res.locals.session = active.session;
       if (!SAFE_METHODS.has(req.method)) {
         res.on('finish', () => {
-          if (res.statusCode < 200 || res.statusCode > 299) return;
+          if (res.statusCode < 200 || res.statusCode > 299 || res.locals.audited) return;
           try {
             accounts.audit.write({
               actor: account.username,
               action: 'request',
-              target: null,
+              target: res.locals.auditTarget ?? targetOf?.(req.params as Record<string, string>) ?? null,
               ip: req.ip ?? null,
-              detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode },
+              detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ...res.locals.auditDetail },
             });
           } catch (err) {
             context.logger.error({ err: { message: (err as Error).message } }, 'audit write failed');

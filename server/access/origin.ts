@@ -32,10 +32,15 @@ export function requireOrigin(config: Config): RequestHandler {
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 
+/** "Plain-HTTP browser login is allowed only when FLEET_AUTH_ALLOW_HTTP is true and the hostname is localhost, 127.0.0.1 or ::1." */
+export function plainHttpLoginAllowed(config: Pick<Config, 'authAllowHttp'>, req: Request): boolean {
+  return config.authAllowHttp && LOOPBACK_NAMES.has(req.hostname);
+}
+
 /** Passwords travel over HTTPS, or over plain HTTP only to a loopback name when FLEET_AUTH_ALLOW_HTTP=true. */
 export function requireSecureTransport(config: Config): RequestHandler {
   return (req, _res, next) => {
-    if (req.secure || (config.authAllowHttp && LOOPBACK_NAMES.has(req.hostname))) return next();
+    if (req.secure || plainHttpLoginAllowed(config, req)) return next();
     next(new HttpError(403, { error: 'https required' }));
   };
 }

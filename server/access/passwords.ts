@@ -15,12 +15,17 @@ const KEY_LENGTH = 32;
 const MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
 let running = 0;
 const waiting: Array<() => void> = [];
+let runs = 0;
+
+/** How many scrypt derivations this process has started: the throttle tests count real hash runs with it. */
+export const scryptRuns = (): number => runs;
 
 async function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
   running++;
   try {
     const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 };
+    runs++;
     return await new Promise((resolve, reject) => {
       scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
     });

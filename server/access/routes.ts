@@ -30,7 +30,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
 
   routes.post('/api/auth/login', { access: 'public', before: [origin, secure], body: LoginBody }, async (req, res) => {
     const { account, token } = await accounts.login(req.body.username, req.body.password, req.ip ?? null);
-    setSessionCookie(req, res, token);
+    setSessionCookie(req, res, token, ctx.config);
     res.set('Cache-Control', 'no-store');
     return { user: account };
   });
@@ -38,8 +38,9 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   routes.post('/api/auth/logout', { access: 'self' }, (req, res) => {
     const { user, session } = signedIn(res);
     accounts.sessions.revoke(session.id);
+    res.locals.audited = true;
     accounts.audit.write({ actor: user.username, action: 'logout', target: user.username, ip: req.ip ?? null });
-    clearSessionCookie(req, res);
+    clearSessionCookie(req, res, ctx.config);
     res.status(204).end();
   });
 
@@ -53,9 +54,10 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   });
 
   routes.post('/api/auth/password', { access: 'self', before: [secure], body: PasswordChangeBody }, async (req, res) => {
-    const { user } = signedIn(res);
-    const token = await accounts.changePassword(user.id, req.body.current_password, req.body.new_password, req.ip ?? null);
-    setSessionCookie(req, res, token);
+    const { user, session } = signedIn(res);
+    const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password, req.ip ?? null);
+    setSessionCookie(req, res, token, ctx.config);
+    res.locals.audited = true;
     res.status(204).end();
   });
 
@@ -63,22 +65,27 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
 
   routes.post('/api/users', { access: 'users.manage', body: UserCreateBody }, async (req, res) => {
     const created = await accounts.createWithTemporaryPassword(req.body, actor(req, res));
+    res.locals.audited = true;
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
-  routes.patch('/api/users/:id', { access: 'users.manage', body: UserPatchBody }, (req, res) => ({
-    user: accounts.update(idParam(req.params.id), req.body, actor(req, res)),
-  }));
+  routes.patch('/api/users/:id', { access: 'users.manage', body: UserPatchBody }, (req, res) => {
+    const user = accounts.update(idParam(req.params.id), req.body, actor(req, res));
+    res.locals.audited = true;
+    return { user };
+  });
 
   routes.post('/api/users/:id/reset-password', { access: 'users.manage' }, async (req, res) => {
     const temporary_password = await accounts.resetPassword(idParam(req.params.id), actor(req, res));
+    res.locals.audited = true;
     res.set('Cache-Control', 'no-store');
     return { temporary_password };
   });
 
   routes.post('/api/users/:id/revoke-sessions', { access: 'users.manage' }, (req, res) => {
     accounts.revokeSessions(idParam(req.params.id), actor(req, res));
+    res.locals.audited = true;
     res.status(204).end();
   });
 

@@ -37,10 +37,16 @@ export const LoginBody = z.object({
 });
 export type LoginBody = z.infer<typeof LoginBody>;
 
-export const PasswordChangeBody = z.object({
-  current_password: z.string({ error: 'is required' }).max(1024, 'is too long'),
-  new_password: Password,
-});
+/** A temporary password "changed" to itself would leave the one the administrator knows in use. */
+export const PasswordChangeBody = z
+  .object({
+    current_password: z.string({ error: 'is required' }).max(1024, 'is too long'),
+    new_password: Password,
+  })
+  .refine((b) => b.new_password.normalize('NFC') !== b.current_password.normalize('NFC'), {
+    error: 'must differ from the current password',
+    path: ['new_password'],
+  });
 export type PasswordChangeBody = z.infer<typeof PasswordChangeBody>;
 
 export const UserCreateBody = z.object({ username: Username, display_name: DisplayName, role: RoleName });

@@ -152,3 +152,35 @@ describe('temporary passwords', () => {
     expect((await user.post('/api/auth/password', { current_password: USER_PASSWORD, new_password: 'short' })).status).toBe(400);
   });
 });
+
+describe('the development cookie', () => {
+  const issue = (s: TestServer, username: string) =>
+    s.db.transaction(() => s.accounts.sessions.issue(s.accounts.repo.byUsername(username)!.id))();
+
+  it('is accepted over plain HTTP only on a loopback host name when FLEET_AUTH_ALLOW_HTTP is on', async () => {
+    const port = new URL(server.baseUrl).port;
+    const cookie = `homefleet_session_dev=${issue(server, 'admin')}`;
+    for (const host of ['127.0.0.1', 'localhost', '[::1]']) {
+      expect((await rawRequest(server.baseUrl, 'GET', '/api/auth/session', { host: `${host}:${port}`, cookie })).status, host).toBe(200);
+    }
+    for (const host of ['fleet.lan', '192.0.2.2', 'localhost.evil.example']) {
+      const res = await rawRequest(server.baseUrl, 'GET', '/api/auth/session', { host: `${host}:${port}`, cookie });
+      expect([res.status, res.body], host).toEqual([401, { error: 'authentication required' }]);
+    }
+  });
+
+  it('is neither accepted nor set on a server where plain-HTTP login is off', async () => {
+    const strict = await startServer({ config: { authAllowHttp: false, publicOrigin: 'https://fleet.example.org' }, signedIn: false });
+    try {
+      await strict.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: 'admin-password-1' }, { actor: null, ip: null });
+      const cookie = `homefleet_session_dev=${issue(strict, 'admin')}`;
+      const res = await rawRequest(strict.baseUrl, 'GET', '/api/auth/session', { cookie });
+      expect([res.status, res.body]).toEqual([401, { error: 'authentication required' }]);
+      const login = await rawRequest(strict.baseUrl, 'POST', '/api/auth/login', { origin: 'https://fleet.example.org' }, { username: 'admin', password: 'admin-password-1' });
+      expect(login.status).toBe(403);
+      expect(login.headers['set-cookie']).toBeUndefined();
+    } finally {
+      await strict.stop();
+    }
+  });
+});

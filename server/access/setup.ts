@@ -59,18 +59,23 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
 
   async function setUp(body: Record<string, unknown>, ip: string | null) {
     if (closedReason()) throw notFound('setup is closed');
-    const wait = accounts.throttle.retryAfter('setup.ip', ip ?? '');
+    // The slot is taken before the token is compared or any password hashed, so a parallel burst
+    // cannot get more attempts through than the window allows.
+    const slot = [['setup.ip', ip ?? '']] as const;
+    const wait = accounts.throttle.take(slot);
     if (wait > 0) throw tooManyRequests(wait);
     const given = typeof body.setup_token === 'string' ? body.setup_token : '';
-    if (!secretsEqual(given, ctx.config.setupToken!)) {
-      accounts.throttle.recordFailure('setup.ip', ip ?? '');
-      throw forbidden('invalid setup token');
+    if (!secretsEqual(given, ctx.config.setupToken!)) throw forbidden('invalid setup token');
+    // The right token is not a guess: its slot goes back once this attempt is over.
+    try {
+      const input = parseWith(SetupBody, body);
+      return await accounts.create(
+        { username: input.username, display_name: input.display_name, role: 'administrator', password: input.password },
+        { actor: null, ip },
+        'setup',
+      );
+    } finally {
+      accounts.throttle.release(slot);
     }
-    const input = parseWith(SetupBody, body);
-    return accounts.create(
-      { username: input.username, display_name: input.display_name, role: 'administrator', password: input.password },
-      { actor: null, ip },
-      'setup',
-    );
   }
 }

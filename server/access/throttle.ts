@@ -15,10 +15,15 @@ export const LIMITS = {
   'agent.ip': 60,
 } as const;
 export type ThrottleScope = keyof typeof LIMITS;
+export type ThrottleKey = readonly [scope: ThrottleScope, key: string];
 
 /**
  * Failed attempts counted in the database, so a restart does not reset them. Windows are fixed:
  * a window starts at a multiple of 15 minutes, and its count is dropped when the next one begins.
+ *
+ * An attempt takes its slot (counts as a failure) before any password is hashed, in the same
+ * transaction as the check, and gives it back when it succeeds. Checking first and counting after
+ * the hash let a burst of parallel attempts all pass the check while the hashes ran.
  */
 export function createThrottle(db: Db, clock: Clock) {
   const get = db.prepare<[string, string], { window_start: number; failures: number }>(
@@ -30,22 +35,43 @@ export function createThrottle(db: Db, clock: Clock) {
        failures = CASE WHEN window_start = excluded.window_start THEN failures + 1 ELSE 1 END,
        window_start = excluded.window_start`,
   );
+  const giveBack = db.prepare<[string, string, number], void>(
+    'UPDATE throttle SET failures = failures - 1 WHERE scope = ? AND key = ? AND window_start = ? AND failures > 0',
+  );
   const prune = db.prepare<[number], void>('DELETE FROM throttle WHERE window_start < ?');
   const windowStart = () => Math.floor(clock.now() / WINDOW_MS) * WINDOW_MS;
 
+  function retryAfter(scope: ThrottleScope, key: string): number {
+    const start = windowStart();
+    const row = get.get(scope, key);
+    if (!row || row.window_start !== start || row.failures < LIMITS[scope]) return 0;
+    return Math.ceil((start + WINDOW_MS - clock.now()) / 1000);
+  }
+
+  function recordFailure(scope: ThrottleScope, key: string): void {
+    const start = windowStart();
+    fail.run(scope, key, start);
+    prune.run(start);
+  }
+
+  /** All or nothing: when any key is over its limit nothing is taken and the wait in seconds is returned, else 0. */
+  const take = db.transaction((keys: readonly ThrottleKey[]): number => {
+    const wait = Math.max(0, ...keys.map(([scope, key]) => retryAfter(scope, key)));
+    if (wait > 0) return wait;
+    for (const [scope, key] of keys) recordFailure(scope, key);
+    return 0;
+  });
+
   return {
     /** Seconds to wait when the key is over its limit in the current window, else 0. */
-    retryAfter(scope: ThrottleScope, key: string): number {
+    retryAfter,
+    recordFailure,
+    take,
+    /** A successful attempt returns the slot it took (only within the window it was taken in). */
+    release: db.transaction((keys: readonly ThrottleKey[]): void => {
       const start = windowStart();
-      const row = get.get(scope, key);
-      if (!row || row.window_start !== start || row.failures < LIMITS[scope]) return 0;
-      return Math.ceil((start + WINDOW_MS - clock.now()) / 1000);
-    },
-    recordFailure(scope: ThrottleScope, key: string): void {
-      const start = windowStart();
-      fail.run(scope, key, start);
-      prune.run(start);
-    },
+      for (const [scope, key] of keys) giveBack.run(scope, key, start);
+    }),
   };
 }
 

@@ -81,11 +81,10 @@ describe('audit', () => {
     expect(res.status).toBe(200);
     const shape = res.body.map((e: { actor: string; action: string; target: string; detail: object }) => [e.actor, e.action, e.target, e.detail]);
     expect(shape).toEqual([
-      ['admin', 'request', null, { method: 'PATCH', path: '/api/users/2', status: 200 }],
+      // An account action is recorded once, by its own entry: no generic `request` entry beside it.
       ['admin', 'user.update', 'ops', { id: 2, changes: { role: { from: 'operator', to: 'viewer' } } }],
-      ['admin', 'request', null, { method: 'POST', path: '/api/users', status: 201 }],
       ['admin', 'user.create', 'ops', { id: 2, role: 'operator' }],
-      ['admin', 'request', null, { method: 'POST', path: '/api/instances', status: 201 }],
+      ['admin', 'request', 'instance 77', { method: 'POST', path: '/api/instances', status: 201 }],
       [null, 'login.failure', 'admin', {}],
       ['admin', 'login.success', 'admin', {}],
       [null, 'user.create', 'admin', { id: 1, role: 'administrator' }],

@@ -158,9 +158,11 @@ describe('import', () => {
     });
     expect(res.body).toEqual({ imported: 0 });
     const list = await jobs();
-    expect(list).toEqual([
-      { id: 7, key: 'semaphore_sync', name: 'Sem', description: 'd', enabled: 0, schedule: 5, config: { api_token: '**REDACTED**', api_url: 'http://127.0.0.1:9/i' }, last_run_at: '2026-11-01T00:00:11.000Z', last_status: 'success', last_run_id: 111 },
-    ]);
+    // The built-in jobs the document lacks are seeded again, disabled (a file database always has all three).
+    expect(list.map((j: { key: string }) => j.key).sort()).toEqual(['patchmon_sync', 'semaphore_sync', 'tailscale_sync']);
+    expect(list.find((j: { id: number }) => j.id === 7)).toEqual(
+      { id: 7, key: 'semaphore_sync', name: 'Sem', description: 'd', enabled: 0, schedule: 5, config: { api_token: '**REDACTED**', api_url: 'http://127.0.0.1:9/i' }, configured: true, missing: [], last_run_at: '2026-11-01T00:00:11.000Z', last_status: 'success', last_run_id: 111 },
+    );
     const detail = (await api().get('/api/jobs/7')).body;
     expect(detail.runs.map((r: { id: number }) => r.id)).toEqual([111, 110, 109, 108, 107, 106, 105, 104, 103, 102]);
   });
@@ -179,7 +181,7 @@ describe('import', () => {
       detail = (await api().get('/api/jobs/3')).body;
     } while (detail.runs.length < 2 && Date.now() < deadline);
     expect(detail.runs.map((r: { status: string; result: string }) => [r.status, r.result])).toEqual([
-      ['error', 'patchmon_sync is not configured: api_url and api_token are required'],
+      ['error', 'patchmon_sync is not configured: set api_url and api_token'],
       ['success', 'Updated 0 of 0 instances'],
     ]);
   });

@@ -63,6 +63,8 @@ function originOf(url: string): string {
 }
 
 function causeOf(err: unknown): string {
+  // fetch quotes a rejected header value whole, and headers carry the secret: never pass that text on.
+  if (err instanceof TypeError && /header/i.test(err.message)) return 'a request header is invalid (check the secret for line breaks or other control characters)';
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }

@@ -59,11 +59,36 @@ describe('seeded jobs', () => {
     expect(res.status).toBe(200);
     expect(res.body.map((j: { key: string }) => j.key)).toEqual(['tailscale_sync', 'patchmon_sync', 'semaphore_sync']);
     for (const job of res.body) {
-      expect(job).toMatchObject({ enabled: 0, schedule: 15, config: {}, last_run_at: null, last_status: null, last_run_id: null });
+      expect(job).toMatchObject({ enabled: 0, schedule: 15, config: {}, last_run_at: null, last_status: null, last_run_id: null, configured: false });
       expect(Object.keys(job).sort()).toEqual(
-        ['id', 'key', 'name', 'description', 'enabled', 'schedule', 'config', 'last_run_at', 'last_status', 'last_run_id'].sort(),
+        ['id', 'key', 'name', 'description', 'enabled', 'schedule', 'config', 'configured', 'missing', 'last_run_at', 'last_status', 'last_run_id'].sort(),
       );
     }
+  });
+
+  it('an import with "jobs": [] or lacking some jobs leaves the three built-in jobs, restored or reseeded disabled', async () => {
+    const server = await start();
+    const doc = (await server.client.get('/api/export')).body;
+    const patchmon = doc.jobs.find((j: { key: string }) => j.key === 'patchmon_sync');
+    const restored = { ...patchmon, id: 7, enabled: 1, schedule: 30, config: { api_url: 'http://127.0.0.1:9/hosts', api_token: 'pm-token-1234' } };
+    const imported = await server.client.post('/api/import', { ...doc, jobs: [restored], job_runs: [] });
+    expect(imported.status).toBe(200);
+    const jobs = (await server.client.get('/api/jobs')).body;
+    expect(jobs.map((j: { key: string }) => j.key).sort()).toEqual(['patchmon_sync', 'semaphore_sync', 'tailscale_sync']);
+    expect(jobs.find((j: { key: string }) => j.key === 'patchmon_sync')).toMatchObject({ id: 7, enabled: 1, schedule: 30, configured: true });
+    for (const key of ['tailscale_sync', 'semaphore_sync']) {
+      expect(jobs.find((j: { key: string }) => j.key === key), key).toMatchObject({ enabled: 0, schedule: 15, config: {}, configured: false });
+    }
+
+    expect((await server.client.post('/api/import', { ...doc, jobs: [] })).status).toBe(200);
+    const reseeded = (await server.client.get('/api/jobs')).body;
+    expect(reseeded.map((j: { key: string; enabled: number; config: object }) => [j.key, j.enabled, j.config])).toEqual([
+      ['tailscale_sync', 0, {}],
+      ['patchmon_sync', 0, {}],
+      ['semaphore_sync', 0, {}],
+    ]);
+    const exported = (await server.client.get('/api/export')).body;
+    expect(exported.jobs).toHaveLength(3);
   });
 
   it('an in-memory database has no jobs', async () => {
@@ -163,7 +188,7 @@ describe('runs', () => {
     const server = await start();
     const id = await jobId(server, 'patchmon_sync');
     const res = await server.client.post(`/api/jobs/${id}/run`);
-    expect([res.status, res.body]).toEqual([500, { error: 'patchmon_sync is not configured: api_url and api_token are required' }]);
+    expect([res.status, res.body]).toEqual([500, { error: 'patchmon_sync is not configured: set api_url and api_token' }]);
     const job = (await server.client.get(`/api/jobs/${id}`)).body;
     expect(job.runs).toEqual([
       {
@@ -172,7 +197,7 @@ describe('runs', () => {
         started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         ended_at: expect.stringMatching(/Z$/),
         status: 'error',
-        result: 'patchmon_sync is not configured: api_url and api_token are required',
+        result: 'patchmon_sync is not configured: set api_url and api_token',
       },
     ]);
     expect(job.last_status).toBe('error');
@@ -312,5 +337,59 @@ describe('secrets', () => {
     texts.push((await server.client.get('/api/jobs')).text, ...lines);
     expect(lines.some((l) => l.includes('job run failed'))).toBe(true);
     for (const text of texts) expect(text).not.toMatch(/SECRET|U0VDUkVU/);
+  });
+
+  it.each([
+    ['tailscale_sync', 'api_key'],
+    ['patchmon_sync', 'api_token'],
+    ['semaphore_sync', 'api_token'],
+  ])('%s: a %s with a control character is refused when saved (400), the stored one kept', async (key, field) => {
+    const server = await start();
+    const id = await jobId(server, key);
+    expect((await server.client.put(`/api/jobs/${id}`, { config: { [field]: 'good-secret' } })).status).toBe(200);
+    for (const bad of ['line\nbreak-secret', 'tab\tsecret', 'nul\u0000secret', 'del\u007fsecret', 'c1\u0085secret']) {
+      const res = await server.client.put(`/api/jobs/${id}`, { config: { [field]: bad } });
+      expect([res.status, res.body], JSON.stringify(bad)).toEqual([
+        400,
+        { errors: [{ field: `config.${field}`, message: 'must not contain control characters (line breaks, tabs)' }] },
+      ]);
+    }
+    const stored = server.db.prepare<[number], { config: string }>('SELECT config FROM jobs WHERE id = ?').get(id)!;
+    expect(JSON.parse(stored.config)[field]).toBe('good-secret');
+  });
+
+  it('a stored secret that breaks the request (newline, from an older version or an import) is scrubbed from the run, the log and the 500', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    const mock = await remote(json(200, { hosts: [] }));
+    const server = await start({ logger: pino({ level: 'debug' }, sink) });
+    const texts: string[] = [];
+    for (const [key, config] of [
+      ['tailscale_sync', { api_key: 'tskey-LEAKED\nPART2-tskey', api_url: mock.url }],
+      ['patchmon_sync', { api_token: 'pm-LEAKED\nPART2-pm', api_url: `${mock.url}/hosts` }],
+      ['semaphore_sync', { api_token: ' sem-LEAKED\r\nPART2-sem ', api_url: `${mock.url}/inv` }],
+    ] as const) {
+      const id = await jobId(server, key);
+      server.db.prepare('UPDATE jobs SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
+      const res = await server.client.post(`/api/jobs/${id}/run`);
+      expect(res.status).toBe(500);
+      expect(res.body.error).toMatch(/^could not reach (Tailscale|PatchMon|Semaphore) at http:\/\/127\.0\.0\.1:\d+: /);
+      texts.push(res.text, (await server.client.get(`/api/jobs/${id}`)).text);
+    }
+    texts.push(...lines);
+    expect(lines.some((l) => l.includes('job run failed'))).toBe(true);
+    for (const text of texts) expect(text).not.toMatch(/LEAKED|PART2/);
+    expect(mock.requests).toEqual([]);
+  });
+
+  it('an error text that quotes the secret (here a remote echoing it back) is stored and sent with the secret redacted', async () => {
+    const mock = await remote(json(200, { type: 'echo SEM-ECHOED-TOKEN', inventory: '' }));
+    const server = await start();
+    const id = await jobId(server, 'semaphore_sync');
+    await server.client.put(`/api/jobs/${id}`, { config: { api_token: 'SEM-ECHOED-TOKEN', api_url: `${mock.url}/inv` } });
+    const res = await server.client.post(`/api/jobs/${id}/run`);
+    const expected = 'Semaphore inventory type "echo **REDACTED**" is not supported (expected static or static-yaml)';
+    expect([res.status, res.body]).toEqual([500, { error: expected }]);
+    expect((await server.client.get(`/api/jobs/${id}`)).body.runs[0]).toMatchObject({ status: 'error', result: expected });
   });
 });

@@ -49,6 +49,11 @@ const configError = (issue: { code?: string; keys?: string[] }) =>
   issue.code === 'unrecognized_keys' ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.join(', ')}` : 'must be a JSON object';
 
 const text = z.string({ error: 'must be a string' }).max(4096, { error: 'must be at most 4096 characters' });
+/**
+ * A secret goes into an HTTP header; a control character there makes fetch throw an error that
+ * quotes the header, secret included. Refused when saved rather than found at run time.
+ */
+const secret = text.refine((value) => !/[\u0000-\u001f\u007f-\u009f]/.test(value), { error: 'must not contain control characters (line breaks, tabs)' });
 const runOnCreate = z.boolean({ error: 'must be true or false' });
 
 /**
@@ -57,15 +62,15 @@ const runOnCreate = z.boolean({ error: 'must be true or false' });
  */
 export const JOB_CONFIG: Record<JobKey, z.ZodType<Record<string, unknown>>> = {
   tailscale_sync: z.strictObject(
-    { api_key: text.optional(), tailnet: text.optional(), api_url: httpUrl.optional(), run_on_create: runOnCreate.optional() },
+    { api_key: secret.optional(), tailnet: text.optional(), api_url: httpUrl.optional(), run_on_create: runOnCreate.optional() },
     { error: configError },
   ),
   patchmon_sync: z.strictObject(
-    { api_url: httpUrl.optional(), api_token: text.optional(), run_on_create: runOnCreate.optional() },
+    { api_url: httpUrl.optional(), api_token: secret.optional(), run_on_create: runOnCreate.optional() },
     { error: configError },
   ),
   semaphore_sync: z.strictObject(
-    { api_url: httpUrl.optional(), api_token: text.optional(), run_on_create: runOnCreate.optional() },
+    { api_url: httpUrl.optional(), api_token: secret.optional(), run_on_create: runOnCreate.optional() },
     { error: configError },
   ),
 };
@@ -108,6 +113,10 @@ export interface JobRun {
 /** A job as the API returns it: config redacted, latest run summarised. */
 export interface JobView extends Omit<JobRow, 'config'> {
   config: Record<string, unknown>;
+  /** Every required config field is set: a run can contact the remote service. */
+  configured: boolean;
+  /** The required config fields still unset, in the order the "not configured" error names them. */
+  missing: string[];
   last_run_at: string | null;
   last_status: RunStatus | null;
   last_run_id: number | null;
@@ -125,6 +134,53 @@ export function redactConfig(config: Record<string, unknown>): Record<string, un
 export function configText(config: Record<string, unknown>, field: string): string | undefined {
   const value = config[field];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** Config fields a run needs; without them it fails at once, contacting nothing. */
+export const REQUIRED_CONFIG: Record<JobKey, readonly string[]> = {
+  tailscale_sync: ['api_key'],
+  patchmon_sync: ['api_url', 'api_token'],
+  semaphore_sync: ['api_url', 'api_token'],
+};
+
+export function missingConfigFields(key: JobKey, config: Record<string, unknown>): string[] {
+  return REQUIRED_CONFIG[key].filter((field) => configText(config, field) === undefined);
+}
+
+/** Every form a stored secret may take in an error text: as stored, trimmed, base64 (Basic auth), URL-encoded. */
+function secretForms(config: Record<string, unknown>): string[] {
+  const forms = new Set<string>();
+  for (const field of SECRET_FIELDS) {
+    const value = config[field];
+    if (typeof value !== 'string' || value.trim() === '') continue;
+    for (const v of [value, value.trim()]) {
+      forms.add(v);
+      forms.add(Buffer.from(v, 'utf8').toString('base64'));
+      forms.add(encodeURIComponent(v));
+      forms.add(JSON.stringify(v).slice(1, -1));
+      // A secret with a line break may be quoted one line at a time.
+      for (const line of v.split(/[\r\n]+/)) if (line.trim().length >= 4) forms.add(line.trim());
+    }
+  }
+  // Longest first, so a secret is replaced whole before any part of it.
+  return [...forms].filter((f) => f.length > 0).sort((a, b) => b.length - a.length);
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * An error text with every stored secret of the config replaced by `**REDACTED**`. A short secret
+ * (under 8 characters, never a real credential) is replaced only where it stands alone, so a token
+ * "t" does not turn every word of the message into `**REDACTED**`.
+ */
+export function scrubSecrets(text: string, config: Record<string, unknown>): string {
+  let out = text;
+  for (const form of secretForms(config)) {
+    out = form.length >= 8
+      ? out.split(form).join(REDACTED)
+      : out.replace(new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(form)}(?![A-Za-z0-9])`, 'g'), REDACTED);
+  }
+  return out;
 }
 
 /** The stored config text as an object; anything unreadable is an empty config. */

@@ -14,9 +14,11 @@ import {
   JOB_CONFIG,
   JOB_DEFINITIONS,
   JOB_KEYS,
+  missingConfigFields,
   parseStoredConfig,
   REDACTED,
   redactConfig,
+  scrubSecrets,
   SECRET_FIELDS,
   type JobKey,
   type JobRow,
@@ -45,6 +47,8 @@ interface RunOutcome {
 }
 
 function present(row: JobWithLastRun): JobView {
+  const config = parseStoredConfig(row.config);
+  const missing = missingConfigFields(row.key, config);
   return {
     id: row.id,
     key: row.key,
@@ -52,7 +56,9 @@ function present(row: JobWithLastRun): JobView {
     description: row.description,
     enabled: row.enabled ? 1 : 0,
     schedule: row.schedule,
-    config: redactConfig(parseStoredConfig(row.config)),
+    config: redactConfig(config),
+    configured: missing.length === 0,
+    missing,
     last_run_at: row.last_run_at,
     last_status: row.last_status,
     last_run_id: row.last_run_id,
@@ -130,15 +136,17 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   async function execute(job: JobRow, runId: number, startedAt: string): Promise<RunOutcome> {
     let status: RunOutcome['status'] = 'success';
     let result: string;
+    const config = parseStoredConfig(job.config);
     try {
       const list: Instance[] = instances.list({ sort: 'name', descending: false });
-      const changes = await JOB_HANDLERS[job.key](parseStoredConfig(job.config), list, http);
+      const changes = await JOB_HANDLERS[job.key](config, list, http);
       if (!db.open) throw new Error('the server shut down during the run');
       const updated = applyChanges(job.key, changes);
       result = `Updated ${updated} of ${list.length} instances`;
     } catch (err) {
       status = 'error';
-      result = errorText(err);
+      // The one place a run's error text is made: stored in the run, logged and sent by run-now.
+      result = scrubSecrets(errorText(err), config);
     }
     if (db.open) {
       const endedAt = finish(job.id, runId, status, result);
@@ -184,7 +192,17 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       .catch((err: unknown) => logger.error({ error: errorText(err) }, 'run on create failed'));
   };
 
+  /** The three built-in jobs exist on a file database: created disabled with empty config when absent. */
+  const seedBuiltIns = () => {
+    if (ctx.config.dbPath === ':memory:') return;
+    for (const key of JOB_KEYS) repo.seed(key, JOB_DEFINITIONS[key].name, JOB_DEFINITIONS[key].description, DEFAULT_SCHEDULE);
+  };
+
+  // An import replaces the jobs with the document's; a built-in job the document lacks ("jobs": [])
+  // is seeded again at once. This runs synchronously after the import's commit, so no request sees
+  // the jobs missing; a crash in between is repaired by the seeding at start-up.
   const onBackupImported = () => {
+    seedBuiltIns();
     repo.pruneAll();
     scheduler.reset(repo.list().map(scheduled));
   };
@@ -192,9 +210,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   return {
     /** Seeds the jobs (file databases only), closes runs a crash left open, prunes, arms the scheduler. */
     start(): void {
-      if (ctx.config.dbPath !== ':memory:') {
-        for (const key of JOB_KEYS) repo.seed(key, JOB_DEFINITIONS[key].name, JOB_DEFINITIONS[key].description, DEFAULT_SCHEDULE);
-      }
+      seedBuiltIns();
       const interrupted = repo.closeInterrupted(isoMillis(clock.now()), 'interrupted by restart');
       if (interrupted) logger.warn({ runs: interrupted }, 'closed job runs interrupted by a restart');
       repo.pruneAll();

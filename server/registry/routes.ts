@@ -20,12 +20,16 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
 
   routes.post('/api/instances', { access: 'fleet.operate', documentedBody: InstanceInput }, (req, res) => {
     res.status(201);
-    return instances.create(req.body, actorOf(res));
+    const created = instances.create(req.body, actorOf(res));
+    res.locals.auditTarget = `instance ${created.vmid}`;
+    return created;
   });
 
   routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: InstanceInput.partial() }, (req, res) => {
     const vmid = vmidParam(req.params.vmid);
-    return instances.update(vmid, req.body, actorOf(res)).instance;
+    const { instance, changed } = instances.update(vmid, req.body, actorOf(res));
+    res.locals.auditDetail = { fields: changed };
+    return instance;
   });
 
   routes.delete('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {

@@ -1,9 +1,9 @@
-import type { RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import { z } from 'zod';
 import { PageQuery } from '../access/schema.js';
 import { secretsEqual } from '../access/tokens.js';
 import type { AppContext } from '../context.js';
-import { HttpError, serviceUnavailable, unsupportedMediaType } from '../errors.js';
+import { HttpError, serviceUnavailable, unsupportedMediaType, validationFailed } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseWith } from '../http/validate.js';
 import { isoMillis } from '../time.js';
@@ -13,6 +13,21 @@ const Event = z.record(z.string(), z.unknown(), { error: 'must be a JSON object 
 const TelemetryBody = z.union([Event, z.array(Event).min(1, 'must hold at least one event')], {
   error: 'must be a JSON object or an array of objects',
 });
+
+/** Deeper than this, an event is refused: storing it (JSON.stringify) would overflow the stack, a 500. */
+export const MAX_EVENT_DEPTH = 64;
+
+/** Nesting depth of a parsed JSON value, without recursion (the value itself may be 100,000 levels deep). */
+function tooDeep(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /** The token only from these two headers: never a cookie, query parameter or JSON field. */
 function presentedToken(header: (name: string) => string | undefined): string | undefined {
@@ -36,8 +51,12 @@ function telemetryGate(ctx: AppContext): RequestHandler {
 export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext): void {
   const repo = createTelemetryRepo(ctx.db);
 
-  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx)], bodyLimit: '1mb' }, (req, res) => {
+  // Not strict: a valid JSON body that is not an object (`42`) reaches the schema and is told what
+  // is wrong, instead of the strict parser's "malformed JSON body".
+  const body = express.json({ limit: '1mb', strict: false });
+  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx), body], bodyLimit: false }, (req, res) => {
     const body = parseWith(TelemetryBody, req.body);
+    if (tooDeep(body, MAX_EVENT_DEPTH + 1)) throw validationFailed([{ field: 'body', message: `must not be nested more than ${MAX_EVENT_DEPTH} levels deep` }]);
     const events = Array.isArray(body) ? body : [body];
     repo.add(isoMillis(ctx.clock.now()), events);
     res.status(202);

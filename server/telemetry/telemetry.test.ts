@@ -76,6 +76,29 @@ describe('POST /api/telemetry', () => {
     expect(large.status).toBe(413);
   });
 
+  it.each(['42', '"text"', 'true', 'null', '[1,2]', '[{"a":1},3]'])('answers %s, valid JSON but not objects, with what the body must be', async (body) => {
+    const server = await start();
+    const res = await server.anonymous().post('/api/telemetry', body, bearer);
+    expect([res.status, res.body]).toEqual([400, { errors: [{ field: 'body', message: 'must be a JSON object or an array of objects' }] }]);
+    expect((await server.client.get('/api/telemetry')).body).toEqual([]);
+  });
+
+  it('refuses an event nested deeper than 64 levels with 400, not a 500 from storing it', async () => {
+    const server = await start();
+    const nested = (n: number) => `{"deep":${'['.repeat(n)}${']'.repeat(n)}}`;
+    expect((await server.anonymous().post('/api/telemetry', nested(60), bearer)).status).toBe(202);
+    for (const body of [nested(65), nested(20_000), `[${nested(100_000)}]`]) {
+      const res = await server.anonymous().post('/api/telemetry', body, bearer);
+      expect([res.status, res.body]).toEqual([400, { errors: [{ field: 'body', message: 'must not be nested more than 64 levels deep' }] }]);
+    }
+  });
+
+  it('still answers malformed JSON as malformed', async () => {
+    const server = await start();
+    const res = await server.anonymous().post('/api/telemetry', '{"a":', bearer);
+    expect([res.status, res.body]).toEqual([400, { error: 'malformed JSON body' }]);
+  });
+
   it(`keeps the newest ${KEEP_EVENTS} events`, async () => {
     const server = await start();
     const batch = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ n: from + i }));

@@ -163,8 +163,25 @@ describe('error runs', () => {
   }
 
   it('missing config fails without contacting anything', async () => {
-    await runFails('tailscale_sync', { api_url: mock.url }, 'tailscale_sync is not configured: api_key is required');
-    await runFails('semaphore_sync', { api_url: mock.url }, 'semaphore_sync is not configured: api_token is required');
+    await runFails('tailscale_sync', { api_url: mock.url }, 'tailscale_sync is not configured: set api_key');
+    await runFails('semaphore_sync', { api_url: mock.url }, 'semaphore_sync is not configured: set api_token');
+    expect(mock.requests).toEqual([]);
+  });
+
+  it('a job never configured: 500 naming exactly what to set, an error run recorded, and the job says what is missing', async () => {
+    const id = (await server.client.get('/api/jobs')).body.find((j: { key: string }) => j.key === 'patchmon_sync').id;
+    const job = (await server.client.get(`/api/jobs/${id}`)).body;
+    expect(job).toMatchObject({ configured: false, missing: ['api_url', 'api_token'] });
+    const res = await server.client.post(`/api/jobs/${id}/run`);
+    expect([res.status, res.body]).toEqual([500, { error: 'patchmon_sync is not configured: set api_url and api_token' }]);
+    expect(await lastRun(id)).toMatchObject({ status: 'error', result: 'patchmon_sync is not configured: set api_url and api_token' });
+
+    await server.client.put(`/api/jobs/${id}`, { config: { api_url: `${mock.url}/hosts` } });
+    expect((await server.client.get('/api/jobs')).body.find((j: { id: number }) => j.id === id)).toMatchObject({ configured: false, missing: ['api_token'] });
+    await server.client.put(`/api/jobs/${id}`, { config: { api_token: '   ' } });
+    expect((await server.client.get(`/api/jobs/${id}`)).body).toMatchObject({ configured: false, missing: ['api_token'] });
+    const saved = await server.client.put(`/api/jobs/${id}`, { config: { api_token: 'a:b' } });
+    expect(saved.body).toMatchObject({ configured: true, missing: [] });
     expect(mock.requests).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { expectShape } from '../http.js';
 import { createNameMatcher } from '../matcher.js';
-import { configText } from '../schema.js';
+import { configText, missingConfigFields } from '../schema.js';
 import { missingConfig, type JobHandler } from './types.js';
 
 const Hosts = z.object({
@@ -22,7 +22,7 @@ export function basicCredential(token: string): string {
 export const patchmonSync: JobHandler = async (config, instances, http) => {
   const url = configText(config, 'api_url');
   const token = configText(config, 'api_token');
-  const missing = [!url && 'api_url', !token && 'api_token'].filter((f): f is string => !!f);
+  const missing = missingConfigFields('patchmon_sync', config);
   if (missing.length) throw missingConfig('patchmon_sync', missing);
   const body = await http.getJson(url!, { service: 'PatchMon', headers: { authorization: `Basic ${basicCredential(token!)}` } });
   const { hosts } = expectShape(Hosts, body, 'PatchMon');

@@ -3,7 +3,7 @@ import { expectShape } from '../http.js';
 import { parseIniInventory } from '../inventory-ini.js';
 import { parseYamlInventory } from '../inventory-yaml.js';
 import { createNameMatcher } from '../matcher.js';
-import { configText } from '../schema.js';
+import { configText, missingConfigFields } from '../schema.js';
 import { missingConfig, type JobHandler } from './types.js';
 
 const Inventory = z.looseObject({
@@ -22,7 +22,7 @@ export function inventoryHosts(type: string, inventory: string): string[] {
 export const semaphoreSync: JobHandler = async (config, instances, http) => {
   const url = configText(config, 'api_url');
   const token = configText(config, 'api_token');
-  const missing = [!url && 'api_url', !token && 'api_token'].filter((f): f is string => !!f);
+  const missing = missingConfigFields('semaphore_sync', config);
   if (missing.length) throw missingConfig('semaphore_sync', missing);
   const body = await http.getJson(url!, { service: 'Semaphore', headers: { authorization: `Bearer ${token}` } });
   const answer = expectShape(Inventory, body, 'Semaphore');

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { IPV4 } from '../../registry/schema.js';
 import { expectShape } from '../http.js';
 import { nameKeys } from '../matcher.js';
-import { configText } from '../schema.js';
+import { configText, missingConfigFields } from '../schema.js';
 import { missingConfig, type Change, type JobHandler } from './types.js';
 
 const Devices = z.object({
@@ -22,7 +22,7 @@ const Devices = z.object({
  */
 export const tailscaleSync: JobHandler = async (config, instances, http) => {
   const apiKey = configText(config, 'api_key');
-  if (!apiKey) throw missingConfig('tailscale_sync', ['api_key']);
+  if (!apiKey) throw missingConfig('tailscale_sync', missingConfigFields('tailscale_sync', config));
   const base = (configText(config, 'api_url') ?? 'https://api.tailscale.com').replace(/\/+$/, '');
   const tailnet = configText(config, 'tailnet') ?? '-';
   const body = await http.getJson(`${base}/api/v2/tailnet/${encodeURIComponent(tailnet)}/devices`, {

@@ -13,7 +13,7 @@ export interface Change {
  */
 export type JobHandler = (config: Record<string, unknown>, instances: readonly Instance[], http: HttpClient) => Promise<Change[]>;
 
-/** Required config missing: thrown before anything is contacted. */
-export function missingConfig(key: string, fields: string[]): Error {
-  return new Error(`${key} is not configured: ${fields.join(' and ')} ${fields.length > 1 ? 'are' : 'is'} required`);
+/** Required config missing: thrown before anything is contacted, naming exactly what to set. */
+export function missingConfig(key: string, fields: readonly string[]): Error {
+  return new Error(`${key} is not configured: set ${fields.join(' and ')}`);
 }
