@@ -67,11 +67,6 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       res.set(err.headers).status(err.status).json(err.body);
       return;
     }
-    // A path parameter that is not valid percent-encoding (`/api/hosts/%E0%A4%A`): the client's mistake.
-    if (err instanceof URIError) {
-      res.status(400).json({ error: 'malformed URL' });
-      return;
-    }
     const mapped = typeof err?.type === 'string' ? bodyParserErrors[err.type] : undefined;
     if (mapped && mapped[0] < 500) {
       res.status(mapped[0]).json({ error: mapped[1] });

@@ -266,7 +266,9 @@ describe('bad input never crashes the server', () => {
     expect((await server.client.delete('/api/hosts/enrollment-tokens/12345')).status).toBe(404);
     expect((await server.client.post('/api/hosts/enrollment-tokens', { name: 'x'.repeat(101) })).status).toBe(400);
     // The Host header ends up in a shell command: anything but host[:port] is refused.
-    const evil = { host: 'evil.example;touch$IFS/tmp/x', cookie: server.client.cookieHeader(), origin: server.baseUrl };
+    // (A personal API token: the development cookie counts only on a loopback Host.)
+    const apiToken = (await server.client.post('/api/tokens', { name: 'host header test', role: 'administrator' })).body.token as string;
+    const evil = { host: 'evil.example;touch$IFS/tmp/x', authorization: `Bearer ${apiToken}` };
     expect((await rawRequest(server.baseUrl, 'POST', '/api/hosts/enrollment-tokens', evil, {})).status).toBe(400);
     expect((await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: "x'$(id)'" })).status).toBe(400);
     const fine = await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: 'fleet.example:8443' });
