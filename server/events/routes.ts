@@ -1,17 +1,22 @@
 import type { AppContext } from '../context.js';
 import { unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
+import type { StreamCredential } from './credential.js';
 import type { EventHub } from './hub.js';
 
 /** `GET /api/events`: PRODUCT.md's live event stream. */
 export function registerEventRoutes(routes: RouteTable, _ctx: AppContext, hub: EventHub): void {
   // activity: false: "The stream does not count as activity for the idle timeout".
   routes.get('/api/events', { access: 'fleet.read', activity: false }, (req, res) => {
-    const { user, session } = res.locals;
-    if (!user || !session) throw unauthorized('authentication required');
+    const { user, session, apiToken } = res.locals;
+    if (!user || (!session && !apiToken)) throw unauthorized('authentication required');
     // A browser's own reconnect sends the header; a new EventSource after a backoff can only use the query.
     const query = (req.query as Record<string, unknown>).last_event_id;
     const header = req.get('last-event-id') ?? (typeof query === 'string' ? query : undefined);
-    hub.open(res, { kind: 'session', sessionId: session.id, accountId: user.id, role: user.role }, header);
+    // A personal API token's user.role is already min(token role, owner's role) (server/tokens/service.ts).
+    const credential: StreamCredential = apiToken
+      ? { kind: 'token', tokenId: apiToken.id, accountId: user.id, role: user.role }
+      : { kind: 'session', sessionId: session!.id, accountId: user.id, role: user.role };
+    hub.open(res, credential, header);
   });
 }
