@@ -9,7 +9,7 @@ import { roleHas } from './capabilities.js';
 import { readSessionToken } from './cookies.js';
 import { requireOrigin, SAFE_METHODS } from './origin.js';
 import type { SessionRow } from './repo.js';
-import { createBearerGuard } from '../tokens/guard.js';
+import { createBearerGuard, invalidToken } from '../tokens/guard.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -35,9 +35,10 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
   return (access, route) => {
     if (access === 'public' || access === 'machine') return [];
     const passwordChangeAllowed = ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path);
-    // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie.
+    // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie,
+    // with the body every other refused bearer token gets.
     const noAgentToken: RequestHandler = (req, _res, next) =>
-      next(carriesAgentToken(req.get('authorization')) ? unauthorized('authentication required') : undefined);
+      next(carriesAgentToken(req.get('authorization')) ? invalidToken() : undefined);
     const session: RequestHandler = (req, res, next) => {
       const token = readSessionToken(req);
       const active = token ? accounts.sessions.resolve(token, { touch: route.activity !== false }) : undefined;
