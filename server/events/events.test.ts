@@ -7,6 +7,7 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { openStream, type SseStream } from '../../test/helpers/sse.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { AppOptions } from '../app.js';
+import { agentDir, enrolledHost, heartbeat } from '../../test/helpers/hosts.js';
 import type { Role } from '../access/capabilities.js';
 import type { TestClient } from '../../test/helpers/http.js';
 
@@ -165,6 +166,26 @@ describe('GET /api/events', () => {
     expect(adminStream.data('audit.entry').map((e) => e.action)).toEqual(expect.arrayContaining(['request', 'user.create']));
     expect(viewerStream.frames.filter((f) => f.event === 'audit.entry')).toEqual([]);
     expect(viewerStream.raw).not.toContain('audit');
+  });
+});
+
+describe('hosts', () => {
+  it('forwards host.heartbeat and host.status (hosts.read) from an enrolled host, to a viewer and to a token', async () => {
+    const server = await start({ config: { agentAllowHttp: true }, hosts: { agentDir: agentDir() } });
+    const viewer = await server.signIn('viewer');
+    const stream = await open(viewer);
+    const { token } = (await viewer.post('/api/tokens', { name: 'hosts', role: 'viewer' })).body as { token: string };
+    const scripted = await open(server.anonymous(), '/api/events', { authorization: `Bearer ${token}` });
+    await Promise.all([connected(stream), connected(scripted)]);
+    const host = await enrolledHost(server, { hostname: 'pve-stream' });
+    const guests = [{ vmid: 7301, name: 'g', type: 'lxc', status: 'running' }];
+    expect((await heartbeat(server, host.host_token, { hostname: 'pve-stream', guests })).status).toBe(200);
+    for (const s of [stream, scripted]) {
+      const beat = await s.waitFor((f) => f.event === 'host.heartbeat');
+      expect(JSON.parse(beat.data!)).toMatchObject({ id: host.host_id, hostname: 'pve-stream', status: 'online', agent_version: '1.0.0' });
+      const status = await s.waitFor((f) => f.event === 'host.status' && JSON.parse(f.data!).status === 'online');
+      expect(JSON.parse(status.data!).id).toBe(host.host_id);
+    }
   });
 });
 
