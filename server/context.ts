@@ -25,6 +25,8 @@ export interface AppEventMap {
   'host.heartbeat': [host: HostEvent];
   /** Sessions ended (logout, revoke, disable, role change, password reset, a new login); streams re-check at once. */
   'session.revoked': [change: SessionRevoked];
+  /** A personal API token was revoked (server/tokens); its event streams end at once. */
+  'token.revoked': [change: TokenRevoked];
 }
 
 export interface JobRunEvent {
@@ -41,6 +43,11 @@ export interface SessionRevoked {
   accountId?: number;
   sessionId?: number;
   /** Shown to the person when their session is gone: "signed out", say. */
+  reason: string;
+}
+
+export interface TokenRevoked {
+  tokenId: number;
   reason: string;
 }
 

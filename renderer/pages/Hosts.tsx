@@ -1,9 +1,53 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
 import type { DriftItem, HostDetail, HostSummary } from '../../server/hosts/schema';
+import type { HostEvent } from '../../server/hosts/service';
+
+/** Re-reads at most once per `ms`, however many events ask for it: a fleet of hosts heartbeats often. */
+function useCoalesced(reload: () => void, ms = 300): () => void {
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return () => {
+    if (timer.current !== undefined) return;
+    timer.current = setTimeout(() => {
+      timer.current = undefined;
+      reload();
+    }, ms);
+  };
+}
+
+/** What a host event says, laid over a loaded host: status, last heartbeat, agent version. */
+const withEvent = <T extends HostSummary>(host: T, event: HostEvent): T => ({
+  ...host,
+  status: event.status,
+  last_heartbeat_at: event.last_heartbeat_at,
+  agent_version: event.agent_version,
+});
+
+/**
+ * Live hosts (issue 12): a `host.heartbeat` or `host.status` event updates the status dot, last
+ * heartbeat and agent version at once; guests and drift are not in the event, so the page re-reads
+ * them (coalesced). Registry changes move drift too. `reset` (missed events) re-reads everything.
+ */
+function useLiveHosts(
+  concerns: (id: number) => boolean,
+  update: (event: HostEvent) => boolean,
+  reload: () => void,
+  flash?: (key: number) => void,
+): void {
+  const reread = useCoalesced(reload);
+  useLive(['host.heartbeat', 'host.status'], (event: HostEvent) => {
+    if (!concerns(event.id)) return;
+    // An event for a host the page has not loaded (just enrolled) is a reason to re-read.
+    if (update(event)) flash?.(event.id);
+    reread();
+  });
+  useLive(['instance.created', 'instance.updated', 'instance.deleted', 'reset'], () => reread());
+}
 
 const STATUS_TEXT: Record<HostSummary['status'], string> = {
   online: 'online',
@@ -34,6 +78,17 @@ export function HostsPage() {
   const session = useSession();
   const hosts = useLoad(() => api<HostSummary[]>('GET', '/api/hosts'), []);
   const [adding, setAdding] = useState(false);
+  const [flashed, flash] = useFlash();
+  useLiveHosts(
+    () => true,
+    (event) => {
+      const known = hosts.data?.some((h) => h.id === event.id) ?? false;
+      if (known) hosts.update((list) => list.map((h) => (h.id === event.id ? withEvent(h, event) : h)));
+      return known;
+    },
+    hosts.reload,
+    flash,
+  );
   return (
     <section>
       <PageTitle title="Hosts">
@@ -66,7 +121,7 @@ export function HostsPage() {
             </thead>
             <tbody>
               {hosts.data.map((host) => (
-                <tr key={host.id} data-host={host.hostname}>
+                <tr key={host.id} data-host={host.hostname} class={flashed.has(host.id) ? 'flash' : undefined}>
                   <td>
                     <a href={`/hosts/${host.id}`}>{host.hostname}</a>
                   </td>
@@ -256,6 +311,14 @@ export function HostDetailPage({ id }: { id: string }) {
   const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   const [confirming, setConfirming] = useState(false);
+  useLiveHosts(
+    (hostId) => String(hostId) === id,
+    (event) => {
+      host.update((h) => withEvent(h, event));
+      return true;
+    },
+    host.reload,
+  );
 
   if (host.error) return <Notice kind="error">{host.error}</Notice>;
   if (!host.data) return <Loading />;

@@ -9,7 +9,7 @@ import { roleHas } from './capabilities.js';
 import { readSessionToken } from './cookies.js';
 import { requireOrigin, SAFE_METHODS } from './origin.js';
 import type { SessionRow } from './repo.js';
-import { createBearerGuard } from '../tokens/guard.js';
+import { createBearerGuard, invalidToken } from '../tokens/guard.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -54,9 +54,10 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
   return (access, route) => {
     if (access === 'public' || access === 'machine') return [];
     const passwordChangeAllowed = ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path);
-    // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie.
+    // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie,
+    // with the body every other refused bearer token gets.
     const noAgentToken: RequestHandler = (req, _res, next) =>
-      next(carriesAgentToken(req.get('authorization')) ? unauthorized('invalid token') : undefined);
+      next(carriesAgentToken(req.get('authorization')) ? invalidToken() : undefined);
     const targetOf = auditTargetOf(route.path);
     const session: RequestHandler = (req, res, next) => {
       // Session answers (an export with raw secrets, accounts, the audit) must not sit in a browser or proxy cache.

@@ -7,6 +7,9 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { openStream, type SseStream } from '../../test/helpers/sse.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { AppOptions } from '../app.js';
+import { agentDir, enrolledHost, heartbeat } from '../../test/helpers/hosts.js';
+import type { Role } from '../access/capabilities.js';
+import type { TestClient } from '../../test/helpers/http.js';
 
 // Short intervals so the 15-second rules are tested in a fraction of a second.
 const KEEP_ALIVE_MS = 100;
@@ -163,6 +166,26 @@ describe('GET /api/events', () => {
     expect(adminStream.data('audit.entry').map((e) => e.action)).toEqual(expect.arrayContaining(['request', 'user.create']));
     expect(viewerStream.frames.filter((f) => f.event === 'audit.entry')).toEqual([]);
     expect(viewerStream.raw).not.toContain('audit');
+  });
+});
+
+describe('hosts', () => {
+  it('forwards host.heartbeat and host.status (hosts.read) from an enrolled host, to a viewer and to a token', async () => {
+    const server = await start({ config: { agentAllowHttp: true }, hosts: { agentDir: agentDir() } });
+    const viewer = await server.signIn('viewer');
+    const stream = await open(viewer);
+    const { token } = (await viewer.post('/api/tokens', { name: 'hosts', role: 'viewer' })).body as { token: string };
+    const scripted = await open(server.anonymous(), '/api/events', { authorization: `Bearer ${token}` });
+    await Promise.all([connected(stream), connected(scripted)]);
+    const host = await enrolledHost(server, { hostname: 'pve-stream' });
+    const guests = [{ vmid: 7301, name: 'g', type: 'lxc', status: 'running' }];
+    expect((await heartbeat(server, host.host_token, { hostname: 'pve-stream', guests })).status).toBe(200);
+    for (const s of [stream, scripted]) {
+      const beat = await s.waitFor((f) => f.event === 'host.heartbeat');
+      expect(JSON.parse(beat.data!)).toMatchObject({ id: host.host_id, hostname: 'pve-stream', status: 'online', agent_version: '1.0.0' });
+      const status = await s.waitFor((f) => f.event === 'host.status' && JSON.parse(f.data!).status === 'online');
+      expect(JSON.parse(status.data!).id).toBe(host.host_id);
+    }
   });
 });
 
@@ -372,5 +395,154 @@ describe('replay, caps and shutdown', () => {
     expect(stream.isEnded()).toBe(true);
     expect(server.liveEvents.size).toBe(0);
     expect((await open(server.client)).status).toBe(503);
+  });
+});
+
+describe('a personal API token (Authorization: Bearer hfp_…)', () => {
+  /** Creates a token through the API as `client` (a signed-in browser) and returns the 201 body. */
+  async function createToken(client: TestClient, role: Role, extra: Record<string, unknown> = {}) {
+    const res = await client.post('/api/tokens', { name: `${role} stream`, role, ...extra });
+    expect(res.status, res.text).toBe(201);
+    return res.body as { id: number; token: string };
+  }
+  /** A script's stream: no cookie, only the bearer token. */
+  const openWithToken = (server: TestServer, token: string, headers: Record<string, string> = {}) =>
+    open(server.anonymous(), '/api/events', { authorization: `Bearer ${token}`, ...headers });
+  async function revokedWithin(stream: SseStream, ms: number) {
+    const t0 = Date.now();
+    const frame = await stream.waitFor((f) => f.event === 'revoked', ms);
+    await stream.ended;
+    return { reason: JSON.parse(frame.data!).reason as string, ms: Date.now() - t0 };
+  }
+
+  it('opens the stream without a cookie and receives the events its role may see', async () => {
+    const server = await start();
+    const { token } = await createToken(server.client, 'viewer');
+    const stream = await openWithToken(server, token);
+    expect(stream.status).toBe(200);
+    expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(stream.headers['cache-control']).toBe('no-store, no-transform');
+    await connected(stream);
+    await server.client.post('/api/instances', buildInstance({ name: 'seen-by-token' }));
+    const created = await stream.waitFor((f) => f.event === 'instance.created');
+    expect(JSON.parse(created.data!).instance.name).toBe('seen-by-token');
+    expect((await openWithToken(server, 'hfp_' + 'A'.repeat(43))).status).toBe(401);
+  });
+
+  it("is capped at min(token role, owner's role): an administrator's operator token never sees audit.entry", async () => {
+    const server = await start();
+    const operatorToken = await createToken(server.client, 'operator');
+    const adminToken = await createToken(server.client, 'administrator');
+    const capped = await openWithToken(server, operatorToken.token);
+    const full = await openWithToken(server, adminToken.token);
+    await Promise.all([connected(capped), connected(full)]);
+    await server.client.post('/api/instances', buildInstance());
+    await full.waitFor((f) => f.event === 'audit.entry');
+    await capped.waitFor((f) => f.event === 'instance.created');
+    await sleep(100);
+    expect(capped.frames.filter((f) => f.event === 'audit.entry')).toEqual([]);
+    expect(capped.raw).not.toContain('audit');
+  });
+
+  it('DELETE /api/tokens/:id ends its streams at once with event: revoked; a reconnect gets 401', async () => {
+    const server = await start({ liveEvents: { recheckMs: 60_000 } });
+    const operator = await server.signIn('operator');
+    const revoked = await createToken(operator, 'viewer');
+    const kept = await createToken(operator, 'viewer');
+    const stream = await openWithToken(server, revoked.token);
+    const other = await openWithToken(server, kept.token);
+    const browser = await open(operator);
+    await Promise.all([connected(stream), connected(other), connected(browser)]);
+    expect((await operator.delete(`/api/tokens/${revoked.id}`)).status).toBe(204);
+    const { reason, ms } = await revokedWithin(stream, MARGIN_MS);
+    expect(reason).toBe('token revoked');
+    expect(ms).toBeLessThan(MARGIN_MS);
+    expect((await openWithToken(server, revoked.token)).status).toBe(401);
+    // The owner's other token and session go on.
+    await server.client.post('/api/instances', buildInstance({ name: 'after-revoke' }));
+    await other.waitFor((f) => f.event === 'instance.created');
+    await browser.waitFor((f) => f.event === 'instance.created');
+    expect(other.isEnded()).toBe(false);
+    expect(browser.isEnded()).toBe(false);
+  });
+
+  it('ends with "token expired" at the expiry, found by the periodic re-check', async () => {
+    const clock = manualClock(Date.parse('2026-11-22T10:00:00.000Z'));
+    const server = await start({ clock });
+    const { token } = await createToken(server.client, 'viewer', { expires_at: '2026-11-22T10:20:00Z' });
+    const stream = await openWithToken(server, token);
+    await connected(stream);
+    clock.set(Date.parse('2026-11-22T10:19:59.000Z'));
+    await sleep(RECHECK_MS * 3);
+    expect(stream.isEnded()).toBe(false);
+    clock.set(Date.parse('2026-11-22T10:20:00.000Z'));
+    expect((await revokedWithin(stream, RECHECK_MS + MARGIN_MS)).reason).toBe('token expired');
+  });
+
+  it('ends with "account disabled" when the owner is disabled, even behind the API (database)', async () => {
+    const server = await start();
+    const operator = await server.signIn('operator', 'olga');
+    const viaApi = await openWithToken(server, (await createToken(operator, 'viewer')).token);
+    await connected(viaApi);
+    const olga = server.accounts.repo.byUsername('olga')!;
+    expect((await server.client.patch(`/api/users/${olga.id}`, { enabled: false })).status).toBe(200);
+    expect((await revokedWithin(viaApi, RECHECK_MS + MARGIN_MS)).reason).toBe('account disabled');
+
+    const other = await server.signIn('operator', 'oscar');
+    const viaDb = await openWithToken(server, (await createToken(other, 'viewer')).token);
+    await connected(viaDb);
+    server.db.prepare("UPDATE accounts SET enabled = 0 WHERE username = 'oscar'").run();
+    expect((await revokedWithin(viaDb, RECHECK_MS + MARGIN_MS)).reason).toBe('account disabled');
+  });
+
+  it("a lowered owner role stops the token's stream before it sees what it may no longer see", async () => {
+    const server = await start();
+    const second = await server.signIn('administrator', 'ada');
+    const id = server.accounts.repo.byUsername('ada')!.id;
+    const stream = await openWithToken(server, (await createToken(second, 'administrator')).token);
+    await connected(stream);
+    await server.client.post('/api/instances', buildInstance());
+    await stream.waitFor((f) => f.event === 'audit.entry');
+    const before = stream.data('audit.entry').length;
+    expect((await server.client.patch(`/api/users/${id}`, { role: 'viewer' })).status).toBe(200);
+    expect((await revokedWithin(stream, RECHECK_MS + MARGIN_MS)).reason).toBe('role changed');
+    expect(stream.data('audit.entry').length).toBe(before);
+    expect(stream.raw).not.toContain('user.update');
+  });
+
+  it("a role change that leaves min(token role, owner's role) as it was keeps the stream open", async () => {
+    const server = await start();
+    await server.signIn('administrator', 'ada');
+    const ada = await server.signIn('administrator', 'ada2');
+    const id = server.accounts.repo.byUsername('ada2')!.id;
+    const stream = await openWithToken(server, (await createToken(ada, 'viewer')).token);
+    await connected(stream);
+    expect((await server.client.patch(`/api/users/${id}`, { role: 'operator' })).status).toBe(200);
+    await sleep(RECHECK_MS * 3);
+    expect(stream.isEnded()).toBe(false);
+    await server.client.post('/api/instances', buildInstance({ name: 'still-here' }));
+    await stream.waitFor((f) => f.event === 'instance.created');
+  });
+
+  it('caps streams per token at 5, in parallel too; another token of the same owner has its own slots', async () => {
+    const server = await start();
+    const viewer = await server.signIn('viewer');
+    const first = await createToken(viewer, 'viewer');
+    const second = await createToken(viewer, 'viewer');
+    const opened = await Promise.all(Array.from({ length: 8 }, () => openWithToken(server, first.token)));
+    expect(opened.map((s) => s.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    const refused = opened.find((s) => s.status === 429)!;
+    await refused.ended;
+    expect(JSON.parse(refused.raw)).toEqual({ error: 'too many event streams' });
+    expect((await openWithToken(server, second.token)).status).toBe(200);
+    expect((await open(viewer)).status).toBe(200);
+    opened.find((s) => s.status === 200)!.close();
+    const deadline = Date.now() + 2_000;
+    let next = await openWithToken(server, first.token);
+    while (next.status !== 200 && Date.now() < deadline) {
+      await sleep(20);
+      next = await openWithToken(server, first.token);
+    }
+    expect(next.status).toBe(200);
   });
 });

@@ -1,11 +1,12 @@
 import type { Response } from 'express';
 import type { AccountRepo } from '../access/repo.js';
-import type { AppContext, AppEventMap, SessionRevoked } from '../context.js';
+import type { AppContext, AppEventMap, SessionRevoked, TokenRevoked } from '../context.js';
 import { HttpError, serviceUnavailable } from '../errors.js';
 import { roleHas } from '../access/capabilities.js';
 import type { Capability } from '../http/routes.js';
 import { EVENT_DETAIL, LIVE_EVENT_TYPES, roleMaySee, type LiveEventType } from './access.js';
-import { recheckCredential, type StreamCredential } from './credential.js';
+import { createTokenRepo } from '../tokens/repo.js';
+import { credentialKey, recheckCredential, type CredentialSources, type StreamCredential } from './credential.js';
 
 export interface LiveEventsOptions {
   /** How often a comment keeps proxies and browsers from timing the stream out (15 000 ms). */
@@ -14,7 +15,7 @@ export interface LiveEventsOptions {
   recheckMs?: number;
   /** Events kept for `Last-Event-ID` replay (1 000). */
   bufferSize?: number;
-  /** Open streams per session (5): a tab that leaks EventSources gets 429, not the server's memory. */
+  /** Open streams per session or per API token (5): a tab that leaks EventSources gets 429, not the server's memory. */
   maxPerSession?: number;
   /** Open streams in all (1 000). */
   maxStreams?: number;
@@ -53,9 +54,11 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   const maxStreams = options.maxStreams ?? 1_000;
   const maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
   const { events, clock, logger } = ctx;
+  const sources: CredentialSources = { accounts: repo, tokens: createTokenRepo(ctx.db) };
 
   const streams = new Set<Stream>();
-  const perSession = new Map<number, number>();
+  /** Open streams per credential (credentialKey): a session's, or a personal API token's. */
+  const perSession = new Map<string, number>();
   const buffer: BufferedEvent[] = [];
   let lastId = 0;
   let closed = false;
@@ -71,7 +74,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
 
   function end(stream: Stream): void {
     if (!streams.delete(stream)) return;
-    const key = stream.credential.sessionId;
+    const key = credentialKey(stream.credential);
     const left = (perSession.get(key) ?? 1) - 1;
     if (left > 0) perSession.set(key, left);
     else perSession.delete(key);
@@ -108,7 +111,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   function check(stream: Stream, hint?: string): boolean {
     let result;
     try {
-      result = recheckCredential(repo, clock, stream.credential, hint);
+      result = recheckCredential(sources, clock, stream.credential, hint);
     } catch (err) {
       // The database closed under us (shutdown): end quietly, the close path handles the rest.
       logger.debug({ err: { message: (err as Error).message } }, 'event stream re-check failed');
@@ -126,22 +129,32 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
 
   // A revocation is announced inside the transaction that makes it; the check runs once that
   // transaction has committed (setImmediate), and until then the stream's events wait.
-  const onRevoked = (change: SessionRevoked) => {
-    const affected = [...streams].filter(
-      (s) => s.credential.sessionId === change.sessionId || s.credential.accountId === change.accountId,
+  const onRevoked = (change: SessionRevoked) =>
+    recheckSoon(
+      [...streams].filter(
+        (s) => (s.credential.kind === 'session' && s.credential.sessionId === change.sessionId) || s.credential.accountId === change.accountId,
+      ),
+      change.reason,
     );
+  // A personal API token revoked (DELETE /api/tokens/:id): its streams end at once, as a session's do.
+  const onTokenRevoked = (change: TokenRevoked) =>
+    recheckSoon(
+      [...streams].filter((s) => s.credential.kind === 'token' && s.credential.tokenId === change.tokenId),
+      change.reason,
+    );
+  function recheckSoon(affected: Stream[], reason: string): void {
     if (affected.length === 0) return;
     for (const stream of affected) stream.held ??= [];
     setImmediate(() => {
       for (const stream of affected) {
         if (!streams.has(stream)) continue;
-        if (!check(stream, change.reason)) continue;
+        if (!check(stream, reason)) continue;
         const held = stream.held ?? [];
         stream.held = null;
         for (const event of held) write(stream, frameFor(stream, event));
       }
     });
-  };
+  }
 
   const forwarders = new Map<LiveEventType, (...args: unknown[]) => void>();
   const shape: { [K in LiveEventType]: (...args: AppEventMap[K]) => unknown } = {
@@ -167,6 +180,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
     events.on(type, forward as never);
   }
   events.on('session.revoked', onRevoked);
+  events.on('token.revoked', onTokenRevoked);
   // An import replaces every instance at once: no list of events says that, so pages are told to reload.
   const onImported = () => {
     for (const stream of [...streams]) write(stream, resetFrame('a backup was imported'));
@@ -192,14 +206,15 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   }
 
   return {
-    /** Opens a stream on `res`; throws 429 past the per-session cap, 503 past the total or after close. */
+    /** Opens a stream on `res`; throws 429 past the per-session (per-token) cap, 503 past the total or after close. */
     open(res: Response, credential: StreamCredential, lastEventId: string | undefined): void {
       if (closed) throw serviceUnavailable('server shutting down');
-      if ((perSession.get(credential.sessionId) ?? 0) >= maxPerSession) throw tooManyStreams();
+      const key = credentialKey(credential);
+      if ((perSession.get(key) ?? 0) >= maxPerSession) throw tooManyStreams();
       if (streams.size >= maxStreams) throw new HttpError(503, { error: 'too many event streams' }, { 'Retry-After': '15' });
       const stream: Stream = { res, credential, held: null };
       streams.add(stream);
-      perSession.set(credential.sessionId, (perSession.get(credential.sessionId) ?? 0) + 1);
+      perSession.set(key, (perSession.get(key) ?? 0) + 1);
       res.on('close', () => end(stream));
 
       res.socket?.setNoDelay(true);
@@ -233,6 +248,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
       clearInterval(recheck);
       for (const [type, forward] of forwarders) events.off(type, forward as never);
       events.off('session.revoked', onRevoked);
+      events.off('token.revoked', onTokenRevoked);
       events.off('backup.imported', onImported);
       for (const stream of [...streams]) end(stream);
     },

@@ -11,6 +11,11 @@ import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
 import { invalidToken, type HostService, type Who } from './service.js';
 import { bearerOfKind, type AgentTokenKind } from './tokens.js';
+import { z } from 'zod';
+
+// For the API document only: what these routes answer (their handlers set the status themselves).
+const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
+const HostDeleteQueryDoc = z.object({ force: z.enum(['true', 'false']).optional().describe('`true`: remove at once, without waiting for the host\'s receipt') });
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -74,48 +79,52 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // ---- management (sessions) ------------------------------------------------------------
   // enrollment-tokens first: Express matches in order, and it is not a host id.
 
-  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', body: EnrollmentTokenCreate }, (req, res) => {
+  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once) and its install command') }, (req, res) => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
     const created = hosts.createEnrollmentToken(req.body, who(req, res));
     res.status(201);
     return { ...created, install_command: installCommand(base, created.token, ctx.config.tlsFingerprint ?? selfSignedPin(ctx)) };
   });
 
-  routes.get('/api/hosts/enrollment-tokens', { access: 'hosts.read' }, () => hosts.listEnrollmentTokens());
+  routes.get('/api/hosts/enrollment-tokens', { access: 'hosts.read', documentedResponse: doc(200, 'Enrollment tokens, without their secrets') }, () => hosts.listEnrollmentTokens());
 
-  routes.delete('/api/hosts/enrollment-tokens/:id', { access: 'hosts.manage' }, (req, res) => {
+  routes.delete('/api/hosts/enrollment-tokens/:id', { access: 'hosts.manage', documentedResponse: doc(204, 'Revoked') }, (req, res) => {
     hosts.revokeEnrollmentToken(parseIntegerParam(req.params.id, 'invalid id'), who(req, res));
     res.status(204).end();
   });
 
-  routes.get('/api/hosts', { access: 'hosts.read' }, () => hosts.list());
+  routes.get('/api/hosts', { access: 'hosts.read', documentedResponse: doc(200, 'Every host with its status, last heartbeat, agent, guest and drift counts') }, () => hosts.list());
 
-  routes.get('/api/hosts/:id', { access: 'hosts.read' }, (req) => hosts.get(parseIntegerParam(req.params.id, 'invalid id')));
+  routes.get('/api/hosts/:id', { access: 'hosts.read', documentedResponse: doc(200, 'The host with its guests, drift and removal state') }, (req) => hosts.get(parseIntegerParam(req.params.id, 'invalid id')));
 
-  routes.patch('/api/hosts/:id', { access: 'hosts.manage', body: HostPatch }, (req, res) =>
+  routes.patch('/api/hosts/:id', { access: 'hosts.manage', body: HostPatch, documentedResponse: doc(200, 'The updated host') }, (req, res) =>
     hosts.update(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res)),
   );
 
-  routes.delete('/api/hosts/:id', { access: 'hosts.manage' }, (req, res) => {
-    const force = (req.query as Record<string, unknown>).force === 'true';
-    const deletion = hosts.remove(parseIntegerParam(req.params.id, 'invalid id'), force, who(req, res));
-    res.status(force ? 200 : 202);
-    return { operation_id: deletion.operation_id, status: deletion.status };
-  });
+  routes.delete(
+    '/api/hosts/:id',
+    { access: 'hosts.manage', documentedQuery: HostDeleteQueryDoc, documentedResponse: [doc(202, 'Removal started: the uninstall goes out at the next heartbeat'), doc(200, 'Removed by force')] },
+    (req, res) => {
+      const force = (req.query as Record<string, unknown>).force === 'true';
+      const deletion = hosts.remove(parseIntegerParam(req.params.id, 'invalid id'), force, who(req, res));
+      res.status(force ? 200 : 202);
+      return { operation_id: deletion.operation_id, status: deletion.status };
+    },
+  );
 
-  routes.post('/api/hosts/:id/revoke-token', { access: 'hosts.manage' }, (req, res) => {
+  routes.post('/api/hosts/:id/revoke-token', { access: 'hosts.manage', documentedResponse: doc(204, 'Host token revoked') }, (req, res) => {
     hosts.revokeHostToken(parseIntegerParam(req.params.id, 'invalid id'), who(req, res));
     res.status(204).end();
   });
 
-  routes.post('/api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest }, (req, res) => {
+  routes.post('/api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest, documentedResponse: doc(202, 'Upgrade requested; offered at the next heartbeat') }, (req, res) => {
     const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body.version, who(req, res));
     res.status(202);
     return host;
   });
 
   // Applying drift changes the registry, so it is an operator's action, like any instance write.
-  routes.post('/api/hosts/:id/drift/apply', { access: 'fleet.operate', body: DriftApply }, (req, res) =>
+  routes.post('/api/hosts/:id/drift/apply', { access: 'fleet.operate', body: DriftApply, documentedResponse: doc(200, 'What was applied and what was skipped') }, (req, res) =>
     hosts.applyDrift(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res)),
   );
 
@@ -123,7 +132,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.post(
     '/api/agent/enroll',
-    { access: 'machine', body: EnrollBody, before: [agentGate('enrollment', (t) => hosts.findUsableEnrollmentToken(t))] },
+    { access: 'machine', documentedAuth: 'agent', documentedResponse: doc(201, 'The host id, its host token (`hfh_`, shown once) and the heartbeat interval'), body: EnrollBody, before: [agentGate('enrollment', (t) => hosts.findUsableEnrollmentToken(t))] },
     (req, res) => {
       const token = res.locals.agentCredential as EnrollmentTokenRow;
       const result = hosts.enroll(token.id, req.body, req.ip ?? null);
@@ -134,7 +143,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.post(
     '/api/agent/heartbeat',
-    { access: 'machine', body: HeartbeatBody, bodyLimit: '4mb', before: [agentGate('host', (t) => hosts.findHostByToken(t))] },
+    { access: 'machine', documentedAuth: 'agent', documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade)'), body: HeartbeatBody, bodyLimit: '4mb', before: [agentGate('host', (t) => hosts.findHostByToken(t))] },
     (req) => hosts.heartbeat(bearer(req), req.body),
   );
 
@@ -142,6 +151,8 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
     '/api/agent/receipts/:operation_id',
     {
       access: 'machine',
+      documentedAuth: 'agent',
+      documentedResponse: doc(204, 'Removal confirmed'),
       before: [agentGate('receipt', (t, req) => hosts.findDeletionByReceipt(String(req.params.operation_id ?? ''), t))],
     },
     (req, res) => {
@@ -152,22 +163,22 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   // ---- public release files: their integrity comes from the signature, not the transport ----
 
-  routes.get('/api/agent/releases/manifest.json', { access: 'public' }, (_req, res) => {
+  routes.get('/api/agent/releases/manifest.json', { access: 'public', documentedResponse: doc(200, 'The signed release manifest (its exact bytes are what the signature covers)', 'application/json') }, (_req, res) => {
     res.set('Cache-Control', 'no-cache').type('application/json').send(releases.manifest().bytes);
   });
 
-  routes.get('/api/agent/releases/manifest.json.sig', { access: 'public' }, (_req, res) => {
+  routes.get('/api/agent/releases/manifest.json.sig', { access: 'public', documentedResponse: doc(200, 'The manifest\'s signature', 'text/plain') }, (_req, res) => {
     res.set('Cache-Control', 'no-cache').type('text/plain').send(releases.manifest().signature + '\n');
   });
 
-  routes.get('/api/agent/releases/:version/host-agent.sh', { access: 'public' }, (req, res) => {
+  routes.get('/api/agent/releases/:version/host-agent.sh', { access: 'public', documentedResponse: doc(200, 'The agent script of this version', 'text/x-shellscript') }, (req, res) => {
     const version = req.params.version ?? '';
     const bytes = VERSION_PATTERN.test(version) ? releases.agentFile(version) : undefined;
     if (!bytes) throw notFound('agent version not found');
     res.set('Cache-Control', 'no-cache').type('text/x-shellscript').send(bytes);
   });
 
-  routes.get('/install/agent.sh', { access: 'public' }, (req, res) => {
+  routes.get('/install/agent.sh', { access: 'public', documentedResponse: doc(200, 'The agent installer for this server', 'text/x-shellscript') }, (req, res) => {
     const script = releases.installer(baseUrlOf(req, ctx.config.publicOrigin));
     if (script === undefined) {
       res.status(404).type('text/plain').send('echo "homefleet: this server ships no agent installer (reporter/install-agent.sh is missing)" >&2; exit 1\n');

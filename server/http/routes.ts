@@ -28,14 +28,26 @@ export interface RouteOptions<B> {
   query?: ZodType;
   /** For the API document only: the body a handler validates itself (a merged update, say). */
   documentedBody?: ZodType;
-  /** For the API document only: the success status and the shape of its JSON answer. */
-  documentedResponse?: { status: number; schema?: ZodType; description?: string };
+  /** For the API document only: the query a handler reads itself. */
+  documentedQuery?: ZodType;
+  /** For the API document only: the success status and the shape of its JSON answer (or several). */
+  documentedResponse?: DocumentedResponse | DocumentedResponse[];
+  /** For the API document only: `agent` when the route's own `before` checks an agent's bearer token. */
+  documentedAuth?: 'agent';
   /** Largest JSON body accepted (default 1 MiB); `false` when the route reads the body itself. */
   bodyLimit?: string | false;
   /** Route-specific checks that must run before the body is read (a machine token, say). */
   before?: RequestHandler[];
   /** `false`: a request here is not activity, so it does not refresh the session's idle time (the event stream). */
   activity?: false;
+}
+
+/** A success answer for the API document; `contentType` when it is not JSON (then `schema` describes that body, if given). */
+export interface DocumentedResponse {
+  status: number;
+  schema?: ZodType;
+  description?: string;
+  contentType?: string;
 }
 
 export type Handler<B> = (req: Request<Record<string, string>, unknown, B>, res: Response) => unknown;
@@ -47,7 +59,8 @@ export interface RouteRecord {
   /** The declared body and query schemas, kept for the API document (server/openapi). */
   body?: ZodType;
   query?: ZodType;
-  response?: { status: number; schema?: ZodType; description?: string };
+  response?: DocumentedResponse | DocumentedResponse[];
+  auth?: 'agent';
   /** Set (false) on routes whose requests do not refresh the session's idle time. */
   activity?: false;
 }
@@ -83,7 +96,7 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query, response: options.documentedResponse, ...(options.activity === false ? { activity: false as const } : {}) };
+    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query ?? options.documentedQuery, response: options.documentedResponse, ...(options.documentedAuth ? { auth: options.documentedAuth } : {}), ...(options.activity === false ? { activity: false as const } : {}) };
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {

@@ -31,6 +31,12 @@ const components = {
       description:
         'The browser session from POST /api/auth/login (`homefleet_session_dev` over plain HTTP on loopback). Every state-changing request with it must carry an `Origin` header equal to the server\'s origin.',
     },
+    agent: {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'An agent\'s own token, only on /api/agent/*: `hfe_…` (enrollment) on /api/agent/enroll, `hfh_…` (host) on /api/agent/heartbeat, `hfr_…` (receipt) on /api/agent/receipts/{operation_id}. Any refused token answers 401 `invalid token`; plain HTTP answers 403 `https required` unless the server allows it.',
+    },
     bearer: {
       type: 'http',
       scheme: 'bearer',
@@ -81,17 +87,24 @@ function operation(route: RouteRecord, params: string[]): Json {
   if (parameters.length) op.parameters = parameters;
   if (route.body) op.requestBody = { required: true, content: json(jsonSchemaOf(route.body)) };
 
-  const documented = route.response;
-  const responses: Json = documented
-    ? {
-        [String(documented.status)]: {
-          description: documented.description ?? 'Success',
-          ...(documented.schema ? { content: json(jsonSchemaOf(documented.schema, 'output')) } : {}),
-        },
-      }
-    : { '2XX': { description: 'Success' } };
+  const documented = route.response === undefined ? [] : Array.isArray(route.response) ? route.response : [route.response];
+  const responses: Json = documented.length ? {} : { '2XX': { description: 'Success' } };
+  for (const answer of documented) {
+    const content = answer.contentType
+      ? { [answer.contentType]: { schema: answer.schema ? jsonSchemaOf(answer.schema, 'output') : { type: 'string' } } }
+      : answer.schema
+        ? json(jsonSchemaOf(answer.schema, 'output'))
+        : undefined;
+    responses[String(answer.status)] = { description: answer.description ?? 'Success', ...(content ? { content } : {}) };
+  }
   if (route.body || route.query || params.length) responses['400'] = { $ref: '#/components/responses/BadRequest' };
-  if (route.access === 'public' || route.access === 'machine') {
+  if (route.auth === 'agent') {
+    op.security = [{ agent: [] }];
+    op.description = 'Agent endpoint: authenticated by the agent token of its kind (see the `agent` security scheme); no Origin needed.';
+    responses['401'] = { $ref: '#/components/responses/Unauthorized' };
+    responses['403'] = { $ref: '#/components/responses/Forbidden' };
+    responses['429'] = { $ref: '#/components/responses/TooManyRequests' };
+  } else if (route.access === 'public' || route.access === 'machine') {
     op.security = [];
     if (route.access === 'machine') op.description = 'Machine endpoint: authenticated by its own token (or none), as its section of the README says; no Origin needed.';
   } else {

@@ -79,6 +79,39 @@ describe('GET /api/openapi.json', () => {
     expect(doc.paths['/api/audit']!.get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['query:limit', 'query:before']);
   });
 
+  it('documents the live event stream, hosts, agent and usage routes the way they answer', async () => {
+    const doc = (await server.anonymous().get('/api/openapi.json')).body as Doc;
+    const params = (op: any) => (op.parameters ?? []).map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
+    const events = doc.paths['/api/events']!.get;
+    expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(params(events)).toEqual(['query:last_event_id']);
+    expect(events.security).toEqual([{ session: [] }, { bearer: [] }]);
+    expect(events.responses['429']).toBeDefined();
+    expect(params(doc.paths['/api/usage/stats']!.get)).toEqual(['query:days']);
+    expect(params(doc.paths['/api/usage']!.get)).toEqual(['query:limit', 'query:before']);
+    expect(params(doc.paths['/api/hosts/{id}']!.delete)).toEqual(['path:id', 'query:force']);
+    expect(Object.keys(doc.paths['/api/hosts/{id}']!.delete.responses)).toEqual(expect.arrayContaining(['200', '202']));
+    expect(doc.paths['/api/hosts/enrollment-tokens']!.post.responses['201']).toBeDefined();
+    expect(doc.paths['/api/hosts/{id}/revoke-token']!.post.responses['204']).toBeDefined();
+    // Agents authenticate with their own bearer tokens (hfe_, hfh_, hfr_), not a person's.
+    expect(doc.components.securitySchemes.agent).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const [path, status] of [['/api/agent/enroll', '201'], ['/api/agent/heartbeat', '200'], ['/api/agent/receipts/{operation_id}', '204']] as const) {
+      const op = doc.paths[path]!.post;
+      expect(op.security, path).toEqual([{ agent: [] }]);
+      expect(Object.keys(op.responses), path).toEqual(expect.arrayContaining([status, '401', '403', '429']));
+    }
+    expect(params(doc.paths['/api/agent/receipts/{operation_id}']!.post)).toEqual(['path:operation_id']);
+    expect(doc.paths['/api/agent/receipts/{operation_id}']!.post.requestBody).toBeUndefined();
+    expect(doc.paths['/api/agent/heartbeat']!.post.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['agent_version', 'guests']));
+    // The release files say what they are.
+    expect(Object.keys(doc.paths['/api/agent/releases/manifest.json']!.get.responses['200'].content)).toEqual(['application/json']);
+    expect(Object.keys(doc.paths['/api/agent/releases/manifest.json.sig']!.get.responses['200'].content)).toEqual(['text/plain']);
+    const agentFile = doc.paths['/api/agent/releases/{version}/host-agent.sh']!.get;
+    expect(params(agentFile)).toEqual(['path:version']);
+    expect(Object.keys(agentFile.responses['200'].content)).toEqual(['text/x-shellscript']);
+    expect(Object.keys(doc.paths['/install/agent.sh']!.get.responses['200'].content)).toEqual(['text/x-shellscript']);
+  });
+
   it('includes a route registered after the server started', () => {
     const routes = [...server.routes, { method: 'GET' as const, path: '/api/later/:thing', access: 'fleet.read' as const }];
     const doc = buildOpenApiDocument(routes, VERSION) as Doc;

@@ -2,6 +2,7 @@ import type { Role } from '../access/capabilities.js';
 import { ROLES, roleHas } from '../access/capabilities.js';
 import { newToken, secretsEqual, sha256 } from '../access/tokens.js';
 import type { AuditLog } from '../access/audit.js';
+import type { AppEvents } from '../context.js';
 import type { Db } from '../db/database.js';
 import { forbidden, notFound, validationFailed } from '../errors.js';
 import type { SessionUser } from '../http/locals.js';
@@ -40,8 +41,8 @@ export interface TokenPrincipal {
   mustChangePassword: boolean;
 }
 
-export function createTokenService(ctx: { db: Db; clock: Clock }, audit: AuditLog) {
-  const { db, clock } = ctx;
+export function createTokenService(ctx: { db: Db; clock: Clock; events?: AppEvents }, audit: AuditLog) {
+  const { db, clock, events } = ctx;
   const repo = createTokenRepo(db);
 
   const visible = (id: number, by: SessionUser) => {
@@ -83,6 +84,8 @@ export function createTokenService(ctx: { db: Db; clock: Clock }, audit: AuditLo
         const row = visible(id, by);
         repo.remove(row.id);
         audit.write({ actor: by.username, action: 'token.revoke', target: row.username, ip, detail: { id: row.id, name: row.name } });
+        // Announced inside the transaction, as session revocations are: open streams re-check once it commits.
+        events?.emit('token.revoked', { tokenId: row.id, reason: 'token revoked' });
       })();
     },
 

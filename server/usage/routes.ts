@@ -8,6 +8,16 @@ import type { RetentionPolicy } from './retention.js';
 import { createUsageService } from './service.js';
 import { createUsageStats, DEFAULT_STATS_DAYS, MAX_STATS_DAYS } from './stats.js';
 import { fixedWindowThrottle } from './throttle.js';
+import { z } from 'zod';
+
+// For the API document only: the handlers parse these themselves (400 `invalid limit`, say).
+const UsageListQueryDoc = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE).optional().describe(`Reports per page (default ${DEFAULT_PAGE})`),
+  before: z.coerce.number().int().optional().describe('Only reports with a smaller id (the next page)'),
+});
+const UsageStatsQueryDoc = z.object({
+  days: z.coerce.number().int().min(1).max(MAX_STATS_DAYS).optional().describe(`Days the charts cover (default ${DEFAULT_STATS_DAYS})`),
+});
 
 /** Ingestion is open to anyone (part B: no authentication), so each peer address gets a budget. */
 export const INGEST_LIMIT = { limit: 60, windowMs: 60_000 } as const;
@@ -37,7 +47,7 @@ export function registerUsageRoutes(routes: RouteTable, ctx: AppContext, retenti
     return { status: 'updated' };
   });
 
-  routes.get('/api/usage', { access: 'content.manage' }, (req) => {
+  routes.get('/api/usage', { access: 'content.manage', documentedQuery: UsageListQueryDoc }, (req) => {
     const query = req.query as Record<string, string | undefined>;
     const limit = query.limit === undefined ? DEFAULT_PAGE : parseIntegerParam(query.limit, 'invalid limit');
     if (limit < 1 || limit > MAX_PAGE) throw badRequest('invalid limit');
@@ -49,7 +59,7 @@ export function registerUsageRoutes(routes: RouteTable, ctx: AppContext, retenti
   routes.get('/api/usage/summary', { access: 'content.read' }, () => ({ ...usage.counts(), ...(retention ? { retention } : {}) }));
 
   // The usage page's charts: aggregates only (no report's fields), so content.read like the summary.
-  routes.get('/api/usage/stats', { access: 'content.read' }, (req) => {
+  routes.get('/api/usage/stats', { access: 'content.read', documentedQuery: UsageStatsQueryDoc }, (req) => {
     const raw = (req.query as Record<string, string | undefined>).days;
     const days = raw === undefined ? DEFAULT_STATS_DAYS : parseIntegerParam(raw, 'invalid days');
     if (days < 1 || days > MAX_STATS_DAYS) throw badRequest('invalid days');

@@ -86,6 +86,44 @@ describe('the Hosts pages', () => {
     expect(await page.locator('tr[data-host="pve-new"] [data-status]').getAttribute('data-status')).toBe('offline');
   });
 
+  it('the list and the detail page follow heartbeats live, without a reload', async () => {
+    const token = (await dash.server.client.post('/api/hosts/enrollment-tokens', { name: 'live' })).body.token as string;
+    const enrolled = await enroll(dash.server.anonymous(), token, { hostname: 'pve-live', machine_id: 'e2e-live', agent_version: '1.0.0' });
+    expect(enrolled.status).toBe(201);
+    const { host_id: liveId, host_token: hostToken } = enrolled.body as { host_id: number; host_token: string };
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'viewer', '/hosts');
+    const row = page.locator('tr[data-host="pve-live"]');
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.locator('[data-status]').getAttribute('data-status')).toBe('offline');
+    expect(await row.getByTestId('guest-count').textContent()).toBe('0');
+    await expect.poll(() => page.getByTestId('live').textContent()).toBe('live');
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+
+    // The first heartbeat: online, just now, its guests and their drift (no instances for them).
+    const guests = [
+      { vmid: 7201, name: 'a', type: 'qemu', status: 'running' },
+      { vmid: 7202, name: 'b', type: 'lxc', status: 'running' },
+      { vmid: 7203, name: 'c', type: 'lxc', status: 'stopped' },
+    ];
+    expect((await heartbeat(dash.server, hostToken, { hostname: 'pve-live', agent_version: '1.0.0', guests })).status).toBe(200);
+    await expect.poll(() => row.locator('[data-status]').getAttribute('data-status')).toBe('online');
+    await expect.poll(() => row.getByTestId('guest-count').textContent()).toBe('3');
+    await expect.poll(() => row.getByTestId('drift-count').textContent()).toBe('3');
+    expect(await row.locator('time').textContent()).toBe('just now');
+
+    // The detail page (reached in the app, not reloaded) follows the next heartbeat too.
+    await row.getByRole('link', { name: 'pve-live' }).click();
+    await expect.poll(() => page.locator('tr[data-guest]').count()).toBe(3);
+    expect((await heartbeat(dash.server, hostToken, { hostname: 'pve-live', agent_version: '1.0.0', guests: guests.slice(0, 1) })).status).toBe(200);
+    await expect.poll(() => page.locator('tr[data-guest]').count()).toBe(1);
+    await expect.poll(() => page.locator('li[data-drift]').count()).toBe(1);
+    expect(await page.locator('.page-head [data-status]').getAttribute('data-status')).toBe('online');
+    expect(new URL(page.url()).pathname).toBe(`/hosts/${liveId}`);
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(dash.errors).toEqual([]);
+  });
+
   it('an administrator removes a host and sees the receipt state', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'administrator', `/hosts/${hostId}`);
