@@ -4,12 +4,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, root, sampleInstances, startHeadless } from './headless-server.mjs';
+import { chromiumLaunchOptions } from './chromium.mjs';
+import { root, sampleInstances, startHeadless } from './headless-server.mjs';
 
 const out = path.join(root, 'screenshots');
 fs.mkdirSync(out, { recursive: true });
 const server = await startHeadless();
-const browser = await chromium.launch(CHROMIUM);
+const browser = await chromium.launch(await chromiumLaunchOptions());
 try {
   await server.seedInstances(sampleInstances(48));
   // One instance with a change history for the timeline.
