@@ -9,7 +9,7 @@
 // folder renamed into place, so parallel test processes never see half a file), together with the
 // NSS libraries it links against (the package's Amazon Linux set: a bare Debian has no libnss3) and
 // a font, which the launch options point it at.
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -92,13 +92,14 @@ async function unpack() {
 
 /** Unpacks a .tar.br with Node's brotli and the system's tar (part of every Debian base). */
 async function untar(file, into) {
-  const tar = spawn('tar', ['-x', '-C', into], { stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  tar.stderr.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise((resolve, reject) => {
-    tar.once('error', reject);
-    tar.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar -x ${path.basename(file)} exited ${code}: ${stderr}`))));
-  });
-  await pipeline(fs.createReadStream(file), zlib.createBrotliDecompress(), tar.stdin);
-  await exited;
+  // Through a file, not a pipe: tar stops reading at the archive's end marker, before the padding.
+  const tarFile = path.join(into, `${path.basename(file, '.br')}`);
+  await pipeline(fs.createReadStream(file), zlib.createBrotliDecompress(), fs.createWriteStream(tarFile));
+  try {
+    const result = spawnSync('tar', ['-x', '-f', tarFile, '-C', into], { encoding: 'utf8' });
+    if (result.error) throw result.error;
+    if (result.status !== 0) throw new Error(`tar -x ${path.basename(file)} exited ${result.status}: ${result.stderr}`);
+  } finally {
+    fs.rmSync(tarFile, { force: true });
+  }
 }
