@@ -3,13 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './helpers/build.js';
 import pkg from '../package.json' with { type: 'json' };
 
 const root = path.resolve(import.meta.dirname, '..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-headless-'));
 
 beforeAll(async () => {
-  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
+  await ensureBuilt();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
