@@ -41,16 +41,27 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
       res.locals.user = { id: account.id, username: account.username, role: account.role };
       res.locals.session = active.session;
       if (!SAFE_METHODS.has(req.method)) {
+        // The `request` audit row of a 2xx management write. A handler whose service takes it writes
+        // it inside the transaction of its change (res.locals.requestAudit); otherwise it is written
+        // here once the answer is sent.
+        let written = false;
+        const write = () => {
+          written = true;
+          accounts.audit.write({
+            actor: account.username,
+            action: 'request',
+            target: null,
+            ip: req.ip ?? null,
+            detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode },
+          });
+        };
+        res.locals.requestAudit = () => {
+          if (!written && res.statusCode >= 200 && res.statusCode <= 299) write();
+        };
         res.on('finish', () => {
-          if (res.statusCode < 200 || res.statusCode > 299) return;
+          if (written || res.statusCode < 200 || res.statusCode > 299) return;
           try {
-            accounts.audit.write({
-              actor: account.username,
-              action: 'request',
-              target: null,
-              ip: req.ip ?? null,
-              detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode },
-            });
+            write();
           } catch (err) {
             context.logger.error({ err: { message: (err as Error).message } }, 'audit write failed');
           }

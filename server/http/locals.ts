@@ -12,6 +12,12 @@ declare global {
   namespace Express {
     interface Locals {
       user?: SessionUser;
+      /**
+       * Writes this request's `request` audit row, if the access guard keeps one for it (a 2xx
+       * management write; at most once). A write handler passes it to the service, which calls it
+       * inside the transaction that holds the change, so the row commits with the change or not at all.
+       */
+      requestAudit?: () => void;
     }
   }
 }
@@ -19,4 +25,9 @@ declare global {
 /** Who is acting, for history and audit: the signed-in username, or null. */
 export function actorOf(res: Response): string | null {
   return res.locals.user?.username ?? null;
+}
+
+/** The request's audit writer for the service's transaction (see `Locals.requestAudit`), or undefined. */
+export function requestAuditOf(res: Response): (() => void) | undefined {
+  return res.locals.requestAudit;
 }

@@ -7,6 +7,9 @@ import { InstanceInput, WRITABLE_FIELDS, type HistoryEntry, type Instance, type 
 
 export type InstanceService = ReturnType<typeof createInstanceService>;
 
+/** Writes an audit row; called inside the transaction of the change it records. */
+type Audit = () => void;
+
 export interface UpdateResult {
   instance: Instance;
   changed: string[];
@@ -27,19 +30,21 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     return found;
   }
 
-  const createTx = db.transaction((input: InstanceInput, now: number, by: string | null) => {
+  const createTx = db.transaction((input: InstanceInput, now: number, by: string | null, audit: Audit | undefined) => {
     if (repo.findByVmid(input.vmid)) throw conflict('vmid already exists');
     const id = repo.insert(input, isoSeconds(now));
     repo.addHistory(id, 'created', null, null, isoMillis(now), by);
+    audit?.();
     return present(repo.findByVmid(input.vmid)!);
   });
 
-  const updateTx = db.transaction((vmid: number, patch: Record<string, unknown>, now: number, by: string | null): UpdateResult => {
+  const updateTx = db.transaction((vmid: number, patch: Record<string, unknown>, now: number, by: string | null, audit: Audit | undefined): UpdateResult => {
     const current = require(vmid);
     const merged: Record<string, unknown> = {};
     for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
     const next = parseWith(InstanceInput, merged);
     const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
+    audit?.();
     if (changed.length === 0) return { instance: present(current), changed };
     if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
     repo.update(current.id, next, isoSeconds(now));
@@ -54,26 +59,31 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     get: (vmid: number): Instance => present(require(vmid)),
     history: (vmid: number): HistoryEntry[] => repo.history(require(vmid).id),
 
-    /** Creates the instance and its `created` history entry in one transaction. `by` is recorded in history. */
-    create(body: unknown, by: string | null = null): Instance {
+    /**
+     * Creates the instance and its `created` history entry in one transaction. `by` is recorded in
+     * history; `audit` (the request's audit row, see requestAuditOf) is written in the same transaction.
+     */
+    create(body: unknown, by: string | null = null, audit?: Audit): Instance {
       const input = parseWith(InstanceInput, body);
-      const instance = createTx(input, clock.now(), by);
+      const instance = createTx(input, clock.now(), by, audit);
       events.emit('instance.created', instance);
       return instance;
     },
 
     /** Merges `patch` over the stored instance, validates the result, records each changed field. */
-    update(vmid: number, patch: unknown, by: string | null = null): UpdateResult {
+    update(vmid: number, patch: unknown, by: string | null = null, audit?: Audit): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
+      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by, audit);
     },
 
-    remove(vmid: number): void {
+    /** Deletes the instance (and its history), with the request's audit row in the same transaction. */
+    remove: db.transaction((vmid: number, audit?: Audit): void => {
       const instance = require(vmid);
       if (instance.stack === 'production') {
         throw unprocessable('production instances cannot be deleted; change the stack to development first');
       }
       repo.remove(instance.id);
-    },
+      audit?.();
+    }),
   };
 }

@@ -109,9 +109,9 @@ describe('server benchmarks', () => {
         body: JSON.stringify({ vmid, name: `vm-${vmid}`, state: 'deployed', stack: 'development' }),
       });
     const result = await compare(
-      3,
-      () => load(400, 4, () => post(bare.url, ++bareVmid), 201),
-      () => load(400, 4, () => post(app.server.url, ++appVmid, app.headers), 201),
+      7,
+      () => load(1000, 4, () => post(bare.url, ++bareVmid), 201),
+      () => load(1000, 4, () => post(app.server.url, ++appVmid, app.headers), 201),
     );
     lines.push(report('create (session, Origin, validation, history, audit) vs a bare instance + history transaction', result, '>= 0.6'));
     await bare.close();
