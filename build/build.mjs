@@ -30,7 +30,9 @@ export const targets = [
       banner: { js: "import { createRequire as __homefleetRequire } from 'node:module'; const require = __homefleetRequire(import.meta.url);" },
       loader: { '.sql': 'text' },
       sourcemap: true,
+      plugins: [zodEnglishOnly()],
     },
+    build: buildAsciiOnly,
   },
   {
     // The Electron main process: CommonJS, because Electron loads `main` with require. The server
@@ -69,6 +71,43 @@ export const targets = [
     },
   },
 ];
+
+/**
+ * zod re-exports its 40-odd message locales (`z.locales`), which homefleet never uses: only English,
+ * which zod registers by itself. Resolving the locales index to English alone keeps ~300 KiB of
+ * translated messages (and their non-ASCII text) out of the server bundle.
+ */
+function zodEnglishOnly() {
+  return {
+    name: 'zod-english-only',
+    setup(build) {
+      build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+        if (!/[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)) return undefined;
+        return { path: 'zod-locales', namespace: 'zod-english-only' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, () => ({
+        contents: "export { default as en } from 'zod/v4/locales/en.js';",
+        resolveDir: root,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * esbuild escapes non-ASCII in code, but keeps some comments as written; one such character makes V8
+ * hold the whole 2 MB source as a two-byte string (4.7 MB of the idle server's heap). Comment
+ * characters outside ASCII become '?', one UTF-16 unit for one, so the source map stays right.
+ */
+async function buildAsciiOnly(options) {
+  const result = await esbuild.build({ ...options, write: false });
+  for (const file of result.outputFiles) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true });
+    if (file.path.endsWith('.js')) fs.writeFileSync(file.path, file.text.replace(/[^\x00-\x7f]/g, '?'));
+    else fs.writeFileSync(file.path, file.contents);
+  }
+  return result;
+}
 
 function newestMtime(entry) {
   const full = path.join(root, entry);

@@ -100,4 +100,12 @@ describe('the headless server', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual(['homefleet: Invalid PORT (got "eighty"): must be a port number from 0 to 65535']);
   });
+
+  it('is bundled as pure ASCII (V8 keeps the source one-byte) with only the English zod messages', () => {
+    const bundle = fs.readFileSync(path.join(root, 'dist/server/main.js'), 'utf8');
+    expect(bundle.length).toBeGreaterThan(100_000);
+    expect(/[^\x00-\x7f]/.test(bundle)).toBe(false);
+    expect(bundle).toContain('Invalid input'); // zod's English messages
+    expect(bundle).not.toContain('Eingabe'); // its German ones
+  });
 });

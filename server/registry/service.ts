@@ -32,10 +32,13 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
 
   const createTx = db.transaction((input: InstanceInput, now: number, by: string | null, audit: Audit | undefined) => {
     if (repo.findByVmid(input.vmid)) throw conflict('vmid already exists');
-    const id = repo.insert(input, isoSeconds(now));
+    const at = isoSeconds(now);
+    const id = repo.insert(input, at);
     repo.addHistory(id, 'created', null, null, isoMillis(now), by);
     audit?.();
-    return present(repo.findByVmid(input.vmid)!);
+    // What was just stored, without reading it back: the validated input (in column order) and its times.
+    const instance: Instance = { ...input, created_at: at, updated_at: at };
+    return instance;
   });
 
   const updateTx = db.transaction((vmid: number, patch: Record<string, unknown>, now: number, by: string | null, audit: Audit | undefined): UpdateResult => {
