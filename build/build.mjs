@@ -30,7 +30,7 @@ export const targets = [
       banner: { js: "import { createRequire as __homefleetRequire } from 'node:module'; const require = __homefleetRequire(import.meta.url);" },
       loader: { '.sql': 'text' },
       sourcemap: true,
-      plugins: [zodEnglishOnly()],
+      plugins: [zodEnglishOnly(), noCjkCharsetTables()],
     },
     build: buildAsciiOnly,
   },
@@ -88,6 +88,28 @@ function zodEnglishOnly() {
       build.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, () => ({
         contents: "export { default as en } from 'zod/v4/locales/en.js';",
         resolveDir: root,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * iconv-lite (under body-parser) carries 400 KiB of Chinese, Japanese and Korean charset tables, which
+ * body-parser never reaches: JSON bodies must be UTF-8/16/32 and form bodies UTF-8 or ISO-8859-1,
+ * others are refused with 415 before any decoding. The tables stay out of the server bundle (a
+ * quarter of its source, parsed at every start); asking for one throws.
+ */
+function noCjkCharsetTables() {
+  return {
+    name: 'no-cjk-charset-tables',
+    setup(build) {
+      build.onResolve({ filter: /^\.\/tables\/[\w-]+\.json$/ }, (args) => {
+        if (!/[\\/]node_modules[\\/]iconv-lite[\\/]encodings[\\/]dbcs-data\.js$/.test(args.importer)) return undefined;
+        return { path: args.path, namespace: 'no-cjk-charset-tables' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'no-cjk-charset-tables' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`charset table ${args.path} is not in the homefleet server bundle`)});`,
         loader: 'js',
       }));
     },
