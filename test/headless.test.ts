@@ -84,7 +84,7 @@ describe('the headless server', () => {
     });
     // The bundle leaves out iconv-lite's CJK tables: such a body is refused, a UTF-16 one still read.
     const login = (type: string, body: Buffer) =>
-      fetch(`${first.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': type, origin: first.url }, body });
+      fetch(`${first.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': type, origin: first.url }, body: new Uint8Array(body) });
     const wrong = JSON.stringify({ username: 'admin', password: 'not-the-password' });
     expect((await login('application/json; charset=shift_jis', Buffer.from(wrong))).status).toBe(415);
     expect((await login('application/json; charset=utf-16le', Buffer.from(wrong, 'utf16le'))).status).toBe(401);
