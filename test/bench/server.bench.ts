@@ -69,7 +69,7 @@ describe('server benchmarks', () => {
     const path_ = '/api/instances?search=web&sort=updated_at&order=desc';
     // This machine's timing swings between runs; more alternating rounds, each side's best kept.
     const result = await compare(
-      5,
+      7,
       () => load(150, 4, () => fetch(bare.url + path_), 200),
       () => load(150, 4, () => fetch(app.server.url + path_, { headers: app.headers }), 200),
     );
