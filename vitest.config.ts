@@ -20,5 +20,11 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Builds dist/ once per run (and unpacks the npm Chromium when that is the browser in use).
+    globalSetup: ['test/setup/global.ts'],
+    // Most files wait on sockets, child processes, timers and Chromium rather than compute, so more
+    // files run at once than there are cores (vitest's default is cores - 1: one file at a time on a
+    // 2-core machine). Every file uses its own port 0 servers, temp databases and folders.
+    maxWorkers: Number(process.env.HOMEFLEET_TEST_WORKERS) || 4,
   },
 });

@@ -34,7 +34,9 @@ export const targets = [
       banner: { js: "import { createRequire as __homefleetRequire } from 'node:module'; const require = __homefleetRequire(import.meta.url);" },
       loader: { '.sql': 'text' },
       sourcemap: true,
+      plugins: [zodEnglishOnly(), noCjkCharsetTables()],
     },
+    build: buildAsciiOnly,
   },
   {
     // The Electron main process: CommonJS, because Electron loads `main` with require. The server
@@ -73,6 +75,65 @@ export const targets = [
     },
   },
 ];
+
+/**
+ * zod re-exports its 40-odd message locales (`z.locales`), which homefleet never uses: only English,
+ * which zod registers by itself. Resolving the locales index to English alone keeps ~300 KiB of
+ * translated messages (and their non-ASCII text) out of the server bundle.
+ */
+function zodEnglishOnly() {
+  return {
+    name: 'zod-english-only',
+    setup(build) {
+      build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+        if (!/[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)) return undefined;
+        return { path: 'zod-locales', namespace: 'zod-english-only' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, () => ({
+        contents: "export { default as en } from 'zod/v4/locales/en.js';",
+        resolveDir: root,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * iconv-lite (under body-parser) carries 400 KiB of Chinese, Japanese and Korean charset tables, which
+ * body-parser never reaches: JSON bodies must be UTF-8/16/32 and form bodies UTF-8 or ISO-8859-1,
+ * others are refused with 415 before any decoding. The tables stay out of the server bundle (a
+ * quarter of its source, parsed at every start); asking for one throws.
+ */
+function noCjkCharsetTables() {
+  return {
+    name: 'no-cjk-charset-tables',
+    setup(build) {
+      build.onResolve({ filter: /^\.\/tables\/[\w-]+\.json$/ }, (args) => {
+        if (!/[\\/]node_modules[\\/]iconv-lite[\\/]encodings[\\/]dbcs-data\.js$/.test(args.importer)) return undefined;
+        return { path: args.path, namespace: 'no-cjk-charset-tables' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'no-cjk-charset-tables' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`charset table ${args.path} is not in the homefleet server bundle`)});`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * esbuild escapes non-ASCII in code, but keeps some comments as written; one such character makes V8
+ * hold the whole 2 MB source as a two-byte string (4.7 MB of the idle server's heap). Comment
+ * characters outside ASCII become '?', one UTF-16 unit for one, so the source map stays right.
+ */
+async function buildAsciiOnly(options) {
+  const result = await esbuild.build({ ...options, write: false });
+  for (const file of result.outputFiles) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true });
+    if (file.path.endsWith('.js')) fs.writeFileSync(file.path, file.text.replace(/[^\x00-\x7f]/g, '?'));
+    else fs.writeFileSync(file.path, file.contents);
+  }
+  return result;
+}
 
 function newestMtime(entry) {
   const full = path.join(root, entry);

@@ -93,11 +93,6 @@ export async function startHeadless({ setUp = true } = {}) {
   return { url, dbPath: path.join(dir, 'homefleet.db'), accessLayer, setupToken, request, seedInstances, signInPage, stop };
 }
 
-export const CHROMIUM = {
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-};
-
 const NAMES = ['web', 'db', 'cache', 'proxy', 'media', 'git', 'ci-runner', 'backup', 'dns', 'vault', 'grafana', 'loki', 'minio', 'nextcloud', 'jellyfin', 'homeassistant'];
 const STATES = ['deployed', 'deployed', 'deployed', 'testing', 'degraded'];
 

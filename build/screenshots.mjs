@@ -7,12 +7,13 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
 import { insertUsageFixture } from '../test/fixtures/usage-reports.mjs';
-import { CHROMIUM, root, sampleInstances, startHeadless } from './headless-server.mjs';
+import { chromiumLaunchOptions } from './chromium.mjs';
+import { root, sampleInstances, startHeadless } from './headless-server.mjs';
 
 const out = path.join(root, 'screenshots');
 fs.mkdirSync(out, { recursive: true });
 const server = await startHeadless();
-const browser = await chromium.launch(CHROMIUM);
+const browser = await chromium.launch(await chromiumLaunchOptions());
 try {
   await server.seedInstances(sampleInstances(48));
   // One instance with a change history for the timeline.

@@ -3,13 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './helpers/build.js';
 import pkg from '../package.json' with { type: 'json' };
 
 const root = path.resolve(import.meta.dirname, '..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-headless-'));
 
 beforeAll(async () => {
-  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
+  await ensureBuilt();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -81,6 +82,12 @@ describe('the headless server', () => {
       headers: { 'content-type': 'application/json', origin: first.url, cookie },
       body: JSON.stringify({ state: 'testing' }),
     });
+    // The bundle leaves out iconv-lite's CJK tables: such a body is refused, a UTF-16 one still read.
+    const login = (type: string, body: Buffer) =>
+      fetch(`${first.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': type, origin: first.url }, body: new Uint8Array(body) });
+    const wrong = JSON.stringify({ username: 'admin', password: 'not-the-password' });
+    expect((await login('application/json; charset=shift_jis', Buffer.from(wrong))).status).toBe(415);
+    expect((await login('application/json; charset=utf-16le', Buffer.from(wrong, 'utf16le'))).status).toBe(401);
     const exited = await stop(first.child);
     expect(exited.exitCode).toBe(0);
     expect(exited.stdout).toContain('"msg":"stopped"');
@@ -122,6 +129,14 @@ describe('the headless server', () => {
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^homefleet: Invalid FLEET_PUBLIC_URL \(got "http:\/\/192\.0\.2\.2:3901"\): must be an https:\/\/ origin/);
+  });
+
+  it('is bundled as pure ASCII (V8 keeps the source one-byte) with only the English zod messages', () => {
+    const bundle = fs.readFileSync(path.join(root, 'dist/server/main.js'), 'utf8');
+    expect(bundle.length).toBeGreaterThan(100_000);
+    expect(/[^\x00-\x7f]/.test(bundle)).toBe(false);
+    expect(bundle).toContain('Invalid input'); // zod's English messages
+    expect(bundle).not.toContain('Eingabe'); // its German ones
   });
 });
 

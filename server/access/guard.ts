@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { forbidden, unauthorized } from '../errors.js';
+import type { RequestAudit } from '../http/locals.js';
 import type { AccessGuard } from '../http/routes.js';
 import { carriesAgentToken } from '../hosts/tokens.js';
 import type { AccountService } from './accounts.js';
@@ -18,8 +19,6 @@ declare global {
       session?: SessionRow;
       /** Set by a handler that wrote its own audit entry (user.create, …): no generic `request` entry then. */
       audited?: boolean;
-      /** The `request` entry's target when the path does not name it (the vmid of a created instance). */
-      auditTarget?: string;
       /** Names only (changed fields, ids), merged into the `request` entry's detail: never values or bodies. */
       auditDetail?: Record<string, unknown>;
     }
@@ -72,16 +71,27 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
       res.locals.user = { id: account.id, username: account.username, role: account.role };
       res.locals.session = active.session;
       if (!SAFE_METHODS.has(req.method)) {
+        // The `request` audit row of a 2xx management write. A handler whose service takes it writes
+        // it inside the transaction of its change (res.locals.requestAudit); otherwise it is written
+        // here once the answer is sent.
+        let written = false;
+        const write: RequestAudit = (about = {}) => {
+          written = true;
+          accounts.audit.write({
+            actor: account.username,
+            action: 'request',
+            target: about.target ?? targetOf?.(req.params as Record<string, string>) ?? null,
+            ip: req.ip ?? null,
+            detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ...res.locals.auditDetail, ...about.detail },
+          });
+        };
+        res.locals.requestAudit = (about) => {
+          if (!written && !res.locals.audited && res.statusCode >= 200 && res.statusCode <= 299) write(about);
+        };
         res.on('finish', () => {
-          if (res.statusCode < 200 || res.statusCode > 299 || res.locals.audited) return;
+          if (written || res.statusCode < 200 || res.statusCode > 299 || res.locals.audited) return;
           try {
-            accounts.audit.write({
-              actor: account.username,
-              action: 'request',
-              target: res.locals.auditTarget ?? targetOf?.(req.params as Record<string, string>) ?? null,
-              ip: req.ip ?? null,
-              detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ...res.locals.auditDetail },
-            });
+            write();
           } catch (err) {
             context.logger.error({ err: { message: (err as Error).message } }, 'audit write failed');
           }

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../../test/helpers/build.js';
 import { logIn, startServer } from '../../test/helpers/server.js';
 import { createApp } from '../app.js';
 
@@ -12,7 +13,7 @@ const dbPath = path.join(dir, 'homefleet.db');
 const system = { actor: null, ip: null };
 
 beforeAll(async () => {
-  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
+  await ensureBuilt();
   const app = createApp({ dbPath });
   await app.accounts.create({ username: 'boss', display_name: 'Boss', role: 'administrator', password: 'forgotten-password' }, system);
   await app.accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password' }, system);

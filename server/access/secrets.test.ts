@@ -94,4 +94,11 @@ describe('secrets never leave where they belong', () => {
       for (const secret of secrets) expect(text.includes(secret), `${place} contains ${secret.slice(0, 12)}…`).toBe(false);
     }
   });
+
+  it('every request is one log line: method, path without its query, status, duration', () => {
+    const requests = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request');
+    expect(requests.length).toBeGreaterThanOrEqual(20);
+    expect(requests[0]).toEqual(expect.objectContaining({ level: 30, method: 'GET', path: '/setup', status: 200, ms: expect.any(Number) }));
+    expect(requests).toContainEqual(expect.objectContaining({ method: 'POST', path: '/api/instances', status: 201 }));
+  });
 });

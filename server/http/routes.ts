@@ -1,5 +1,6 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ZodType } from 'zod';
+import { jsonBody } from './json-body.js';
 import { parseWith } from './validate.js';
 
 /** Capability names of PRODUCT.md's table; each role's grants live in server/access. */
@@ -100,7 +101,7 @@ export class RouteTable {
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {
-      chain.push(express.json({ limit: options.bodyLimit ?? '1mb' }));
+      chain.push(jsonBody(options.bodyLimit ?? '1mb'));
     }
     if (options.query) {
       const schema = options.query;

@@ -274,6 +274,36 @@ describe('delete', () => {
   });
 });
 
+describe('one transaction per write: the change, its history and its request audit row', () => {
+  const requestRows = () => server.db.prepare<[], { detail: string }>("SELECT detail FROM audit_log WHERE action = 'request' ORDER BY id").all().map((r) => JSON.parse(r.detail));
+
+  it('create, update and delete each leave one request audit row with the status sent', async () => {
+    await api.post('/api/instances', buildInstance({ vmid: 601, stack: 'development' }));
+    await api.put('/api/instances/601', { state: 'testing' });
+    await api.put('/api/instances/601', { state: 'testing' }); // no change: still a successful write
+    await api.delete('/api/instances/601');
+    await api.delete('/api/instances/601'); // 404: no row
+    expect(requestRows()).toEqual([
+      { method: 'POST', path: '/api/instances', status: 201 },
+      { method: 'PUT', path: '/api/instances/601', status: 200 },
+      { method: 'PUT', path: '/api/instances/601', status: 200 },
+      { method: 'DELETE', path: '/api/instances/601', status: 204 },
+    ]);
+  });
+
+  it('when the audit row cannot be written, the change is not made either', async () => {
+    await api.post('/api/instances', buildInstance({ vmid: 602, stack: 'development', state: 'deployed' }));
+    server.db.exec("CREATE TEMP TRIGGER audit_full BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit log unavailable'); END");
+    expect((await api.post('/api/instances', buildInstance({ vmid: 603 }))).status).toBe(500);
+    expect((await api.put('/api/instances/602', { state: 'testing' })).status).toBe(500);
+    expect((await api.delete('/api/instances/602')).status).toBe(500);
+    server.db.exec('DROP TRIGGER audit_full');
+    expect((await api.get('/api/instances/603')).status).toBe(404);
+    expect((await api.get('/api/instances/602')).body.state).toBe('deployed');
+    expect((await api.get('/api/instances/602/history')).body.map((h: { field: string }) => h.field)).toEqual(['created']);
+  });
+});
+
 describe('list', () => {
   beforeEach(async () => {
     await create({ vmid: 300, name: 'Charlie', state: 'deployed', stack: 'production' });

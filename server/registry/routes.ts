@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { actorOf } from '../http/locals.js';
+import { actorOf, requestAuditOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { InstanceInput, parseListQuery } from './schema.js';
@@ -20,20 +20,18 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
 
   routes.post('/api/instances', { access: 'fleet.operate', documentedBody: InstanceInput }, (req, res) => {
     res.status(201);
-    const created = instances.create(req.body, actorOf(res));
-    res.locals.auditTarget = `instance ${created.vmid}`;
-    return created;
+    return instances.create(req.body, actorOf(res), requestAuditOf(res));
   });
 
   routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: InstanceInput.partial() }, (req, res) => {
     const vmid = vmidParam(req.params.vmid);
-    const { instance, changed } = instances.update(vmid, req.body, actorOf(res));
-    res.locals.auditDetail = { fields: changed };
-    return instance;
+    return instances.update(vmid, req.body, actorOf(res), requestAuditOf(res)).instance;
   });
 
   routes.delete('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {
-    instances.remove(vmidParam(req.params.vmid));
-    res.status(204).end();
+    // The status first: the audit row written in the transaction records it.
+    res.status(204);
+    instances.remove(vmidParam(req.params.vmid), requestAuditOf(res));
+    res.end();
   });
 }

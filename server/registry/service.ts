@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { conflict, notFound, unprocessable, validationFailed } from '../errors.js';
+import type { RequestAudit } from '../http/locals.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createInstanceRepo, type StoredInstance } from './repo.js';
@@ -17,6 +18,8 @@ const present = ({ id: _id, ...instance }: StoredInstance): Instance => instance
 /**
  * The registry's rules: create, merge-and-validate updates, per-field history, the
  * production delete guard. Sync jobs and the API both change instances through here.
+ * `audit` (the request's audit row, see requestAuditOf) is written inside the transaction that
+ * holds the change, so the change and its audit row commit together or not at all.
  */
 export function createInstanceService({ db, clock, events }: Pick<AppContext, 'db' | 'clock' | 'events'>) {
   const repo = createInstanceRepo(db);
@@ -27,25 +30,41 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     return found;
   }
 
-  const createTx = db.transaction((input: InstanceInput, now: number, by: string | null) => {
+  const createTx = db.transaction((input: InstanceInput, now: number, by: string | null, audit: RequestAudit | undefined) => {
     if (repo.findByVmid(input.vmid)) throw conflict('vmid already exists');
-    const id = repo.insert(input, isoSeconds(now));
+    const at = isoSeconds(now);
+    const id = repo.insert(input, at);
     repo.addHistory(id, 'created', null, null, isoMillis(now), by);
-    return present(repo.findByVmid(input.vmid)!);
+    audit?.({ target: `instance ${input.vmid}` });
+    // What was just stored, without reading it back: the validated input (in column order) and its times.
+    const instance: Instance = { ...input, created_at: at, updated_at: at };
+    return instance;
   });
 
-  const updateTx = db.transaction((vmid: number, patch: Record<string, unknown>, now: number, by: string | null): UpdateResult => {
-    const current = require(vmid);
-    const merged: Record<string, unknown> = {};
-    for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
-    const next = parseWith(InstanceInput, merged);
-    const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
-    if (changed.length === 0) return { instance: present(current), changed };
-    if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
-    repo.update(current.id, next, isoSeconds(now));
-    const at = isoMillis(now);
-    for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, by);
-    return { instance: present(repo.findByVmid(next.vmid)!), changed };
+  const updateTx = db.transaction(
+    (vmid: number, patch: Record<string, unknown>, now: number, by: string | null, audit: RequestAudit | undefined): UpdateResult => {
+      const current = require(vmid);
+      const merged: Record<string, unknown> = {};
+      for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
+      const next = parseWith(InstanceInput, merged);
+      const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
+      if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
+      audit?.({ detail: { fields: changed } });
+      if (changed.length === 0) return { instance: present(current), changed };
+      repo.update(current.id, next, isoSeconds(now));
+      const at = isoMillis(now);
+      for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, by);
+      return { instance: present(repo.findByVmid(next.vmid)!), changed };
+    },
+  );
+
+  const removeTx = db.transaction((vmid: number, audit: RequestAudit | undefined): void => {
+    const instance = require(vmid);
+    if (instance.stack === 'production') {
+      throw unprocessable('production instances cannot be deleted; change the stack to development first');
+    }
+    repo.remove(instance.id);
+    audit?.();
   });
 
   function announce(result: UpdateResult, previousVmid: number): void {
@@ -59,17 +78,17 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     history: (vmid: number): HistoryEntry[] => repo.history(require(vmid).id),
 
     /** Creates the instance and its `created` history entry in one transaction. `by` is recorded in history. */
-    create(body: unknown, by: string | null = null): Instance {
+    create(body: unknown, by: string | null = null, audit?: RequestAudit): Instance {
       const input = parseWith(InstanceInput, body);
-      const instance = createTx(input, clock.now(), by);
+      const instance = createTx(input, clock.now(), by, audit);
       events.emit('instance.created', instance);
       return instance;
     },
 
     /** Merges `patch` over the stored instance, validates the result, records each changed field. */
-    update(vmid: number, patch: unknown, by: string | null = null): UpdateResult {
+    update(vmid: number, patch: unknown, by: string | null = null, audit?: RequestAudit): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      const result = updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
+      const result = updateTx(vmid, patch as Record<string, unknown>, clock.now(), by, audit);
       // Inside a caller's transaction the change may still roll back: that caller announces it after commit.
       if (!db.inTransaction) announce(result, vmid);
       return result;
@@ -78,13 +97,10 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     /** Tells the app an update happened (live events); for callers that update inside their own transaction. */
     announce,
 
-    remove(vmid: number): void {
-      const instance = require(vmid);
-      if (instance.stack === 'production') {
-        throw unprocessable('production instances cannot be deleted; change the stack to development first');
-      }
-      repo.remove(instance.id);
-      events.emit('instance.deleted', instance.vmid);
+    /** Deletes the instance (and its history), with the request's audit row in the same transaction. */
+    remove(vmid: number, audit?: RequestAudit): void {
+      removeTx(vmid, audit);
+      events.emit('instance.deleted', vmid);
     },
   };
 }

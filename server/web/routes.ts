@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,8 +52,15 @@ export function registerWebRoutes(routes: RouteTable, rendererDir: string): void
   routes.get('/assets/:file', { access: 'public' }, (req, res) => {
     const file = req.params.file ?? '';
     const full = path.join(assetsDir, file);
-    if (!ASSET_NAME.test(file) || !fs.existsSync(full)) throw notFound('not found');
-    res.set({ 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' });
+    const stat = ASSET_NAME.test(file) ? fs.statSync(full, { throwIfNoEntry: false }) : undefined;
+    if (!stat?.isFile()) throw notFound('not found');
+    // The app sends no ETags of its own (app.ts), so sendFile would send none: set the one it would
+    // (size and mtime), which it then answers a matching If-None-Match with 304 by.
+    res.set({
+      'Cache-Control': 'public, max-age=31536000, immutable',
+      'X-Content-Type-Options': 'nosniff',
+      ETag: `W/"${stat.size.toString(16)}-${stat.mtime.getTime().toString(16)}"`,
+    });
     res.sendFile(full, { cacheControl: false });
   });
 
@@ -70,6 +78,8 @@ export function registerWebRoutes(routes: RouteTable, rendererDir: string): void
         .send(`The homefleet dashboard is not built (nothing at ${rendererDir}). Run \`npm run build\`, then reload.\n`);
       return;
     }
+    // Revalidated on every visit (no-cache): a weak ETag of the page lets the browser get a 304.
+    res.set('ETag', `W/"${createHash('sha1').update(html).digest('base64url')}"`);
     res.type('html').send(html);
   });
 }

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,18 @@ fs.writeFileSync(path.join(dir, 'secret.txt'), 'not an asset');
 
 let server: TestServer;
 let unbuilt: TestServer;
+
+/** The status of a GET with If-None-Match. */
+function conditionalStatus(url: string, etag: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${server.baseUrl}${url}`, { headers: { 'if-none-match': etag } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      })
+      .on('error', reject);
+  });
+}
 beforeAll(async () => {
   server = await startServer({ rendererDir: dir });
   unbuilt = await startServer({ rendererDir: path.join(dir, 'missing') });
@@ -46,6 +59,24 @@ describe('the dashboard pages', () => {
       "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     );
     expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe');
+  });
+
+  it('the page carries a weak ETag and answers 304 to it; JSON API answers carry none', async () => {
+    const page = await server.client.get('/instances');
+    const etag = page.headers.get('etag');
+    expect(etag).toMatch(/^W\/"[A-Za-z0-9_-]+"$/);
+    // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
+    expect(await conditionalStatus('/instances', etag!)).toBe(304);
+    const asset = await server.client.get('/assets/app-ABC123.js');
+    const assetTag = asset.headers.get('etag');
+    expect(assetTag).toMatch(/^W\/"[0-9a-f]+-[0-9a-f]+"$/);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await conditionalStatus('/assets/app-ABC123.js', assetTag!)).toBe(304);
+    expect(await conditionalStatus('/assets/app-ABC123.js', 'W/"0-0"')).toBe(200);
+    for (const url of ['/api/instances', '/api/instances/stacks', '/api/health', '/api/nothing']) {
+      const res = await server.client.get(url);
+      expect(res.headers.get('etag'), url).toBeNull();
+    }
   });
 
   it('unknown /api paths stay a JSON 404, not the page', async () => {

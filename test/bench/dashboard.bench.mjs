@@ -7,7 +7,8 @@ import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, root, sampleInstances, startHeadless } from '../../build/headless-server.mjs';
+import { chromiumLaunchOptions } from '../../build/chromium.mjs';
+import { root, sampleInstances, startHeadless } from '../../build/headless-server.mjs';
 
 const COUNT = 10_000;
 const ROUNDS = 5;
@@ -30,7 +31,7 @@ await new Promise((resolve) => blank.once('listening', resolve));
 const blankUrl = `http://127.0.0.1:${blank.address().port}/`;
 
 const server = await startHeadless();
-const browser = await chromium.launch(CHROMIUM);
+const browser = await chromium.launch(await chromiumLaunchOptions());
 try {
   const seeding = Date.now();
   await server.seedInstances(sampleInstances(COUNT));

@@ -24,6 +24,13 @@ export interface LoadResult {
   requests: number;
   seconds: number;
   perSecond: number;
+  /** Milliseconds from sending each request to reading its whole answer, sorted ascending. */
+  latencies: number[];
+}
+
+/** The q-quantile (0.99 for p99) of sorted latencies. */
+export function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 }
 
 /**
@@ -37,18 +44,22 @@ export async function load(
   expectStatus: number,
 ): Promise<LoadResult> {
   let next = 0;
+  const latencies: number[] = [];
   const started = process.hrtime.bigint();
   const worker = async () => {
     while (next < requests) {
       const i = next++;
+      const sent = performance.now();
       const res = await send(i);
       await res.arrayBuffer();
+      latencies.push(performance.now() - sent);
       if (res.status !== expectStatus) throw new Error(`request ${i}: status ${res.status}, expected ${expectStatus}`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { requests, seconds, perSecond: requests / seconds };
+  latencies.sort((a, b) => a - b);
+  return { requests, seconds, perSecond: requests / seconds, latencies };
 }
 
 /** Runs candidate and baseline alternately `rounds` times and keeps each one's best, to damp noise. */
@@ -63,7 +74,14 @@ export async function compare(rounds: number, baseline: () => Promise<LoadResult
 }
 
 export function report(name: string, result: { baseline: number; candidate: number; ratio: number }, target: string) {
-  const line = `${name}: homefleet ${result.candidate.toFixed(0)}/s, baseline ${result.baseline.toFixed(0)}/s, ratio ${result.ratio.toFixed(3)} (target ${target})`;
+  const line = `${name}: homefleet ${result.candidate.toFixed(0)}/s, floor ${result.baseline.toFixed(0)}/s, ratio ${result.ratio.toFixed(3)} (goal ${target}) ${meets(result.ratio, target)}`;
   console.log(line);
   return line;
+}
+
+/** 'met' or 'NOT MET' for a ratio against a goal written as '>= 0.95' or '<= 2.5'. Never throws: a number is not an error. */
+export function meets(ratio: number, goal: string): string {
+  const [op, value] = goal.split(' ');
+  const ok = op === '>=' ? ratio >= Number(value) : ratio <= Number(value);
+  return ok ? 'met' : 'NOT MET';
 }

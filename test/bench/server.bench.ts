@@ -10,7 +10,7 @@ import { createApp } from '../../server/app.js';
 import { openDatabase } from '../../server/db/database.js';
 import { isoMillis, isoSeconds } from '../../server/time.js';
 import { TestClient } from '../helpers/http.js';
-import { compare, listen, load, report } from './harness.js';
+import { compare, listen, load, meets, quantile, report } from './harness.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-bench-'));
 const root = path.resolve(import.meta.dirname, '../..');
@@ -48,8 +48,10 @@ const bareDatabase = (name: string) => openDatabase(path.join(dir, `${name}.db`)
 describe('server benchmarks', () => {
   it('lists 10,000 instances with search and sort at >= 0.95 of the bare baseline', async () => {
     const app = await homefleetWithSession('list');
+    // Names as in a homelab: one in eight is a web-NNNN, so search=web finds 1,250 of the 10,000.
+    const names = ['web', 'db', 'cache', 'proxy', 'media', 'git', 'dns', 'vault'];
     app.homefleet.db.transaction(() => {
-      for (const row of rows(10_000)) app.homefleet.instances.create(row);
+      for (const [i, row] of rows(10_000).entries()) app.homefleet.instances.create({ ...row, name: `${names[i % names.length]}-${i + 1}` });
     })();
     const copy = bareDatabase('list-bare');
     copy.exec(`ATTACH '${path.join(dir, 'list.db')}' AS src; INSERT INTO instances SELECT * FROM src.instances; DETACH src;`);
@@ -64,14 +66,14 @@ describe('server benchmarks', () => {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     });
-    const path_ = '/api/instances?search=vm-1&sort=updated_at&order=desc';
+    const path_ = '/api/instances?search=web&sort=updated_at&order=desc';
     // This machine's timing swings between runs; more alternating rounds, each side's best kept.
     const result = await compare(
-      5,
+      7,
       () => load(150, 4, () => fetch(bare.url + path_), 200),
       () => load(150, 4, () => fetch(app.server.url + path_, { headers: app.headers }), 200),
     );
-    lines.push(report('list 10k, search + sort', result, '>= 0.95'));
+    lines.push(report('list 10k, search=web&sort=updated_at&order=desc', result, '>= 0.95'));
     await bare.close();
     copy.close();
     await app.close();
@@ -107,11 +109,11 @@ describe('server benchmarks', () => {
         body: JSON.stringify({ vmid, name: `vm-${vmid}`, state: 'deployed', stack: 'development' }),
       });
     const result = await compare(
-      3,
-      () => load(400, 4, () => post(bare.url, ++bareVmid), 201),
-      () => load(400, 4, () => post(app.server.url, ++appVmid, app.headers), 201),
+      7,
+      () => load(1000, 4, () => post(bare.url, ++bareVmid), 201),
+      () => load(1000, 4, () => post(app.server.url, ++appVmid, app.headers), 201),
     );
-    lines.push(report('create (HTTP)', result, '>= 0.60'));
+    lines.push(report('create (session, Origin, validation, history, audit) vs a bare instance + history transaction', result, '>= 0.6'));
     await bare.close();
     db.close();
     await app.close();
@@ -173,27 +175,41 @@ describe('server benchmarks', () => {
     for (let i = 0; i < 10; i++) {
       await app.homefleet.accounts.create({ username: `user${i}`, display_name: `User ${i}`, role: 'viewer', password: PASSWORD }, { actor: null, ip: null });
     }
-    const read = () => load(300, 1, () => fetch(`${app.server.url}/api/instances/stacks`, { headers: app.headers }), 200);
-    const alone = await read();
-    let logging = true;
+    const read = () => load(1000, 1, () => fetch(`${app.server.url}/api/instances/stacks`, { headers: app.headers }), 200);
     let logins = 0;
-    const loginLoops = Array.from({ length: 10 }, async (_, i) => {
-      while (logging && logins < 500) {
-        const res = await fetch(`${app.server.url}/api/auth/login`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', origin: app.server.url },
-          body: JSON.stringify({ username: `user${i}`, password: PASSWORD }),
-        });
-        expect(res.status).toBe(200);
-        await res.arrayBuffer();
-        logins++;
-      }
-    });
-    const during = await read();
-    logging = false;
-    await Promise.all(loginLoops);
+    /** Reads while ten accounts sign in over and over (each login hashes its password with scrypt). */
+    const readDuringLogins = async () => {
+      let logging = true;
+      const loginLoops = Array.from({ length: 10 }, async (_, i) => {
+        while (logging) {
+          const res = await fetch(`${app.server.url}/api/auth/login`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', origin: app.server.url },
+            body: JSON.stringify({ username: `user${i}`, password: PASSWORD }),
+          });
+          expect(res.status).toBe(200);
+          await res.arrayBuffer();
+          logins++;
+        }
+      });
+      const result = await read();
+      logging = false;
+      await Promise.all(loginLoops);
+      return result;
+    };
+    // Alternating rounds (this machine is shared and noisy); each side's lowest p99 is kept.
+    let best = { alone: Infinity, during: Infinity };
+    let alone = await read(); // warm-up
+    let during = alone;
+    for (let round = 0; round < 3; round++) {
+      alone = await read();
+      during = await readDuringLogins();
+      best = { alone: Math.min(best.alone, quantile(alone.latencies, 0.99)), during: Math.min(best.during, quantile(during.latencies, 0.99)) };
+    }
+    const p99 = best;
+    const ratio = p99.during / p99.alone;
     lines.push(
-      `reads during 10 concurrent logins: ${during.perSecond.toFixed(0)}/s vs ${alone.perSecond.toFixed(0)}/s alone, ratio ${(during.perSecond / alone.perSecond).toFixed(3)} (${logins} logins completed meanwhile)`,
+      `reads during 10 parallel logins: p99 ${p99.during.toFixed(2)} ms, floor (idle) p99 ${p99.alone.toFixed(2)} ms, ratio ${ratio.toFixed(2)} (goal <= 2) ${meets(ratio, '<= 2')}; last round ${during.perSecond.toFixed(0)}/s vs ${alone.perSecond.toFixed(0)}/s, ${logins} logins meanwhile`,
     );
     await app.close();
   });
@@ -229,10 +245,22 @@ describe('server benchmarks', () => {
       return { ms, rss };
     };
     const bareScript = `const D=require('better-sqlite3');const db=new D(process.env.DB_PATH);db.pragma('journal_mode=WAL');const q=db.prepare('SELECT 1');require('http').createServer((q2,r)=>{q.get();r.end('{"status":"ok"}')}).listen(+process.env.PORT,'127.0.0.1')`;
-    const bare = await startAndProbe(['-e', bareScript], { DB_PATH: dbPath, PORT: '39411' });
-    const app = await startAndProbe(['dist/server/main.js'], { DB_PATH: dbPath, PORT: '39412', HOST: '127.0.0.1' });
+    // Alternating rounds, each side's fastest start kept; the idle RSS is the median of homefleet's rounds.
+    const bareMs: number[] = [];
+    const appRuns: { ms: number; rss: number }[] = [];
+    let bareRss = NaN;
+    for (let round = 0; round < 5; round++) {
+      const bare = await startAndProbe(['-e', bareScript], { DB_PATH: dbPath, PORT: '39411' });
+      bareMs.push(bare.ms);
+      bareRss = bare.rss;
+      appRuns.push(await startAndProbe(['dist/server/main.js'], { DB_PATH: dbPath, PORT: '39412', HOST: '127.0.0.1' }));
+    }
+    const app = { ms: Math.min(...appRuns.map((r) => r.ms)), rss: appRuns.map((r) => r.rss).sort((a, b) => a - b)[2]! };
+    const bareBest = Math.min(...bareMs);
+    const ratio = app.ms / bareBest;
     lines.push(
-      `start-up to healthy on an existing 10k database: homefleet ${app.ms.toFixed(0)} ms, bare node:http + better-sqlite3 ${bare.ms.toFixed(0)} ms, ratio ${(app.ms / bare.ms).toFixed(2)}; idle RSS ${app.rss.toFixed(0)} MB (bare ${bare.rss.toFixed(0)} MB)`,
+      `start to healthy on an existing 10k database: homefleet ${app.ms.toFixed(0)} ms, floor node -e "require('better-sqlite3')" + node:http ${bareBest.toFixed(0)} ms, ratio ${ratio.toFixed(2)} (goal <= 2.5) ${meets(ratio, '<= 2.5')}`,
+      `idle RSS 1 s after start: homefleet ${app.rss.toFixed(0)} MB (goal <= 60) ${app.rss <= 60 ? 'met' : 'NOT MET'}; bare ${bareRss.toFixed(0)} MB`,
     );
     expect(app.ms).toBeLessThan(10_000);
   });

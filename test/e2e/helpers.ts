@@ -1,27 +1,19 @@
-import { execa } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { chromiumLaunchOptions } from '../../build/chromium.mjs';
 import type { AppOptions } from '../../server/app.js';
 import type { TestClient } from '../helpers/http.js';
+import { ensureBuilt } from '../helpers/build.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 export const root = path.resolve(import.meta.dirname, '../..');
 export type Role = 'viewer' | 'operator' | 'administrator';
 
-/** Debian's Chromium, headless, with everything that would reach out to the network switched off. */
-export const CHROMIUM = {
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-};
 
-let built: Promise<unknown> | undefined;
-/** Builds the renderer (and server) once per test file; the build skips nothing, so the tests see the current sources. */
-export function buildRenderer(): Promise<unknown> {
-  built ??= execa(process.execPath, ['build/build.mjs'], { cwd: root });
-  return built;
-}
+/** The renderer (and server) built from the current sources: once per run, by the vitest global setup. */
+export const buildRenderer = ensureBuilt;
 
 export interface Dashboard {
   server: TestServer;
@@ -37,7 +29,7 @@ export interface Dashboard {
 export async function startDashboard(options: Parameters<typeof startServer>[0] = {}): Promise<Dashboard> {
   await buildRenderer();
   const server = await startServer({ rendererDir: path.join(root, 'dist', 'renderer'), ...options });
-  const browser = await chromium.launch(CHROMIUM);
+  const browser = await chromium.launch(await chromiumLaunchOptions());
   const contexts: BrowserContext[] = [];
   const errors: string[] = [];
   return {

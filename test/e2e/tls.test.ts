@@ -10,7 +10,8 @@ import { defaultConfig } from '../../server/config.js';
 import { createListener } from '../../server/tls/listen.js';
 import { prepareTls, type TlsSetup } from '../../server/tls/setup.js';
 import { removeTempDbs, tempDbPath } from '../helpers/tempdb.js';
-import { buildRenderer, CHROMIUM, root } from './helpers.js';
+import { chromiumLaunchOptions } from '../../build/chromium.mjs';
+import { buildRenderer, root } from './helpers.js';
 
 // "A browser on another address of the machine": the server binds 127.0.0.2 only, and its
 // certificate covers that address and the name fleet.test, which Chromium resolves to 127.0.0.2.
@@ -33,7 +34,8 @@ beforeAll(async () => {
   server.listen(0, ADDRESS);
   await once(server, 'listening');
   port = (server.address() as AddressInfo).port;
-  browser = await chromium.launch({ ...CHROMIUM, args: [...CHROMIUM.args, `--host-resolver-rules=MAP fleet.test ${ADDRESS}, MAP other.test ${ADDRESS}`] });
+  const launch = await chromiumLaunchOptions();
+  browser = await chromium.launch({ ...launch, args: [...(launch.args ?? []), `--host-resolver-rules=MAP fleet.test ${ADDRESS}, MAP other.test ${ADDRESS}`] });
 });
 
 afterAll(async () => {

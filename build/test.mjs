@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// `npm test`: build dist/ once, then the type-check, the vitest suite and the reporter's bats suite
+// at the same time (they share no port, file or database: vitest and bats servers listen on port 0,
+// each test works in its own temp folder, and all of them only read dist/). vitest's output streams;
+// the type-check's and bats' are printed whole when each finishes. Exits non-zero when any fails.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const started = performance.now();
+const seconds = (from) => ((performance.now() - from) / 1000).toFixed(1);
+const strip = (text) => text.replace(/\x1b\[[0-9;]*m/g, '');
+
+function run(name, command, args, { stream = false, env = {} } = {}) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const take = (target) => (chunk) => {
+      output += chunk;
+      if (stream) target.write(chunk);
+    };
+    child.stdout.on('data', take(process.stdout));
+    child.stderr.on('data', take(process.stderr));
+    child.on('error', (error) => resolve({ name, code: 1, output: `${output}${error.message}\n`, time: seconds(t0) }));
+    child.on('close', (code) => {
+      const result = { name, code: code ?? 1, output, time: seconds(t0) };
+      if (!stream) process.stdout.write(`\n── ${name} (${result.time} s) ──\n${output}`);
+      resolve(result);
+    });
+  });
+}
+
+const node = process.execPath;
+const build = await run('build', node, ['build/build.mjs']);
+if (build.code !== 0) process.exit(build.code);
+
+// The global setup of vitest skips its own build: dist/ was just built from the current sources.
+const results = await Promise.all([
+  run('typecheck', node, ['node_modules/typescript/bin/tsc', '--noEmit']),
+  run('vitest', node, ['node_modules/vitest/vitest.mjs', 'run'], { stream: true, env: { HOMEFLEET_DIST_BUILT: '1' } }),
+  run('bats', node, ['build/bats.mjs']),
+]);
+
+let passed = 0;
+let failed = 0;
+const vitest = strip(results[1].output).match(/^\s*Tests\s+(.*)$/m)?.[1] ?? '';
+passed += Number(vitest.match(/(\d+) passed/)?.[1] ?? 0);
+failed += Number(vitest.match(/(\d+) failed/)?.[1] ?? 0);
+const bats = results[2].output.match(/^bats: (\d+) passed, (\d+) failed$/m);
+passed += Number(bats?.[1] ?? 0);
+failed += Number(bats?.[2] ?? 0);
+const broken = results.filter((r) => r.code !== 0);
+// A step that failed without a failing test (a type error, a crash) still counts as a failure.
+if (broken.length > 0 && failed === 0) failed = broken.length;
+
+console.log(`\n${results.map((r) => `${r.name} ${r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`} in ${r.time} s`).join('; ')}; total ${seconds(started)} s`);
+console.log(`test: ${passed} passed, ${failed} failed`);
+process.exit(broken.length > 0 ? 1 : 0);
