@@ -275,7 +275,11 @@ describe('delete', () => {
 });
 
 describe('one transaction per write: the change, its history and its request audit row', () => {
-  const requestRows = () => server.db.prepare<[], { detail: string }>("SELECT detail FROM audit_log WHERE action = 'request' ORDER BY id").all().map((r) => JSON.parse(r.detail));
+  const requestRows = () =>
+    server.db
+      .prepare<[], { target: string | null; detail: string }>("SELECT target, detail FROM audit_log WHERE action = 'request' ORDER BY id")
+      .all()
+      .map((r) => ({ target: r.target, ...JSON.parse(r.detail) }));
 
   it('create, update and delete each leave one request audit row with the status sent', async () => {
     await api.post('/api/instances', buildInstance({ vmid: 601, stack: 'development' }));
@@ -284,10 +288,10 @@ describe('one transaction per write: the change, its history and its request aud
     await api.delete('/api/instances/601');
     await api.delete('/api/instances/601'); // 404: no row
     expect(requestRows()).toEqual([
-      { method: 'POST', path: '/api/instances', status: 201 },
-      { method: 'PUT', path: '/api/instances/601', status: 200 },
-      { method: 'PUT', path: '/api/instances/601', status: 200 },
-      { method: 'DELETE', path: '/api/instances/601', status: 204 },
+      { target: 'instance 601', method: 'POST', path: '/api/instances', status: 201 },
+      { target: 'instance 601', method: 'PUT', path: '/api/instances/601', status: 200, fields: ['state'] },
+      { target: 'instance 601', method: 'PUT', path: '/api/instances/601', status: 200, fields: [] },
+      { target: 'instance 601', method: 'DELETE', path: '/api/instances/601', status: 204 },
     ]);
   });
 
