@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, messageOf } from '../api';
+import { api, ApiError, messageOf } from '../api';
 import { Notice, PageTitle } from '../components/ui';
 import { plural } from '../format';
 import { previewBackup, type Preview } from '../backupPreview';
@@ -33,7 +33,9 @@ export function SettingsPage() {
       setDone(`Imported ${plural(imported, 'instance')} from ${preview.fileName}.`);
       setPreview(undefined);
     } catch (e) {
-      setError(`Import refused: ${messageOf(e)} Nothing was changed.`);
+      // Import errors name the row in their message (`instances[3] (vmid 104, "nextcloud"): ...`).
+      const rows = e instanceof ApiError ? Object.values(e.fields) : [];
+      setError(`Import refused: ${rows.length ? `${rows.join('; ')}.` : messageOf(e)} Nothing was changed.`);
     } finally {
       setBusy(false);
     }
@@ -78,9 +80,16 @@ export function SettingsPage() {
                 <dd data-testid="preview-jobs">{preview.jobs ?? 'not in this file (kept)'}</dd>
                 <dt>Job runs</dt>
                 <dd data-testid="preview-runs">{preview.runs ?? 'not in this file'}</dd>
+                <dt>Change history</dt>
+                <dd data-testid="preview-history">
+                  {preview.history !== null
+                    ? `${preview.history.toLocaleString('en')} ${preview.history === 1 ? 'entry' : 'entries'}, restored as they were`
+                    : 'not in this file (each instance starts with one "imported" entry)'}
+                </dd>
               </dl>
               <Notice kind="warning">
-                Importing replaces all current instances and their history with the {plural(preview.instances, 'instance')} in this file
+                Importing replaces all current instances and their history with the {plural(preview.instances, 'instance')}
+                {preview.history !== null ? ' and the change history' : ''} in this file
                 {preview.jobs !== null ? ', and replaces the jobs and their runs' : ''}. This cannot be undone; export first if unsure.
               </Notice>
               <div class="form-actions">

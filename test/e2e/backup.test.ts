@@ -27,6 +27,10 @@ describe('export and import in Chromium', () => {
     const exported = JSON.parse(fs.readFileSync((await download.path())!, 'utf8'));
     expect(exported.version).toBe(3);
     expect(exported.instances.map((i: { vmid: number }) => i.vmid).sort()).toEqual([701, 702]);
+    const own = path.join(dir, 'own-export.json');
+    fs.writeFileSync(own, JSON.stringify(exported));
+    await page.getByLabel('Backup file').setInputFiles(own);
+    await expect.poll(() => page.getByTestId('preview-history').textContent()).toBe('2 entries, restored as they were');
 
     const backup = path.join(dir, 'old-backup.json');
     fs.writeFileSync(
@@ -46,6 +50,7 @@ describe('export and import in Chromium', () => {
     await expect.poll(() => preview.isVisible()).toBe(true);
     expect(await page.getByTestId('preview-instances').textContent()).toBe('3');
     expect(await page.getByTestId('preview-jobs').textContent()).toBe('not in this file (kept)');
+    expect(await page.getByTestId('preview-history').textContent()).toBe('not in this file (each instance starts with one "imported" entry)');
     expect(await preview.textContent()).toContain('Backup version2');
     // Nothing is replaced by choosing the file.
     expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(2);
@@ -73,7 +78,9 @@ describe('export and import in Chromium', () => {
     fs.writeFileSync(invalid, JSON.stringify({ version: 3, instances: [{ vmid: -1, name: 'x', state: 'deployed', stack: 'development' }] }));
     await page.getByLabel('Backup file').setInputFiles(invalid);
     await page.getByRole('button', { name: 'Replace registry with this backup' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Import refused: .*Nothing was changed\.$/);
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe(
+      'Import refused: instances[0] (vmid -1, "x"): vmid must be a positive integer. Nothing was changed.',
+    );
     expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(3);
   });
 
