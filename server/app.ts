@@ -4,6 +4,7 @@ import { createAccessGuard } from './access/guard.js';
 import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
 import { registerBackupRoutes } from './backup/routes.js';
+import type { SnapshotOptions } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
@@ -31,6 +32,8 @@ export interface AppOptions {
   jobs?: JobsOptions;
   /** The built dashboard (index.html and assets/); default dist/renderer in the package. */
   rendererDir?: string;
+  /** Snapshot timing; tests shorten it. */
+  snapshots?: SnapshotOptions;
 }
 
 export interface HomefleetApp {
@@ -69,7 +72,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerRegistryRoutes(routes, context, instances);
   const jobs = createJobService(context, instances, options.jobs);
   registerJobRoutes(routes, jobs);
-  registerBackupRoutes(routes, context);
+  const snapshots = registerBackupRoutes(routes, context, options.snapshots);
   jobs.start();
   registerUsageRoutes(routes, context);
   // Last: its catch-all answers every GET page path that no feature claimed.
@@ -94,6 +97,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
       if (closed) return;
       closed = true;
       await jobs.close();
+      await snapshots.close();
       db.close();
     },
   };

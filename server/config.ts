@@ -40,6 +40,20 @@ const EnvSchema = z.object({
   ),
   FLEET_AUTH_ALLOW_HTTP: boolFlag,
   FLEET_AGENT_ALLOW_HTTP: boolFlag,
+  FLEET_SNAPSHOT_INTERVAL_HOURS: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '24' : v.trim().toLowerCase() === 'off' ? '0' : v.trim()))
+    .pipe(z.string().regex(/^\d+(\.\d+)?$/, 'must be a number of hours (24 = daily), or 0 or off to switch scheduled snapshots off'))
+    .transform(Number)
+    .pipe(z.number().max(24 * 365, 'must be at most 8760 hours (a year)')),
+  FLEET_SNAPSHOT_KEEP: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '7' : v.trim()))
+    .pipe(z.string().regex(/^\d+$/, 'must be a whole number from 1 to 1000'))
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be a whole number from 1 to 1000').max(1000, 'must be a whole number from 1 to 1000')),
 });
 
 export interface Config {
@@ -55,6 +69,10 @@ export interface Config {
   telemetryToken: string | undefined;
   authAllowHttp: boolean;
   agentAllowHttp: boolean;
+  /** Hours between scheduled database snapshots; 0 = no scheduled snapshots. */
+  snapshotIntervalHours: number;
+  /** Scheduled (and, separately, manual) snapshots kept; pre-import snapshots keep the last 3. */
+  snapshotKeep: number;
 }
 
 export class ConfigError extends Error {}
@@ -81,6 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     telemetryToken: e.FLEET_TELEMETRY_TOKEN,
     authAllowHttp: e.FLEET_AUTH_ALLOW_HTTP,
     agentAllowHttp: e.FLEET_AGENT_ALLOW_HTTP,
+    snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,
+    snapshotKeep: e.FLEET_SNAPSHOT_KEEP,
   };
 }
 

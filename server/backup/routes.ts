@@ -1,9 +1,13 @@
+import fs from 'node:fs';
 import type { AppContext } from '../context.js';
+import { HttpError } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { createBackupService } from './service.js';
+import { createSnapshotService, type SnapshotOptions, type SnapshotService } from './snapshots.js';
 
-export function registerBackupRoutes(routes: RouteTable, ctx: AppContext): void {
+export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapshotOptions?: SnapshotOptions): SnapshotService {
   const backup = createBackupService(ctx);
+  const snapshots = createSnapshotService(ctx, snapshotOptions);
 
   // The export carries raw job secrets, so it needs the same capability as changing them.
   routes.get('/api/export', { access: 'settings.manage' }, (_req, res) => {
@@ -13,5 +17,43 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext): void 
   });
 
   // A 100,000-instance backup is about 26 MB of JSON.
-  routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb' }, (req) => backup.importDocument(req.body));
+  routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb' }, async (req) => {
+    const plan = backup.validate(req.body);
+    // A bad file changes nothing and takes no snapshot; a good one is preceded by a snapshot of what it replaces.
+    try {
+      await snapshots.beforeImport();
+    } catch (err) {
+      throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
+    }
+    return backup.apply(plan);
+  });
+
+  // Whole-database snapshots: a download is the whole database (password hashes, secrets), so administrators only.
+  routes.get('/api/snapshots', { access: 'settings.manage' }, () => ({
+    enabled: snapshots.enabled,
+    ...(snapshots.enabled ? {} : { reason: 'the database is in memory' }),
+    directory: snapshots.directory,
+    interval_hours: snapshots.intervalHours,
+    keep: snapshots.keep,
+    snapshots: snapshots.list(),
+  }));
+
+  routes.post('/api/snapshots', { access: 'settings.manage' }, async (_req, res) => {
+    const snapshot = await snapshots.take('manual');
+    res.status(201);
+    return { snapshot };
+  });
+
+  routes.get('/api/snapshots/:name', { access: 'settings.manage' }, (req, res) => {
+    const file = snapshots.file(req.params.name!);
+    const size = fs.statSync(file).size;
+    res.set({ 'content-type': 'application/vnd.sqlite3', 'content-length': String(size), 'cache-control': 'no-store' });
+    res.attachment(req.params.name!);
+    const stream = fs.createReadStream(file);
+    stream.on('error', () => res.destroy());
+    stream.pipe(res);
+  });
+
+  snapshots.start();
+  return snapshots;
 }
