@@ -4,7 +4,7 @@ import { createAccessGuard } from './access/guard.js';
 import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
 import { registerBackupRoutes } from './backup/routes.js';
-import type { SnapshotOptions } from './backup/snapshots.js';
+import type { SnapshotOptions, SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
@@ -43,6 +43,8 @@ export interface HomefleetApp {
   instances: InstanceService;
   accounts: AccountService;
   jobs: JobService;
+  /** Database snapshots (scheduled, before imports, on demand). */
+  snapshots: SnapshotService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -92,6 +94,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     instances,
     accounts,
     jobs,
+    snapshots,
     routes: routes.records,
     async close() {
       if (closed) return;

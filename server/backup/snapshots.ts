@@ -7,10 +7,11 @@ import { conflict, notFound } from '../errors.js';
 
 /**
  * Database snapshots: SQLite online backups of the whole database (registry, accounts, sessions,
- * audit, usage) into `snapshots/` beside the database file. A snapshot is copied in small steps, so
- * requests are served between them; it is written to a dot-named `.partial` file, checked with
- * `PRAGMA integrity_check` off the main thread, and only then renamed to its final name, so a file
- * with a snapshot's name is always a whole, checked database (a crash leaves at most a `.partial`).
+ * audit, usage) into `snapshots/` beside the database file. A snapshot is copied and checked
+ * (`PRAGMA integrity_check`) in a worker thread, so requests are never held up by it; it is
+ * written to a dot-named `.partial` file and only renamed to its final name once checked and on
+ * disk, so a file with a snapshot's name is always a whole, checked database (a crash leaves at
+ * most a `.partial`, removed at the next start).
  */
 
 export const SNAPSHOT_KINDS = ['scheduled', 'manual', 'pre-import'] as const;
@@ -40,85 +41,150 @@ function parseName(name: string): { kind: SnapshotKind; takenAt: string; seq: nu
   return { kind: m[5] as SnapshotKind, takenAt: `${m[1]}T${m[2]}:${m[3]}:${m[4]}Z`, seq: m[6] ? Number(m[6]) : 1 };
 }
 
-// The check runs in a worker thread: on a 100,000-instance database it takes longer than any request should wait.
-const CHECK_WORKER = `
+/**
+ * The copying and the checking run in a worker thread on its own connection: the server's event loop
+ * never waits for either. The copy is one backup step inside one read transaction, so it is a
+ * consistent picture of one moment; in WAL mode a reader does not block the server's writes.
+ */
+const SNAPSHOT_WORKER = `
+const fs = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
+/** Linux: this thread at the lowest CPU priority, so a busy machine serves requests first. */
+function yieldCpu() {
+  try {
+    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+    if (tid > 0) require('node:os').setPriority(tid, 19);
+  } catch {}
+}
+// better-sqlite3 12 objects are never left to the collector (see server/db/database.ts).
 const retained = [];
-parentPort.on('message', ({ id, file }) => {
+function open(file, options) {
+  const db = new Database(file, options);
+  retained.push(db);
+  return db;
+}
+function all(db, sql) {
+  const statement = db.prepare(sql);
+  retained.push(statement);
+  return statement.pluck().all();
+}
+parentPort.on('message', async ({ id, source, dest, urgent }) => {
   let db;
   try {
-    db = new Database(file, { timeout: 0 });
-    retained.push(db);
-    const check = db.prepare('PRAGMA integrity_check');
-    retained.push(check);
-    const rows = check.pluck().all();
-    // A self-contained file: no -wal needed beside it to open it elsewhere.
-    db.exec('PRAGMA journal_mode = DELETE');
+    // An import waits for its copy; nothing waits for a scheduled one.
+    if (!urgent) yieldCpu();
+    db = open(source, { fileMustExist: true, timeout: 5000 });
+    await db.backup(dest, { progress: () => 0x7fffffff });
     db.close();
+    parentPort.postMessage({ id, stage: 'copied' });
+    yieldCpu();
+    db = open(dest, { fileMustExist: true, timeout: 0 });
+    const rows = all(db, 'PRAGMA integrity_check');
+    // A self-contained file: no -wal needed beside it to open it elsewhere.
+    all(db, 'PRAGMA journal_mode = DELETE');
+    db.close();
+    const fd = fs.openSync(dest, 'r');
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
     const ok = rows.length === 1 && rows[0] === 'ok';
-    parentPort.postMessage({ id, ok, detail: ok ? 'ok' : rows.slice(0, 3).join('; ') });
+    parentPort.postMessage({ id, stage: 'checked', ok, detail: ok ? 'ok' : rows.slice(0, 3).join('; ') });
   } catch (err) {
-    try { if (db) db.close(); } catch {}
-    parentPort.postMessage({ id, ok: false, detail: String(err && err.message) });
+    try { if (db && db.open) db.close(); } catch {}
+    parentPort.postMessage({ id, stage: 'failed', detail: String(err && err.message) });
   }
 });
 `;
 
-/** One long-lived worker that runs integrity checks; falls back to the main thread if it cannot start. */
-function createChecker(db: AppContext['db']) {
-  let worker: Worker | undefined;
-  let failed = false;
-  let serial = 0;
-  const waiting = new Map<number, (r: { ok: boolean; detail: string }) => void>();
+interface Copying {
+  /** The copy is complete: it holds the database as it was when it started. */
+  copied: Promise<void>;
+  /** The copy passed integrity_check and is on disk; rejects with the reason otherwise. */
+  checked: Promise<void>;
+}
+
+/**
+ * A worker per snapshot (none idles between snapshots); when one cannot start (an unusual runtime),
+ * the main thread copies in small steps instead.
+ */
+function createCopier(db: AppContext['db']) {
+  let unavailable = false;
+  const running = new Set<Worker>();
 
   function start(): Worker | undefined {
-    if (worker || failed) return worker;
+    if (unavailable) return undefined;
     try {
       const module = createRequire(import.meta.url).resolve('better-sqlite3');
-      worker = new Worker(CHECK_WORKER, { eval: true, workerData: { module } });
-      worker.unref();
-      worker.on('message', (m: { id: number; ok: boolean; detail: string }) => {
-        waiting.get(m.id)?.(m);
-        waiting.delete(m.id);
-      });
-      worker.on('error', (err) => {
-        for (const done of waiting.values()) done({ ok: false, detail: err.message });
-        waiting.clear();
-        worker = undefined;
-      });
+      const worker = new Worker(SNAPSHOT_WORKER, { eval: true, workerData: { module } });
+      running.add(worker);
+      return worker;
     } catch {
-      failed = true;
-      worker = undefined;
+      unavailable = true;
+      return undefined;
     }
-    return worker;
+  }
+
+  function inWorker(w: Worker, source: string, dest: string, urgent: boolean): Copying {
+    let copied!: () => void;
+    let checked!: () => void;
+    let failCopy!: (err: Error) => void;
+    let failCheck!: (err: Error) => void;
+    const copiedP = new Promise<void>((resolve, reject) => {
+      copied = resolve;
+      failCopy = reject;
+    });
+    const checkedP = new Promise<void>((resolve, reject) => {
+      checked = resolve;
+      failCheck = reject;
+    });
+    copiedP.catch(() => undefined);
+    const end = () => {
+      running.delete(w);
+      void w.terminate();
+    };
+    const fail = (err: Error) => {
+      failCopy(err);
+      failCheck(err);
+      end();
+    };
+    w.on('message', (m: { stage: 'copied' | 'checked' | 'failed'; ok?: boolean; detail?: string }) => {
+      if (m.stage === 'copied') return copied();
+      if (m.stage === 'checked' && m.ok) {
+        checked();
+        end();
+      } else fail(new Error(m.stage === 'checked' ? `the snapshot failed its integrity check (${m.detail})` : String(m.detail)));
+    });
+    w.on('error', fail);
+    w.on('exit', () => fail(new Error('the snapshot worker stopped')));
+    w.postMessage({ id: 1, source, dest, urgent });
+    return { copied: copiedP, checked: checkedP };
+  }
+
+  /** Fallback: better-sqlite3's backup on the server's connection, a few hundred pages per turn of the event loop. */
+  function onMainThread(dest: string): Copying {
+    const copied = db.backup(dest, { progress: () => PAGES_PER_STEP }).then(() => undefined);
+    const checked = copied.then(() => {
+      const Database = db.constructor as new (file: string) => AppContext['db'];
+      const copy = new Database(dest);
+      try {
+        const rows = copy.prepare('PRAGMA integrity_check').pluck().all();
+        copy.exec('PRAGMA journal_mode = DELETE');
+        if (rows.length !== 1 || rows[0] !== 'ok') throw new Error(`the snapshot failed its integrity check (${String(rows[0])})`);
+      } finally {
+        copy.close();
+      }
+    });
+    return { copied, checked };
   }
 
   return {
-    check(file: string): Promise<{ ok: boolean; detail: string }> {
+    copy(source: string, dest: string, urgent: boolean): Copying {
       const w = start();
-      if (!w) {
-        // No worker (an unusual runtime): check here; correct, only slower for the requests waiting.
-        const Database = db.constructor as new (file: string) => AppContext['db'];
-        const copy = new Database(file);
-        try {
-          const rows = copy.prepare('PRAGMA integrity_check').pluck().all();
-          copy.exec('PRAGMA journal_mode = DELETE');
-          return Promise.resolve({ ok: rows.length === 1 && rows[0] === 'ok', detail: String(rows[0]) });
-        } finally {
-          copy.close();
-        }
-      }
-      const id = ++serial;
-      return new Promise((resolve) => {
-        waiting.set(id, resolve);
-        w.postMessage({ id, file });
-      });
+      return w ? inWorker(w, source, dest, urgent) : onMainThread(dest);
     },
     async close() {
-      const w = worker;
-      worker = undefined;
-      if (w) await w.terminate();
+      await Promise.all([...running].map((w) => w.terminate()));
+      running.clear();
     },
   };
 }
@@ -135,7 +201,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
   const directory = enabled ? snapshotDirectory(config.dbPath) : null;
   const intervalMs = config.snapshotIntervalHours * 3_600_000;
   const keep: Record<SnapshotKind, number> = { scheduled: config.snapshotKeep, manual: config.snapshotKeep, 'pre-import': PRE_IMPORT_KEEP };
-  const checker = createChecker(db);
+  const copier = createCopier(db);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   /** Snapshots run one at a time, in the order asked for. */
@@ -183,8 +249,8 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
   }
 
   /**
-   * Copies the live database into a `.partial` file in steps. Resolves when the copy is complete;
-   * `finished` resolves when it has been checked and renamed (or removed, if the check failed).
+   * Copies the live database into a `.partial` file. Resolves when the copy is complete (it holds
+   * the database as it was); `finished` resolves when it has been checked and renamed (or removed).
    */
   async function copy(kind: SnapshotKind): Promise<{ finished: Promise<SnapshotInfo> }> {
     if (!directory) throw conflict('snapshots are off: the database is in memory');
@@ -193,22 +259,17 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     const name = freeName(kind, new Date());
     const partial = path.join(directory, `.${name}.partial`);
     removePartial(partial);
+    const copying = copier.copy(path.resolve(config.dbPath), partial, kind === 'pre-import');
+    copying.checked.catch(() => undefined);
     try {
-      await db.backup(partial, { progress: () => PAGES_PER_STEP });
+      await copying.copied;
     } catch (err) {
       removePartial(partial);
       throw err;
     }
     const finished = (async () => {
       try {
-        const result = await checker.check(partial);
-        if (!result.ok) throw new Error(`the snapshot failed its integrity check (${result.detail})`);
-        const fd = fs.openSync(partial, 'r');
-        try {
-          fs.fsyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
-        }
+        await copying.checked;
         fs.renameSync(partial, path.join(directory, name));
         prune(kind);
         const info = list().find((s) => s.name === name)!;
@@ -308,7 +369,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
       closed = true;
       if (timer) clearTimeout(timer);
       await queue.catch(() => undefined);
-      await checker.close();
+      await copier.close();
     },
   };
   return service;
