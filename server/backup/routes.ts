@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { AppContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
+import { collectGarbage } from './memory.js';
 import { createBackupService } from './service.js';
 import { createSnapshotService, type SnapshotOptions, type SnapshotService } from './snapshots.js';
 
@@ -25,7 +26,10 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     } catch (err) {
       throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
     }
-    return backup.apply(plan);
+    const result = backup.apply(plan);
+    // After the answer is sent: give back the import's memory before the next one (see memory.ts).
+    setImmediate(collectGarbage);
+    return result;
   });
 
   // Whole-database snapshots: a download is the whole database (password hashes, secrets), so administrators only.
