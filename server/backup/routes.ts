@@ -1,10 +1,11 @@
+import type { RequestHandler } from 'express';
 import fs from 'node:fs';
 import type { AppContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { collectGarbage } from './memory.js';
 import { createBackupService } from './service.js';
-import { createSnapshotService, type SnapshotOptions, type SnapshotService } from './snapshots.js';
+import { createSnapshotService, type PreImport, type SnapshotOptions, type SnapshotService } from './snapshots.js';
 
 export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapshotOptions?: SnapshotOptions): SnapshotService {
   const backup = createBackupService(ctx);
@@ -17,16 +18,26 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     return doc;
   });
 
-  // A 100,000-instance backup is about 26 MB of JSON.
-  routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb' }, async (req) => {
+  // A 100,000-instance backup is about 26 MB of JSON. The snapshot of what it replaces starts as soon
+  // as the request is let in, so the copy runs while the body arrives and is checked.
+  const startSnapshot: RequestHandler = (_req, res, next) => {
+    const pending = snapshots.beforeImport();
+    res.locals.preImport = pending;
+    // No import (a bad file, a body that is not JSON, a dropped connection): no pre-import snapshot.
+    res.on('close', () => {
+      if (!res.locals.imported) pending.cancel();
+    });
+    next();
+  };
+  routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
     const plan = backup.validate(req.body);
-    // A bad file changes nothing and takes no snapshot; a good one is preceded by a snapshot of what it replaces.
     try {
-      await snapshots.beforeImport();
+      await (res.locals.preImport as PreImport).ready;
     } catch (err) {
       throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
     }
     const result = backup.apply(plan);
+    res.locals.imported = true;
     // After the answer is sent: give back the import's memory before the next one (see memory.ts).
     setImmediate(collectGarbage);
     return result;

@@ -86,12 +86,14 @@ function validateRows<T>(rows: unknown[], parse: RowParser<T>, section: string, 
 }
 
 function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: RowLabel, field: string, value: (row: T) => unknown): void {
-  const seen = new Map<unknown, number>();
+  const seen = new Set<unknown>();
   for (let i = 0; i < rows.length; i++) {
     const v = value(rows[i]!);
-    const first = seen.get(v);
-    if (first !== undefined) throw validationFailed([rowError(label, section, i, raw[i], field, `duplicates ${label(first, raw[first])}`)]);
-    seen.set(v, i);
+    if (seen.has(v)) {
+      const first = rows.findIndex((row) => value(row) === v);
+      throw validationFailed([rowError(label, section, i, raw[i], field, `duplicates ${label(first, raw[first])}`)]);
+    }
+    seen.add(v);
   }
 }
 

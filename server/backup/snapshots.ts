@@ -1,14 +1,15 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import type { AppContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 
 /**
  * Database snapshots: SQLite online backups of the whole database (registry, accounts, sessions,
  * audit, usage) into `snapshots/` beside the database file. A snapshot is copied and checked
- * (`PRAGMA integrity_check`) in a worker thread, so requests are never held up by it; it is
+ * (`PRAGMA integrity_check`) in a helper process, so requests are never held up by it; it is
  * written to a dot-named `.partial` file and only renamed to its final name once checked and on
  * disk, so a file with a snapshot's name is always a whole, checked database (a crash leaves at
  * most a `.partial`, removed at the next start).
@@ -28,8 +29,11 @@ export interface SnapshotInfo {
 export const SNAPSHOT_NAME = /^homefleet-(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z-(scheduled|manual|pre-import)(?:-(\d{1,4}))?\.db$/;
 const PARTIAL = /^\.homefleet-.*\.partial(-journal|-wal|-shm)?$/;
 export const PRE_IMPORT_KEEP = 3;
-/** Pages copied per step: 256 pages of 4 KiB, well under a millisecond or two of copying. */
-const PAGES_PER_STEP = 256;
+/**
+ * Pages copied per event-loop turn when the server's own connection copies (before an import, or
+ * without a helper): 2,048 pages of 4 KiB, a few milliseconds each.
+ */
+const PAGES_PER_STEP = 2048;
 
 export function snapshotDirectory(dbPath: string): string {
   return path.join(path.dirname(path.resolve(dbPath)), 'snapshots');
@@ -42,56 +46,47 @@ function parseName(name: string): { kind: SnapshotKind; takenAt: string; seq: nu
 }
 
 /**
- * Copying and checking run in one worker thread with its own connection, at the lowest CPU priority
- * (Linux): the server's event loop never waits for either. The copy is one backup step inside one
- * read transaction, so it is a consistent picture of one moment; in WAL mode a reader does not
- * block the server's writes. The worker is started at the first snapshot and kept: a new thread
- * per snapshot left memory behind each time (peak RSS over back-to-back imports 244, 258, 277 MB).
+ * Copying and checking run in a short-lived helper process (this same Node, or Electron as Node) at
+ * the lowest CPU priority: the server's event loop never waits for either, and the server's memory
+ * does not carry it. (A worker thread per snapshot left memory behind each time: peak RSS over
+ * back-to-back imports 244, 258, 277 MB; one kept worker still cost ~30 MB: 220, 255, 255 MB.)
+ * The copy is one backup step inside one read transaction, so it is a consistent picture of one
+ * moment; in WAL mode a reader does not block the server's writes.
  */
-const SNAPSHOT_WORKER = `
+const SNAPSHOT_HELPER = `
 const fs = require('node:fs');
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-try {
-  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-  if (tid > 0) require('node:os').setPriority(tid, 19);
-} catch {}
-// better-sqlite3 12 objects are never left to the collector (see server/db/database.ts).
-const retained = [];
-function open(file, options) {
-  const db = new Database(file, options);
-  retained.push(db);
-  return db;
-}
-function all(db, sql) {
-  const statement = db.prepare(sql);
-  retained.push(statement);
-  return statement.pluck().all();
-}
-parentPort.on('message', async ({ id, op, source, dest }) => {
+const job = JSON.parse(process.env.HOMEFLEET_SNAPSHOT_JOB);
+const Database = require(job.module);
+// The server went away (killed, say): stop too, leaving at most a .partial file.
+process.on('disconnect', () => process.exit(1));
+const send = (message) => process.send(message);
+(async () => {
   let db;
   try {
-    if (op === 'copy') {
-      db = open(source, { fileMustExist: true, timeout: 5000 });
-      await db.backup(dest, { progress: () => 0x7fffffff });
+    if (job.op === 'copy') {
+      db = new Database(job.source, { fileMustExist: true, timeout: 5000 });
+      await db.backup(job.dest, { progress: () => 0x7fffffff });
       db.close();
-      parentPort.postMessage({ id, stage: 'copied' });
+      send({ stage: 'copied' });
     }
-    db = open(dest, { fileMustExist: true, timeout: 0 });
-    const rows = all(db, 'PRAGMA integrity_check');
+    // Nobody waits for the check: the lowest CPU priority.
+    try { require('node:os').setPriority(19); } catch {}
+    db = new Database(job.dest, { fileMustExist: true, timeout: 0 });
+    const rows = db.prepare('PRAGMA integrity_check').pluck().all();
     // A self-contained file: no -wal needed beside it to open it elsewhere.
-    all(db, 'PRAGMA journal_mode = DELETE');
+    db.prepare('PRAGMA journal_mode = DELETE').get();
     db.close();
-    const fd = fs.openSync(dest, 'r');
+    const fd = fs.openSync(job.dest, 'r');
     fs.fsyncSync(fd);
     fs.closeSync(fd);
     const ok = rows.length === 1 && rows[0] === 'ok';
-    parentPort.postMessage({ id, stage: 'checked', ok, detail: ok ? 'ok' : rows.slice(0, 3).join('; ') });
+    send({ stage: 'checked', ok, detail: ok ? 'ok' : rows.slice(0, 3).join('; ') });
   } catch (err) {
     try { if (db && db.open) db.close(); } catch {}
-    parentPort.postMessage({ id, stage: 'failed', detail: String(err && err.message) });
+    send({ stage: 'failed', detail: String(err && err.message) });
   }
-});
+  process.disconnect();
+})();
 `;
 
 interface Copying {
@@ -101,45 +96,32 @@ interface Copying {
   checked: Promise<void>;
 }
 
-/** The worker, and the main-thread ways used when it cannot start (an unusual runtime). */
+/** The helper process, and the main-thread ways used when it cannot start. */
 function createCopier(db: AppContext['db']) {
-  let worker: Worker | undefined;
   let unavailable = false;
-  let serial = 0;
-  const jobs = new Map<number, { copied: () => void; checked: () => void; fail: (err: Error) => void }>();
+  const running = new Set<ChildProcess>();
 
-  function failAll(err: Error) {
-    for (const job of jobs.values()) job.fail(err);
-    jobs.clear();
-    worker = undefined;
-  }
-
-  function start(): Worker | undefined {
-    if (worker || unavailable) return worker;
+  function send(op: 'copy' | 'check', source: string, dest: string, urgent: boolean): Copying | undefined {
+    if (unavailable) return undefined;
+    let child: ChildProcess;
     try {
       const module = createRequire(import.meta.url).resolve('better-sqlite3');
-      // A few megabytes of JavaScript at most: the work is SQLite's.
-      const w = new Worker(SNAPSHOT_WORKER, { eval: true, workerData: { module }, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 } });
-      w.unref();
-      w.on('message', (m: { id: number; stage: 'copied' | 'checked' | 'failed'; ok?: boolean; detail?: string }) => {
-        const job = jobs.get(m.id);
-        if (!job) return;
-        if (m.stage === 'copied') return job.copied();
-        jobs.delete(m.id);
-        if (m.stage === 'checked' && m.ok) job.checked();
-        else job.fail(new Error(m.stage === 'checked' ? `the snapshot failed its integrity check (${m.detail})` : String(m.detail)));
+      child = spawn(process.execPath, ['-e', SNAPSHOT_HELPER], {
+        // ELECTRON_RUN_AS_NODE: in the desktop app, execPath is Electron; this makes it plain Node.
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', HOMEFLEET_SNAPSHOT_JOB: JSON.stringify({ op, source, dest, module }) },
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        windowsHide: true,
       });
-      w.on('error', failAll);
-      w.on('exit', () => failAll(new Error('the snapshot worker stopped')));
-      worker = w;
     } catch {
       unavailable = true;
+      return undefined;
     }
-    return worker;
-  }
-
-  function send(w: Worker, op: 'copy' | 'check', source: string, dest: string): Copying {
-    const id = ++serial;
+    running.add(child);
+    try {
+      if (child.pid && !urgent) os.setPriority(child.pid, 19);
+    } catch {
+      // Not allowed here: it runs at normal priority.
+    }
     let copied!: () => void;
     let checked!: () => void;
     let failCopy!: (err: Error) => void;
@@ -153,9 +135,25 @@ function createCopier(db: AppContext['db']) {
       failCheck = reject;
     });
     copiedP.catch(() => undefined);
-    jobs.set(id, { copied, checked, fail: (err) => (failCopy(err), failCheck(err)) });
-    w.postMessage({ id, op, source, dest });
     if (op === 'check') copied();
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderr.length < 2000) stderr += chunk.toString();
+    });
+    const fail = (err: Error) => {
+      failCopy(err);
+      failCheck(err);
+    };
+    child.on('message', (m: { stage: 'copied' | 'checked' | 'failed'; ok?: boolean; detail?: string }) => {
+      if (m.stage === 'copied') copied();
+      else if (m.stage === 'checked' && m.ok) checked();
+      else fail(new Error(m.stage === 'checked' ? `the snapshot failed its integrity check (${m.detail})` : String(m.detail)));
+    });
+    child.on('error', fail);
+    child.on('exit', (code, signal) => {
+      running.delete(child);
+      fail(new Error(`the snapshot helper stopped (${signal ?? code}) ${stderr.trim().split('\n').at(-1) ?? ''}`.trim()));
+    });
     return { copied: copiedP, checked: checkedP };
   }
 
@@ -177,31 +175,34 @@ function createCopier(db: AppContext['db']) {
   }
 
   return {
-    /**
-     * `urgent`: someone (an import) waits for the copy. It is then taken on the server's connection
-     * in steps, at normal priority (the import is about to hold the event loop anyway); only the check
-     * goes to the worker.
-     */
+    /** `urgent`: someone (an import) waits for the copy, so it runs at normal priority; the check never does. */
     copy(source: string, dest: string, urgent: boolean): Copying {
-      const w = start();
-      if (!urgent && w) return send(w, 'copy', source, dest);
+      const helper = send('copy', source, dest, urgent);
+      if (helper) return helper;
       const copied = copyHere(dest);
-      const checked = copied.then(() => (w ? send(w, 'check', source, dest).checked : checkHere(dest)));
+      const checked = copied.then(() => checkHere(dest));
       return { copied, checked };
     },
     async close() {
-      const w = worker;
-      worker = undefined;
-      if (w) {
-        w.removeAllListeners('exit');
-        failAll(new Error('the server is stopping'));
-        await w.terminate();
-      }
+      await Promise.all(
+        [...running].map((child) => {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill();
+          return exited;
+        }),
+      );
     },
   };
 }
 
 export type SnapshotService = ReturnType<typeof createSnapshotService>;
+
+class NotNeeded extends Error {}
+
+export interface PreImport {
+  ready: Promise<void>;
+  cancel(): void;
+}
 
 export interface SnapshotOptions {
   /** First scheduled snapshot when none exists yet (default one minute after start). */
@@ -264,7 +265,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
    * Copies the live database into a `.partial` file. Resolves when the copy is complete (it holds
    * the database as it was); `finished` resolves when it has been checked and renamed (or removed).
    */
-  async function copy(kind: SnapshotKind): Promise<{ finished: Promise<SnapshotInfo> }> {
+  async function copy(kind: SnapshotKind, keepIt: () => boolean = () => true): Promise<{ finished: Promise<SnapshotInfo> }> {
     if (!directory) throw conflict('snapshots are off: the database is in memory');
     if (closed) throw conflict('the server is stopping');
     fs.mkdirSync(directory, { recursive: true });
@@ -282,6 +283,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     const finished = (async () => {
       try {
         await copying.checked;
+        if (!keepIt()) throw new NotNeeded('the import it was taken for did not take place');
         fs.renameSync(partial, path.join(directory, name));
         prune(kind);
         const info = list().find((s) => s.name === name)!;
@@ -292,7 +294,9 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
         throw err;
       }
     })();
-    finished.catch((err: Error) => logger.error({ err: { message: err.message }, kind }, 'database snapshot failed'));
+    finished.catch((err: Error) => {
+      if (!(err instanceof NotNeeded)) logger.error({ err: { message: err.message }, kind }, 'database snapshot failed');
+    });
     return { finished };
   }
 
@@ -332,21 +336,24 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     },
 
     /**
-     * The snapshot before an import: resolves once the copy holds the pre-import state (the import
-     * may then write); checking and naming it finish in the background.
+     * The snapshot before an import, started when the request arrives so the copy runs while the body
+     * is read and checked: `ready` resolves once the copy holds the pre-import state (the import may
+     * then write); checking and naming it finish in the background. `cancel()` when no import follows.
      */
-    beforeImport(): Promise<void> {
-      if (!directory) return Promise.resolve();
+    beforeImport(): PreImport {
+      if (!directory) return { ready: Promise.resolve(), cancel() {} };
+      let cancelled = false;
       let copied!: () => void;
       let failed!: (err: unknown) => void;
-      const done = new Promise<void>((resolve, reject) => {
+      const ready = new Promise<void>((resolve, reject) => {
         copied = resolve;
         failed = reject;
       });
+      ready.catch(() => undefined);
       // The next snapshot waits for this one to be checked and named; the import does not.
       enqueue(async () => {
         try {
-          const { finished } = await copy('pre-import');
+          const { finished } = await copy('pre-import', () => !cancelled);
           copied();
           await finished;
         } catch (err) {
@@ -354,7 +361,12 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
           throw err;
         }
       }).catch(() => undefined);
-      return done;
+      return {
+        ready,
+        cancel() {
+          cancelled = true;
+        },
+      };
     },
 
     /** The path of a snapshot by its exact name; 404 for anything else. */
