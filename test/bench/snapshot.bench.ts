@@ -52,8 +52,11 @@ describe('snapshot benchmark', () => {
     }
     await reads(() => true, 2_000); // warm-up
 
-    const rounds: Array<{ snapshotMs: number; during: number; without: number; count: number }> = [];
-    for (let round = 0; round < 3; round++) {
+    const p99 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length * 0.99)]!;
+    const rounds: Array<{ snapshotMs: number; during: number; without: number; count: number; p99During: number; p99Without: number }> = [];
+    // Alternating rounds, best of each: a shared machine's scheduling noise is larger than the effect.
+    const ROUNDS = 5;
+    for (let round = 0; round < ROUNDS; round++) {
       let done = false;
       const started = performance.now();
       const taking = app.snapshots.take('scheduled').finally(() => (done = true));
@@ -62,17 +65,19 @@ describe('snapshot benchmark', () => {
       const snapshotMs = performance.now() - started;
       expect(info.kind).toBe('scheduled');
       const without = await reads(() => true, during.length);
-      rounds.push({ snapshotMs, during: Math.max(...during), without: Math.max(...without), count: during.length });
+      rounds.push({ snapshotMs, during: Math.max(...during), without: Math.max(...without), count: during.length, p99During: p99(during), p99Without: p99(without) });
     }
     const best = { during: Math.min(...rounds.map((r) => r.during)), without: Math.min(...rounds.map((r) => r.without)) };
+    const bestP99 = { during: Math.min(...rounds.map((r) => r.p99During)), without: Math.min(...rounds.map((r) => r.p99Without)) };
     const size = fs.statSync(path.join(path.dirname(dbPath), 'snapshots', app.snapshots.list()[0]!.name)).size;
     const lines = [
       `snapshot of ${COUNT.toLocaleString('en')} instances (${(size / 1048576).toFixed(1)} MiB) while reading one instance at a time:`,
       ...rounds.map(
         (r, i) =>
-          `  round ${i + 1}: snapshot ${r.snapshotMs.toFixed(0)} ms, ${r.count} reads; longest read during ${r.during.toFixed(2)} ms, without ${r.without.toFixed(2)} ms`,
+          `  round ${i + 1}: snapshot ${r.snapshotMs.toFixed(0)} ms, ${r.count} reads; longest read during ${r.during.toFixed(2)} ms, without ${r.without.toFixed(2)} ms; p99 ${r.p99During.toFixed(2)} / ${r.p99Without.toFixed(2)} ms`,
       ),
-      `  longest read (best of 3): during ${best.during.toFixed(2)} ms, without ${best.without.toFixed(2)} ms, ratio ${(best.during / best.without).toFixed(2)} (target < 3)`,
+      `  longest read (best of ${ROUNDS}): during ${best.during.toFixed(2)} ms, without ${best.without.toFixed(2)} ms, ratio ${(best.during / best.without).toFixed(2)} (target < 3)`,
+      `  p99 read (best of ${ROUNDS}): during ${bestP99.during.toFixed(2)} ms, without ${bestP99.without.toFixed(2)} ms, ratio ${(bestP99.during / bestP99.without).toFixed(2)}`,
     ];
     console.log(`\n${lines.join('\n')}\n`);
     await server.close();
