@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -124,6 +125,20 @@ describe('snapshots', () => {
     const off = await serverOnFile({ snapshotIntervalHours: 0 }, { firstDelayMs: 10 });
     await new Promise((r) => setTimeout(r, 300));
     expect(names(off.dir)).toEqual([]);
+  });
+
+  it('without a helper process that can run, takes snapshots on the server itself', async () => {
+    const { server, dir } = await serverOnFile({}, { helperCommand: path.join(os.tmpdir(), 'no-such-node-binary') });
+    await server.client.post('/api/instances', buildInstance({ vmid: 3, name: 'here' }));
+    const res = await server.client.post('/api/snapshots');
+    expect(res.status).toBe(201);
+    expect(files(dir)).toEqual([res.body.snapshot.name]);
+    const copy = new Database(path.join(dir, res.body.snapshot.name), { readonly: true });
+    expect(copy.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
+    expect(copy.prepare('SELECT name FROM instances').pluck().all()).toEqual(['here']);
+    copy.close();
+    expect((await server.client.post('/api/import', { instances: [] })).status).toBe(200);
+    expect(await until(() => names(dir).length, (n) => n === 2)).toBe(2);
   });
 
   it('removes what an interrupted snapshot left at start; a .partial file is never listed', async () => {

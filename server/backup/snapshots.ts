@@ -97,7 +97,10 @@ interface Copying {
 }
 
 /** The helper process, and the main-thread ways used when it cannot start. */
-function createCopier(db: AppContext['db']) {
+/** The helper could not run at all (no message from it): the main thread does the work instead. */
+class HelperUnavailable extends Error {}
+
+function createCopier(db: AppContext['db'], helperCommand: string) {
   let unavailable = false;
   const running = new Set<ChildProcess>();
 
@@ -106,7 +109,7 @@ function createCopier(db: AppContext['db']) {
     let child: ChildProcess;
     try {
       const module = createRequire(import.meta.url).resolve('better-sqlite3');
-      child = spawn(process.execPath, ['-e', SNAPSHOT_HELPER], {
+      child = spawn(helperCommand, ['-e', SNAPSHOT_HELPER], {
         // ELECTRON_RUN_AS_NODE: in the desktop app, execPath is Electron; this makes it plain Node.
         env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', HOMEFLEET_SNAPSHOT_JOB: JSON.stringify({ op, source, dest, module }) },
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -144,14 +147,20 @@ function createCopier(db: AppContext['db']) {
       failCopy(err);
       failCheck(err);
     };
+    let heard = false;
     child.on('message', (m: { stage: 'copied' | 'checked' | 'failed'; ok?: boolean; detail?: string }) => {
+      heard = true;
       if (m.stage === 'copied') copied();
       else if (m.stage === 'checked' && m.ok) checked();
       else fail(new Error(m.stage === 'checked' ? `the snapshot failed its integrity check (${m.detail})` : String(m.detail)));
     });
-    child.on('error', fail);
+    child.on('error', (err) => {
+      running.delete(child);
+      fail(heard ? err : new HelperUnavailable(err.message));
+    });
     child.on('exit', (code, signal) => {
       running.delete(child);
+      if (!heard) return fail(new HelperUnavailable(`the snapshot helper could not run (${signal ?? code}) ${stderr.trim().split('\n').at(-1) ?? ''}`));
       fail(new Error(`the snapshot helper stopped (${signal ?? code}) ${stderr.trim().split('\n').at(-1) ?? ''}`.trim()));
     });
     return { copied: copiedP, checked: checkedP };
@@ -177,11 +186,27 @@ function createCopier(db: AppContext['db']) {
   return {
     /** `urgent`: someone (an import) waits for the copy, so it runs at normal priority; the check never does. */
     copy(source: string, dest: string, urgent: boolean): Copying {
+      const here = (): Copying => {
+        const copied = copyHere(dest);
+        return { copied, checked: copied.then(() => checkHere(dest)) };
+      };
       const helper = send('copy', source, dest, urgent);
-      if (helper) return helper;
-      const copied = copyHere(dest);
-      const checked = copied.then(() => checkHere(dest));
-      return { copied, checked };
+      if (!helper) return here();
+      // A helper that cannot run (an unusual runtime) is not tried again; this snapshot is taken here.
+      let fallback: Copying | undefined;
+      const instead = (err: unknown): Copying => {
+        if (!(err instanceof HelperUnavailable)) throw err;
+        if (!fallback) {
+          unavailable = true;
+          for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(dest + suffix, { force: true });
+          fallback = here();
+        }
+        return fallback;
+      };
+      return {
+        copied: helper.copied.catch((err) => instead(err).copied),
+        checked: helper.checked.catch((err) => instead(err).checked),
+      };
     },
     async close() {
       await Promise.all(
@@ -207,6 +232,8 @@ export interface PreImport {
 export interface SnapshotOptions {
   /** First scheduled snapshot when none exists yet (default one minute after start). */
   firstDelayMs?: number;
+  /** The program that runs the snapshot helper with `-e` (default this Node, or Electron as Node). */
+  helperCommand?: string;
 }
 
 export function createSnapshotService({ db, config, logger }: Pick<AppContext, 'db' | 'config' | 'logger'>, options: SnapshotOptions = {}) {
@@ -214,7 +241,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
   const directory = enabled ? snapshotDirectory(config.dbPath) : null;
   const intervalMs = config.snapshotIntervalHours * 3_600_000;
   const keep: Record<SnapshotKind, number> = { scheduled: config.snapshotKeep, manual: config.snapshotKeep, 'pre-import': PRE_IMPORT_KEEP };
-  const copier = createCopier(db);
+  const copier = createCopier(db, options.helperCommand ?? process.execPath);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   /** Snapshots run one at a time, in the order asked for. */
