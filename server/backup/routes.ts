@@ -19,15 +19,26 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
   });
 
   // A 100,000-instance backup is about 26 MB of JSON. The snapshot of what it replaces starts as soon
-  // as the request is let in, so the copy runs while the body arrives and is checked.
+  // as the request is let in, so the copy runs while the body arrives and is checked. Imports take
+  // turns (snapshot, then write), so each pre-import snapshot holds what that import replaced.
+  let turn: Promise<void> = Promise.resolve();
   const startSnapshot: RequestHandler = (_req, res, next) => {
-    const pending = snapshots.beforeImport();
-    res.locals.preImport = pending;
-    // No import (a bad file, a body that is not JSON, a dropped connection): no pre-import snapshot.
+    const previous = turn;
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    turn = previous.then(() => mine);
+    let closed = false;
     res.on('close', () => {
-      if (!res.locals.imported) pending.cancel();
+      closed = true;
+      // No import (a bad file, a body that is not JSON, a dropped connection): no pre-import snapshot.
+      if (!res.locals.imported) (res.locals.preImport as PreImport | undefined)?.cancel();
+      done();
     });
-    next();
+    void previous.then(() => {
+      if (closed) return;
+      res.locals.preImport = snapshots.beforeImport();
+      next();
+    });
   };
   routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
     const plan = backup.validate(req.body);

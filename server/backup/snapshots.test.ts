@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -116,6 +117,45 @@ describe('snapshots', () => {
     const all = (await server.client.get('/api/snapshots')).body.snapshots;
     expect(all.filter((s: { kind: string }) => s.kind === 'pre-import')).toHaveLength(3);
     expect(all.map((s: { name: string }) => s.name)).not.toContain(first[0]);
+  });
+
+  it('parallel imports take turns: each pre-import snapshot holds what that import replaced', { timeout: 30_000 }, async () => {
+    const { server, dir } = await serverOnFile();
+    await server.client.post('/api/instances', buildInstance({ vmid: 1, name: 'original' }));
+    const body = (name: string) => JSON.stringify({ instances: [{ vmid: 1, name, state: 'deployed', stack: 'development' }] });
+    // The first import's body arrives slowly: half now, the rest later.
+    const a = body('from-a');
+    const slow = http.request(`${server.baseUrl}/api/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(a), origin: server.baseUrl, cookie: server.client.cookieHeader() },
+    });
+    const first = new Promise<number>((resolve, reject) => {
+      slow.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      slow.on('error', reject);
+    });
+    slow.write(a.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    let secondDone = false;
+    const second = server.client.post('/api/import', body('from-b')).then((res) => ((secondDone = true), res.status));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(secondDone).toBe(false); // waits for its turn
+    slow.end(a.slice(10));
+    expect([await first, await second]).toEqual([200, 200]);
+    await server.client.post('/api/snapshots'); // queued behind the pre-import ones
+    const held = names(dir)
+      .filter((n) => n.includes('pre-import'))
+      .map((n) => {
+        const copy = new Database(path.join(dir, n), { readonly: true });
+        const name = copy.prepare('SELECT name FROM instances').pluck().get();
+        copy.close();
+        return name;
+      })
+      .sort();
+    expect(held).toEqual(['from-a', 'original']);
+    expect((await server.client.get('/api/instances/1')).body.name).toBe('from-b');
   });
 
   it('takes scheduled snapshots, and none when switched off', async () => {
