@@ -4,6 +4,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { AppContext } from '../context.js';
+import { openRetained } from '../db/database.js';
 import { conflict, notFound } from '../errors.js';
 
 /**
@@ -60,21 +61,22 @@ const Database = require(job.module);
 // The server went away (killed, say): stop too, leaving at most a .partial file.
 process.on('disconnect', () => process.exit(1));
 const send = (message) => process.send(message);
+// better-sqlite3 12 objects are never left to the collector (see server/db/database.ts).
+const retained = [];
+const keep = (object) => (retained.push(object), object);
 (async () => {
   let db;
   try {
-    if (job.op === 'copy') {
-      db = new Database(job.source, { fileMustExist: true, timeout: 5000 });
-      await db.backup(job.dest, { progress: () => 0x7fffffff });
-      db.close();
-      send({ stage: 'copied' });
-    }
+    db = keep(new Database(job.source, { fileMustExist: true, timeout: 5000 }));
+    await db.backup(job.dest, { progress: () => 0x7fffffff });
+    db.close();
+    send({ stage: 'copied' });
     // Nobody waits for the check: the lowest CPU priority.
     try { require('node:os').setPriority(19); } catch {}
-    db = new Database(job.dest, { fileMustExist: true, timeout: 0 });
-    const rows = db.prepare('PRAGMA integrity_check').pluck().all();
+    db = keep(new Database(job.dest, { fileMustExist: true, timeout: 0 }));
+    const rows = keep(db.prepare('PRAGMA integrity_check')).pluck().all();
     // A self-contained file: no -wal needed beside it to open it elsewhere.
-    db.prepare('PRAGMA journal_mode = DELETE').get();
+    keep(db.prepare('PRAGMA journal_mode = DELETE')).get();
     db.close();
     const fd = fs.openSync(job.dest, 'r');
     fs.fsyncSync(fd);
@@ -96,22 +98,22 @@ interface Copying {
   checked: Promise<void>;
 }
 
-/** The helper process, and the main-thread ways used when it cannot start. */
 /** The helper could not run at all (no message from it): the main thread does the work instead. */
 class HelperUnavailable extends Error {}
 
+/** The helper process, and the main-thread ways used when it cannot start. */
 function createCopier(db: AppContext['db'], helperCommand: string) {
   let unavailable = false;
   const running = new Set<ChildProcess>();
 
-  function send(op: 'copy' | 'check', source: string, dest: string, urgent: boolean): Copying | undefined {
+  function send(source: string, dest: string, urgent: boolean): Copying | undefined {
     if (unavailable) return undefined;
     let child: ChildProcess;
     try {
       const module = createRequire(import.meta.url).resolve('better-sqlite3');
       child = spawn(helperCommand, ['-e', SNAPSHOT_HELPER], {
         // ELECTRON_RUN_AS_NODE: in the desktop app, execPath is Electron; this makes it plain Node.
-        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', HOMEFLEET_SNAPSHOT_JOB: JSON.stringify({ op, source, dest, module }) },
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', HOMEFLEET_SNAPSHOT_JOB: JSON.stringify({ source, dest, module }) },
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         windowsHide: true,
       });
@@ -138,7 +140,6 @@ function createCopier(db: AppContext['db'], helperCommand: string) {
       failCheck = reject;
     });
     copiedP.catch(() => undefined);
-    if (op === 'check') copied();
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => {
       if (stderr.length < 2000) stderr += chunk.toString();
@@ -166,14 +167,13 @@ function createCopier(db: AppContext['db'], helperCommand: string) {
     return { copied: copiedP, checked: checkedP };
   }
 
-  /** Copied on the server's connection, a few hundred pages per turn of the event loop. */
+  /** Copied on the server's connection, PAGES_PER_STEP pages per turn of the event loop. */
   function copyHere(dest: string): Promise<void> {
     return db.backup(dest, { progress: () => PAGES_PER_STEP }).then(() => undefined);
   }
 
   function checkHere(dest: string): void {
-    const Database = db.constructor as new (file: string) => AppContext['db'];
-    const copy = new Database(dest);
+    const copy = openRetained(dest);
     try {
       const rows = copy.prepare('PRAGMA integrity_check').pluck().all();
       copy.exec('PRAGMA journal_mode = DELETE');
@@ -190,7 +190,7 @@ function createCopier(db: AppContext['db'], helperCommand: string) {
         const copied = copyHere(dest);
         return { copied, checked: copied.then(() => checkHere(dest)) };
       };
-      const helper = send('copy', source, dest, urgent);
+      const helper = send(source, dest, urgent);
       if (!helper) return here();
       // A helper that cannot run (an unusual runtime) is not tried again; this snapshot is taken here.
       let fallback: Copying | undefined;
