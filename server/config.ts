@@ -46,7 +46,12 @@ const EnvSchema = z.object({
     .transform((v) => (v === undefined || v.trim() === '' ? '24' : v.trim().toLowerCase() === 'off' ? '0' : v.trim()))
     .pipe(z.string().regex(/^\d+(\.\d+)?$/, 'must be a number of hours (24 = daily), or 0 or off to switch scheduled snapshots off'))
     .transform(Number)
-    .pipe(z.number().max(24 * 365, 'must be at most 8760 hours (a year)')),
+    .pipe(
+      z
+        .number()
+        .max(24 * 365, 'must be at most 8760 hours (a year)')
+        .refine((h) => h === 0 || h >= 0.25, 'must be at least 0.25 hours (15 minutes), or 0 or off'),
+    ),
   FLEET_SNAPSHOT_KEEP: z
     .string()
     .optional()
