@@ -17,7 +17,7 @@ export const targets = [
     sources: ['server', 'package.json'],
     outfile: 'dist/server/main.js',
     options: {
-      entryPoints: { main: 'server/main.ts', recover: 'server/access/recover.ts' },
+      entryPoints: { main: 'server/main.ts', recover: 'server/access/recover.ts', restore: 'server/backup/restore-cli.ts' },
       outdir: 'dist/server',
       bundle: true,
       platform: 'node',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start` and `npm run recover`: builds what is missing or stale, then runs the server (or the
+// `npm start`, `npm run recover` and `npm run restore`: builds what is missing or stale, then runs the server (or the
 // recovery command) in this same process, so a signal sent to this process reaches the server.
 //
 // npm runs a script through `sh -c`, and Debian's dash does not exec the command: a SIGTERM to npm
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const ENTRIES = { server: 'dist/server/main.js', recover: 'dist/server/recover.js' };
+const ENTRIES = { server: 'dist/server/main.js', recover: 'dist/server/recover.js', restore: 'dist/server/restore.js' };
 const which = process.argv[2];
 const entry = ENTRIES[which];
 if (!entry) {

@@ -112,6 +112,14 @@ describe('desktop start-up', () => {
     expect((await fetch(`${second.desktop.origin}/setup`)).status).toBe(404);
   });
 
+  it('keeps database snapshots beside its database, in the user-data folder', async () => {
+    const userData = userDataDir();
+    const { desktop } = await launched(userData);
+    expect(desktop.homefleet.snapshots.enabled).toBe(true);
+    const taken = await desktop.homefleet.snapshots.take('manual');
+    expect(fs.readdirSync(path.join(userData, 'snapshots'))).toEqual([taken.name]);
+  });
+
   it('shows an error box and exits with 1 when the database cannot be opened', async () => {
     const userData = userDataDir();
     const db = openRetained(path.join(userData, 'homefleet.db'));

@@ -7,6 +7,8 @@ export interface Preview {
   instances: number;
   jobs: number | null;
   runs: number | null;
+  /** History entries the file carries (restored as they were), or null: the import starts each timeline anew. */
+  history: number | null;
 }
 
 /** Reads a backup file just enough to say what an import would replace; the server validates every row. */
@@ -26,5 +28,6 @@ export function previewBackup(fileName: string, text: string): Preview {
     instances: doc.instances.length,
     jobs: Array.isArray(doc.jobs) ? doc.jobs.length : null,
     runs: Array.isArray(doc.job_runs) ? doc.job_runs.length : null,
+    history: Array.isArray(doc.instance_history) ? doc.instance_history.length : null,
   };
 }

@@ -13,9 +13,9 @@ describe('safeNext', () => {
 
 describe('previewBackup', () => {
   it('counts what an import would replace; a backup without version is version 1', () => {
-    const text = JSON.stringify({ version: 3, exported_at: '2026-01-01T00:00:00Z', instances: [{}, {}], jobs: [{}], job_runs: [] });
-    expect(previewBackup('b.json', text)).toEqual({ fileName: 'b.json', text, version: 3, exportedAt: '2026-01-01T00:00:00Z', instances: 2, jobs: 1, runs: 0 });
-    expect(previewBackup('old.json', '{"instances":[]}')).toMatchObject({ version: 1, instances: 0, jobs: null, runs: null });
+    const text = JSON.stringify({ version: 3, exported_at: '2026-01-01T00:00:00Z', instances: [{}, {}], instance_history: [{}, {}, {}], jobs: [{}], job_runs: [] });
+    expect(previewBackup('b.json', text)).toEqual({ fileName: 'b.json', text, version: 3, exportedAt: '2026-01-01T00:00:00Z', instances: 2, jobs: 1, runs: 0, history: 3 });
+    expect(previewBackup('old.json', '{"instances":[]}')).toMatchObject({ version: 1, instances: 0, jobs: null, runs: null, history: null });
   });
   it('refuses a file that is not JSON or has no instances list, saying why', () => {
     expect(() => previewBackup('x', 'nope')).toThrow('not JSON');

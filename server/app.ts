@@ -5,6 +5,7 @@ import { createAccessGuard } from './access/guard.js';
 import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
 import { registerBackupRoutes } from './backup/routes.js';
+import type { SnapshotOptions, SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
@@ -49,6 +50,8 @@ export interface AppOptions {
   usageRetention?: UsageRetentionOptions;
   /** Hosts and agents: where the agent and installer sources are (default reporter/), kept versions (default build/agents/), heartbeat interval. */
   hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
+  /** Snapshot timing; tests shorten it. */
+  snapshots?: SnapshotOptions;
 }
 
 export interface HomefleetApp {
@@ -61,6 +64,8 @@ export interface HomefleetApp {
   /** Open live event streams; close() ends them, so call it before waiting on the HTTP server to close. */
   liveEvents: EventHub;
   hosts: HostService;
+  /** Database snapshots (scheduled, before imports, on demand). */
+  snapshots: SnapshotService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
@@ -98,7 +103,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerRegistryRoutes(routes, context, instances);
   const jobs = createJobService(context, instances, options.jobs);
   registerJobRoutes(routes, jobs);
-  registerBackupRoutes(routes, context);
+  const snapshots = registerBackupRoutes(routes, context, options.snapshots);
   jobs.start();
   const usageRetention = createUsageRetention(context, options.usageRetention);
   usageRetention.start();
@@ -144,6 +149,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     jobs,
     liveEvents,
     hosts,
+    snapshots,
     routes: routes.records,
     async close() {
       if (closed) return;
@@ -152,6 +158,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
       usageRetention.stop();
       clearInterval(hostSweep);
       await jobs.close();
+      await snapshots.close();
       db.close();
     },
   };

@@ -2,6 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 
 describe('configuration', () => {
+  it('snapshots: daily and 7 kept by default; hours (decimals too), 0 or off; bad values name the variable', () => {
+    expect(loadConfig({})).toMatchObject({ snapshotIntervalHours: 24, snapshotKeep: 7 });
+    expect(loadConfig({ FLEET_SNAPSHOT_INTERVAL_HOURS: '6', FLEET_SNAPSHOT_KEEP: '30' })).toMatchObject({ snapshotIntervalHours: 6, snapshotKeep: 30 });
+    expect(loadConfig({ FLEET_SNAPSHOT_INTERVAL_HOURS: '0.5' }).snapshotIntervalHours).toBe(0.5);
+    for (const off of ['0', 'off', 'OFF']) expect(loadConfig({ FLEET_SNAPSHOT_INTERVAL_HOURS: off }).snapshotIntervalHours).toBe(0);
+    for (const bad of ['-1', 'daily', '1e3', '9000', '0.1']) {
+      expect(() => loadConfig({ FLEET_SNAPSHOT_INTERVAL_HOURS: bad }), bad).toThrow(/^Invalid FLEET_SNAPSHOT_INTERVAL_HOURS/);
+    }
+    for (const bad of ['0', '1.5', 'all', '1001']) expect(() => loadConfig({ FLEET_SNAPSHOT_KEEP: bad }), bad).toThrow(/^Invalid FLEET_SNAPSHOT_KEEP/);
+  });
+
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
       port: 3000,

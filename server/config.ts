@@ -65,6 +65,25 @@ const EnvSchema = z.object({
   FLEET_TLS_NAMES: optionalText,
   FLEET_USAGE_RETENTION_DAYS: wholeNumber(180, 1, 36_500),
   FLEET_USAGE_MAX_REPORTS: wholeNumber(100_000, 100, 10_000_000),
+  FLEET_SNAPSHOT_INTERVAL_HOURS: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '24' : v.trim().toLowerCase() === 'off' ? '0' : v.trim()))
+    .pipe(z.string().regex(/^\d+(\.\d+)?$/, 'must be a number of hours (24 = daily), or 0 or off to switch scheduled snapshots off'))
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .max(24 * 365, 'must be at most 8760 hours (a year)')
+        .refine((h) => h === 0 || h >= 0.25, 'must be at least 0.25 hours (15 minutes), or 0 or off'),
+    ),
+  FLEET_SNAPSHOT_KEEP: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '7' : v.trim()))
+    .pipe(z.string().regex(/^\d+$/, 'must be a whole number from 1 to 1000'))
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be a whole number from 1 to 1000').max(1000, 'must be a whole number from 1 to 1000')),
 });
 
 export interface Config {
@@ -98,6 +117,10 @@ export interface Config {
    * SubjectPublicKeyInfo (curl's --pinnedpubkey format without `sha256//`). Set by the TLS setup.
    */
   tlsFingerprint?: string;
+  /** Hours between scheduled database snapshots; 0 = no scheduled snapshots. */
+  snapshotIntervalHours: number;
+  /** Scheduled (and, separately, manual) snapshots kept; pre-import snapshots keep the last 3. */
+  snapshotKeep: number;
 }
 
 export class ConfigError extends Error {}
@@ -133,6 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsExtraNames: (e.FLEET_TLS_NAMES ?? '').split(/[\s,]+/).filter(Boolean),
     usageRetentionDays: e.FLEET_USAGE_RETENTION_DAYS,
     usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
+    snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,
+    snapshotKeep: e.FLEET_SNAPSHOT_KEEP,
   };
 }
 

@@ -1,8 +1,110 @@
 import { useState } from 'preact/hooks';
-import { api, messageOf } from '../api';
-import { Notice, PageTitle } from '../components/ui';
+import { api, ApiError, messageOf } from '../api';
+import { Notice, PageTitle, Time, useLoad } from '../components/ui';
+import type { SnapshotInfo } from '../../server/backup/snapshots';
 import { plural } from '../format';
 import { previewBackup, type Preview } from '../backupPreview';
+
+interface SnapshotList {
+  enabled: boolean;
+  reason?: string;
+  directory: string | null;
+  interval_hours: number;
+  keep: Record<SnapshotInfo['kind'], number>;
+  snapshots: SnapshotInfo[];
+}
+
+const KIND_LABEL: Record<SnapshotInfo['kind'], string> = { scheduled: 'scheduled', manual: 'taken by hand', 'pre-import': 'before an import' };
+
+export function fileSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+/** Whole-database snapshots: the list with downloads, and one taken now. Restoring is a local command. */
+function Snapshots() {
+  const list = useLoad(() => api<SnapshotList>('GET', '/api/snapshots'), []);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const [done, setDone] = useState<string>();
+
+  async function takeNow() {
+    setBusy(true);
+    setError(undefined);
+    setDone(undefined);
+    try {
+      const { snapshot } = await api<{ snapshot: SnapshotInfo }>('POST', '/api/snapshots');
+      setDone(`Snapshot ${snapshot.name} taken (${fileSize(snapshot.size)}).`);
+      list.reload();
+    } catch (e) {
+      setError(`No snapshot taken: ${messageOf(e)}`);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const data = list.data;
+  return (
+    <div class="card" data-testid="snapshots">
+      <h2>Database snapshots</h2>
+      <p>
+        A snapshot is a copy of the whole database (instances, history, jobs, accounts, audit), for disaster recovery on this installation.
+        Restore one on the server with <code>npm run restore -- &lt;file&gt;</code> while homefleet is stopped (see the README).
+      </p>
+      {list.error && <Notice kind="error">{list.error}</Notice>}
+      {data && !data.enabled && <Notice kind="info">Snapshots are off: {data.reason ?? 'not available'}.</Notice>}
+      {data?.enabled && (
+        <>
+          <p class="muted" data-testid="snapshot-policy">
+            {data.interval_hours > 0 ? `Taken every ${data.interval_hours} hours` : 'Scheduled snapshots are off'} and before every import, into{' '}
+            <code>{data.directory}</code>. Kept: the last {data.keep.scheduled} scheduled, {data.keep.manual} taken by hand, {data.keep['pre-import']} before imports.
+          </p>
+          {error && <Notice kind="error">{error}</Notice>}
+          {done && <Notice kind="success">{done}</Notice>}
+          <div class="form-actions">
+            <button type="button" class="primary" onClick={takeNow} disabled={busy}>
+              {busy ? 'Taking a snapshot…' : 'Take a snapshot now'}
+            </button>
+          </div>
+          {data.snapshots.length === 0 ? (
+            <p class="muted">No snapshots yet.</p>
+          ) : (
+            <div class="table-wrap">
+              <table class="runs" data-testid="snapshot-list">
+                <thead>
+                  <tr>
+                    <th>Taken</th>
+                    <th>Why</th>
+                    <th>Size</th>
+                    <th></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.snapshots.map((s) => (
+                    <tr key={s.name}>
+                      <td>
+                        <Time iso={s.taken_at} />
+                      </td>
+                      <td>{KIND_LABEL[s.kind]}</td>
+                      <td>{fileSize(s.size)}</td>
+                      <td>
+                        <a href={`/api/snapshots/${encodeURIComponent(s.name)}`} download={s.name}>
+                          Download
+                        </a>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
 
 export function SettingsPage() {
   const [preview, setPreview] = useState<Preview>();
@@ -33,7 +135,9 @@ export function SettingsPage() {
       setDone(`Imported ${plural(imported, 'instance')} from ${preview.fileName}.`);
       setPreview(undefined);
     } catch (e) {
-      setError(`Import refused: ${messageOf(e)} Nothing was changed.`);
+      // Import errors name the row in their message (`instances[3] (vmid 104, "nextcloud"): ...`).
+      const rows = e instanceof ApiError ? Object.values(e.fields) : [];
+      setError(`Import refused: ${rows.length ? `${rows.join('; ')}.` : messageOf(e)} Nothing was changed.`);
     } finally {
       setBusy(false);
     }
@@ -78,9 +182,16 @@ export function SettingsPage() {
                 <dd data-testid="preview-jobs">{preview.jobs ?? 'not in this file (kept)'}</dd>
                 <dt>Job runs</dt>
                 <dd data-testid="preview-runs">{preview.runs ?? 'not in this file'}</dd>
+                <dt>Change history</dt>
+                <dd data-testid="preview-history">
+                  {preview.history !== null
+                    ? `${preview.history.toLocaleString('en')} ${preview.history === 1 ? 'entry' : 'entries'}, restored as they were`
+                    : 'not in this file (each instance starts with one "imported" entry)'}
+                </dd>
               </dl>
               <Notice kind="warning">
-                Importing replaces all current instances and their history with the {plural(preview.instances, 'instance')} in this file
+                Importing replaces all current instances and their history with the {plural(preview.instances, 'instance')}
+                {preview.history !== null ? ' and the change history' : ''} in this file
                 {preview.jobs !== null ? ', and replaces the jobs and their runs' : ''}. This cannot be undone; export first if unsure.
               </Notice>
               <div class="form-actions">
@@ -94,6 +205,7 @@ export function SettingsPage() {
             </div>
           )}
         </div>
+        <Snapshots />
       </div>
     </section>
   );

@@ -3,13 +3,18 @@ import { buildInstance } from '../../test/helpers/factories.js';
 import { agentDir, enrolledHost } from '../../test/helpers/hosts.js';
 import type { TestClient } from '../../test/helpers/http.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { Role } from './capabilities.js';
 
 let server: TestServer;
 beforeEach(async () => {
-  server = await startServer({ config: { telemetryToken: 't'.repeat(40), agentAllowHttp: true }, hosts: { agentDir: agentDir('1.1.0') } });
+  // A database file, so that snapshots (which an in-memory database has none of) can be taken.
+  server = await startServer({ dbPath: tempDbPath(), config: { telemetryToken: 't'.repeat(40), agentAllowHttp: true }, hosts: { agentDir: agentDir('1.1.0') } });
 });
-afterEach(() => server.stop());
+afterEach(async () => {
+  await server.stop();
+  removeTempDbs();
+});
 
 interface Case {
   name: string;
@@ -68,6 +73,15 @@ const cases: Case[] = [
   { name: 'PUT /api/jobs/:id', allowed: admins, success: 200, run: async (c) => c.put(`/api/jobs/${await aJob()}`, { schedule: 30 }) },
   { name: 'GET /api/export', allowed: admins, success: 200, run: (c) => c.get('/api/export') },
   { name: 'POST /api/import', allowed: admins, success: 200, run: (c) => c.post('/api/import', { version: 3, instances: [] }) },
+  // Database snapshots are the whole database (password hashes, secrets): settings.manage.
+  { name: 'GET /api/snapshots', allowed: admins, success: 200, run: (c) => c.get('/api/snapshots') },
+  { name: 'POST /api/snapshots', allowed: admins, success: 201, run: (c) => c.post('/api/snapshots') },
+  {
+    name: 'GET /api/snapshots/:name',
+    allowed: admins,
+    success: 200,
+    run: async (c) => c.get(`/api/snapshots/${(await server.client.post('/api/snapshots')).body.snapshot.name}`),
+  },
   // Scripts, configs, collections: provisioning reports, summaries for viewers, the reports themselves for operators.
   { name: 'GET /api/usage/summary', allowed: everyone, success: 200, run: (c) => c.get('/api/usage/summary') },
   { name: 'GET /api/usage', allowed: operators, success: 200, run: (c) => c.get('/api/usage') },

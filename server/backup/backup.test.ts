@@ -65,7 +65,67 @@ describe('import', () => {
     const res = await api().post('/api/import', first);
     expect([res.status, res.body]).toEqual([200, { imported: 3 }]);
     const second = (await api().get('/api/export')).body;
-    expect({ ...second, exported_at: null }).toEqual({ ...first, exported_at: null });
+    const withoutImported = (doc: { instance_history: Array<{ field: string }> }) => doc.instance_history.filter((h) => h.field !== 'imported');
+    expect({ ...second, exported_at: null, instance_history: withoutImported(second) }).toEqual({ ...first, exported_at: null, instance_history: withoutImported(first) });
+    expect(second.instance_history.filter((h: { field: string }) => h.field === 'imported')).toHaveLength(3);
+  });
+
+  it('carries every history entry (field, old, new, time, actor) into a fresh server, plus one imported entry on top', async () => {
+    await api().post('/api/instances', buildInstance({ vmid: 104, name: 'nextcloud', state: 'testing' }));
+    await api().post('/api/instances', buildInstance({ vmid: 7, name: 'seven' }));
+    clock.advance(1_234);
+    await api().put('/api/instances/104', { state: 'deployed', tailscale_ip: '100.64.0.4' });
+    clock.advance(2_000);
+    await api().put('/api/instances/104', { vmid: 105 });
+    await api().put('/api/instances/7', { name: 'seven-b' });
+    const historyOf = async (s: TestServer, vmid: number) =>
+      (await s.client.get(`/api/instances/${vmid}/history`)).body.map(({ id: _id, ...entry }: { id: number }) => entry);
+    const before = { 105: await historyOf(server, 105), 7: await historyOf(server, 7) };
+    expect(before[105].map((h: { field: string }) => h.field)).toEqual(['vmid', 'tailscale_ip', 'state', 'created']);
+    const exported = (await api().get('/api/export')).body;
+    expect(exported.instance_history).toContainEqual({ vmid: 105, field: 'state', old_value: 'testing', new_value: 'deployed', changed_at: '2026-11-22T10:00:01.234Z', changed_by: expect.any(String) });
+
+    const fresh = await startServer({ dbPath: tempDbPath(), clock: manualClock(Date.parse('2026-12-01T00:00:00Z')) });
+    try {
+      const res = await fresh.client.post('/api/import', exported);
+      expect([res.status, res.body]).toEqual([200, { imported: 2 }]);
+      for (const vmid of [105, 7] as const) {
+        const after = await historyOf(fresh, vmid);
+        expect(after[0]).toEqual({ vmid, field: 'imported', old_value: null, new_value: null, changed_at: '2026-12-01T00:00:00.000Z', changed_by: 'import' });
+        expect(after.slice(1)).toEqual(before[vmid]);
+      }
+      const again = (await fresh.client.get('/api/export')).body;
+      expect(again.instances).toEqual(exported.instances);
+      expect(again.instance_history.filter((h: { field: string }) => h.field !== 'imported')).toEqual(exported.instance_history);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  it('without instance_history behaves as before: only the imported entry', async () => {
+    const res = await api().post('/api/import', { version: 3, instances: [row(8)], instance_history: null });
+    expect(res.status).toBe(200);
+    expect((await api().get('/api/instances/8/history')).body.map((h: { field: string }) => h.field)).toEqual(['imported']);
+  });
+
+  it('a bad history entry is 400 naming the entry; nothing changes', async () => {
+    await api().post('/api/instances', buildInstance({ vmid: 9, name: 'kept' }));
+    const before = (await api().get('/api/export')).body;
+    const good = { vmid: 1, field: 'state', old_value: 'testing', new_value: 'deployed', changed_at: '2026-11-01T00:00:00.000Z', changed_by: 'ann' };
+    const cases: Array<[unknown, { field: string; message: string }]> = [
+      [{ ...good, changed_at: 'yesterday' }, { field: 'instance_history[1].changed_at', message: 'instance_history[1] (vmid 1, field "state"): changed_at must be an ISO 8601 UTC timestamp' }],
+      [{ ...good, vmid: 2 }, { field: 'instance_history[1].vmid', message: 'instance_history[1] (vmid 2, field "state"): vmid names no instance in this backup' }],
+      [{ ...good, old_value: 5 }, { field: 'instance_history[1].old_value', message: 'instance_history[1] (vmid 1, field "state"): old_value must be a string or null' }],
+      [{ ...good, field: '' }, { field: 'instance_history[1].field', message: 'instance_history[1] (vmid 1, field ""): field must not be empty' }],
+      ['x', { field: 'instance_history[1]', message: 'instance_history[1]: must be a JSON object' }],
+    ];
+    for (const [entry, error] of cases) {
+      const res = await api().post('/api/import', { version: 3, instances: [row(1)], instance_history: [good, entry] });
+      expect([res.status, res.body], JSON.stringify(entry)).toEqual([400, { errors: [error] }]);
+    }
+    const notArray = await api().post('/api/import', { version: 3, instances: [row(1)], instance_history: {} });
+    expect([notArray.status, notArray.body]).toEqual([400, { errors: [{ field: 'instance_history', message: 'must be an array' }] }]);
+    expect((await api().get('/api/export')).body).toEqual({ ...before, exported_at: expect.any(String) });
   });
 
   it('replaces instances and their history with one "imported" entry each', async () => {
@@ -98,10 +158,18 @@ describe('import', () => {
     const rows = Array.from({ length: 1000 }, (_, i) => row(i + 100));
     rows[637] = row(737, { tailscale_ip: '300.1.1.1' });
     const res = await api().post('/api/import', { version: 3, instances: rows });
-    expect([res.status, res.body]).toEqual([400, { errors: [{ field: 'instances.637.tailscale_ip', message: 'must be an IPv4 address or empty' }] }]);
+    expect([res.status, res.body]).toEqual([
+      400,
+      { errors: [{ field: 'instances[637].tailscale_ip', message: 'instances[637] (vmid 737, "host-737"): tailscale_ip must be an IPv4 address or empty' }] },
+    ]);
     rows[637] = row(100);
     const dup = await api().post('/api/import', { version: 3, instances: rows });
-    expect([dup.status, dup.body]).toEqual([400, { errors: [{ field: 'instances.637.vmid', message: 'duplicates instances.0' }] }]);
+    expect([dup.status, dup.body]).toEqual([
+      400,
+      { errors: [{ field: 'instances[637].vmid', message: 'instances[637] (vmid 100, "host-100"): vmid duplicates instances[0] (vmid 100, "host-100")' }] },
+    ]);
+    const notObject = await api().post('/api/import', { version: 3, instances: [row(1), 42] });
+    expect(notObject.body).toEqual({ errors: [{ field: 'instances[1]', message: 'instances[1]: must be a JSON object' }] });
     expect((await api().get('/api/export')).body).toEqual(before);
   });
 
@@ -110,12 +178,12 @@ describe('import', () => {
     const job = { id: 1, key: 'tailscale_sync', name: 'T', enabled: 1, schedule: 15, config: {} };
     const run = { id: 1, job_id: 1, started_at: '2026-11-22T10:00:00.000Z', ended_at: null, status: 'success', result: '' };
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ jobs: [{ ...job, schedule: 0 }] }, 'jobs.0.schedule'],
-      [{ jobs: [{ ...job, key: 'nope' }] }, 'jobs.0.key'],
-      [{ jobs: [{ ...job, config: { bogus: 1 } }] }, 'jobs.0.config'],
-      [{ jobs: [job, { ...job, id: 2 }] }, 'jobs.1.key'],
-      [{ jobs: [job], job_runs: [{ ...run, status: 'done' }] }, 'job_runs.0.status'],
-      [{ jobs: [job], job_runs: [{ ...run, job_id: 2 }] }, 'job_runs.0.job_id'],
+      [{ jobs: [{ ...job, schedule: 0 }] }, 'jobs[0].schedule'],
+      [{ jobs: [{ ...job, key: 'nope' }] }, 'jobs[0].key'],
+      [{ jobs: [{ ...job, config: { bogus: 1 } }] }, 'jobs[0].config'],
+      [{ jobs: [job, { ...job, id: 2 }] }, 'jobs[1].key'],
+      [{ jobs: [job], job_runs: [{ ...run, status: 'done' }] }, 'job_runs[0].status'],
+      [{ jobs: [job], job_runs: [{ ...run, job_id: 2 }] }, 'job_runs[0].job_id'],
       [{ jobs: {} }, 'jobs'],
     ];
     for (const [extra, field] of cases) {

@@ -1,9 +1,15 @@
+import type { RequestHandler } from 'express';
+import fs from 'node:fs';
 import type { AppContext } from '../context.js';
+import { HttpError } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
+import { collectGarbage } from './memory.js';
 import { createBackupService } from './service.js';
+import { createSnapshotService, type PreImport, type SnapshotOptions, type SnapshotService } from './snapshots.js';
 
-export function registerBackupRoutes(routes: RouteTable, ctx: AppContext): void {
+export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapshotOptions?: SnapshotOptions): SnapshotService {
   const backup = createBackupService(ctx);
+  const snapshots = createSnapshotService(ctx, snapshotOptions);
 
   // The export carries raw job secrets, so it needs the same capability as changing them.
   routes.get('/api/export', { access: 'settings.manage' }, (_req, res) => {
@@ -12,6 +18,68 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext): void 
     return doc;
   });
 
-  // A 100,000-instance backup is about 26 MB of JSON.
-  routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb' }, (req) => backup.importDocument(req.body));
+  // A 100,000-instance backup is about 26 MB of JSON. The snapshot of what it replaces starts as soon
+  // as the request is let in, so the copy runs while the body arrives and is checked. Imports take
+  // turns (snapshot, then write), so each pre-import snapshot holds what that import replaced.
+  let turn: Promise<void> = Promise.resolve();
+  const startSnapshot: RequestHandler = (_req, res, next) => {
+    const previous = turn;
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    turn = previous.then(() => mine);
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+      // No import (a bad file, a body that is not JSON, a dropped connection): no pre-import snapshot.
+      if (!res.locals.imported) (res.locals.preImport as PreImport | undefined)?.cancel();
+      done();
+    });
+    void previous.then(() => {
+      if (closed) return;
+      res.locals.preImport = snapshots.beforeImport();
+      next();
+    });
+  };
+  routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
+    const plan = backup.validate(req.body);
+    try {
+      await (res.locals.preImport as PreImport).ready;
+    } catch (err) {
+      throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
+    }
+    const result = backup.apply(plan);
+    res.locals.imported = true;
+    // After the answer is sent: give back the import's memory before the next one (see memory.ts).
+    setImmediate(collectGarbage);
+    return result;
+  });
+
+  // Whole-database snapshots: a download is the whole database (password hashes, secrets), so administrators only.
+  routes.get('/api/snapshots', { access: 'settings.manage' }, () => ({
+    enabled: snapshots.enabled,
+    ...(snapshots.enabled ? {} : { reason: 'the database is in memory' }),
+    directory: snapshots.directory,
+    interval_hours: snapshots.intervalHours,
+    keep: snapshots.keep,
+    snapshots: snapshots.list(),
+  }));
+
+  routes.post('/api/snapshots', { access: 'settings.manage' }, async (_req, res) => {
+    const snapshot = await snapshots.take('manual');
+    res.status(201);
+    return { snapshot };
+  });
+
+  routes.get('/api/snapshots/:name', { access: 'settings.manage' }, (req, res) => {
+    const file = snapshots.file(req.params.name!);
+    const size = fs.statSync(file).size;
+    res.set({ 'content-type': 'application/vnd.sqlite3', 'content-length': String(size), 'cache-control': 'no-store' });
+    res.attachment(req.params.name!);
+    const stream = fs.createReadStream(file);
+    stream.on('error', () => res.destroy());
+    stream.pipe(res);
+  });
+
+  snapshots.start();
+  return snapshots;
 }

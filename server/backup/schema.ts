@@ -54,6 +54,44 @@ export const BackupRun = z.object({
 });
 export type BackupRun = z.infer<typeof BackupRun>;
 
+/** One entry of an instance's change timeline, as the export writes it (the vmid says whose). */
+export const BackupHistoryEntry = z.object({
+  vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+  field: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(64, { error: 'must be at most 64 characters' }),
+  old_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
+  new_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
+  changed_at: isoTimestamp,
+  changed_by: z.string({ error: 'must be a string or null' }).nullable().default(null),
+});
+export type BackupHistoryEntry = z.infer<typeof BackupHistoryEntry>;
+
+const isNullableString = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+
+/** BackupHistoryEntry with a hand-written fast path for well-formed entries (see parseBackupInstance). */
+export function parseBackupHistoryEntry(row: unknown): { success: true; data: BackupHistoryEntry } | { success: false; error: z.ZodError } {
+  if (typeof row === 'object' && row !== null && !Array.isArray(row)) {
+    const r = row as Record<string, unknown>;
+    const { vmid, field, changed_at: at } = r;
+    if (
+      Number.isSafeInteger(vmid) && (vmid as number) > 0 &&
+      typeof field === 'string' && field.length > 0 && field.length <= 64 &&
+      typeof at === 'string' && TIMESTAMP.test(at) &&
+      isNullableString(r.old_value) && isNullableString(r.new_value) && isNullableString(r.changed_by)
+    ) {
+      return {
+        success: true,
+        data: {
+          vmid: vmid as number, field, changed_at: at,
+          old_value: (r.old_value as string | null | undefined) ?? null,
+          new_value: (r.new_value as string | null | undefined) ?? null,
+          changed_by: (r.changed_by as string | null | undefined) ?? null,
+        },
+      };
+    }
+  }
+  return BackupHistoryEntry.safeParse(row) as ReturnType<typeof parseBackupHistoryEntry>;
+}
+
 const STATE_SET = new Set<unknown>(STATES);
 const STACK_SET = new Set<unknown>(STACKS);
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
@@ -77,6 +115,11 @@ export function parseBackupInstance(row: unknown): { success: true; data: Backup
       FLAGS.every((flag) => isFlag(r[flag])) &&
       isTimestamp(r.created_at) && isTimestamp(r.updated_at)
     ) {
+      // A row as this release exports it (every field present) is used as it is: no copy of 100,000
+      // objects. Fields the import does not read may stay on it; nothing else sees the row.
+      if (ip !== undefined && r.created_at !== undefined && r.updated_at !== undefined && FLAGS.every((flag) => r[flag] !== undefined)) {
+        return { success: true, data: r as unknown as BackupInstance };
+      }
       return {
         success: true,
         data: {

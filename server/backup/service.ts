@@ -5,46 +5,95 @@ import { fieldErrors, isPlainObject } from '../http/validate.js';
 import { parseStoredConfig, type JobKey, type JobRun } from '../jobs/schema.js';
 import type { Instance } from '../registry/schema.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupInstance, type BackupInstance } from './schema.js';
+import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupHistoryEntry, parseBackupInstance, type BackupHistoryEntry, type BackupInstance } from './schema.js';
 
 const INSTANCE_COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
+
+export interface BackupHistoryRow {
+  vmid: number;
+  field: string;
+  old_value: string | null;
+  new_value: string | null;
+  changed_at: string;
+  changed_by: string | null;
+}
 
 export interface BackupDocument {
   version: number;
   exported_at: string;
   instances: Instance[];
+  /** Every instance's change timeline, oldest first; absent from backups written before it existed. */
+  instance_history: BackupHistoryRow[];
   jobs: Array<{ id: number; key: JobKey; name: string; description: string; enabled: 0 | 1; schedule: number; config: Record<string, unknown> }>;
   job_runs: JobRun[];
 }
 
 export type BackupService = ReturnType<typeof createBackupService>;
 
-/**
- * Validates each row with `schema`; the first bad row rejects the import with its index in
- * every field name (`instances.41.vmid`). Nothing is written before every row passed.
- */
-type RowParser<T> = (row: unknown) => { success: true; data: T } | { success: false; error: ZodError };
+/** A checked import, ready to be written. */
+export interface ImportPlan {
+  instances: BackupInstance[];
+  history: BackupHistoryEntry[] | undefined;
+  jobs: BackupJob[] | undefined;
+  runs: BackupRun[] | undefined;
+}
 
-function validateRows<T>(rows: unknown[], parse: RowParser<T>, section: string): T[] {
+type RowParser<T> = (row: unknown) => { success: true; data: T } | { success: false; error: ZodError };
+/** How a person finds a row again: `instances[3] (vmid 104, "nextcloud")`. */
+type RowLabel = (index: number, row: unknown) => string;
+
+const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : String(value));
+const isPrintable = (value: unknown) => typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+
+function labelOf(section: string, keys: string[]): RowLabel {
+  return (index, row) => {
+    const r = (typeof row === 'object' && row !== null ? row : {}) as Record<string, unknown>;
+    const parts = keys.filter((k) => isPrintable(r[k])).map((k) => (k === 'name' ? shown(r[k]) : `${k} ${shown(r[k])}`));
+    return `${section}[${index}]${parts.length ? ` (${parts.join(', ')})` : ''}`;
+  };
+}
+
+const instanceLabel = labelOf('instances', ['vmid', 'name']);
+const historyLabel = labelOf('instance_history', ['vmid', 'field']);
+const jobLabel = labelOf('jobs', ['id', 'key']);
+const runLabel = labelOf('job_runs', ['id', 'job_id']);
+
+/** One import error: a field path a program can use, and a message a person can act on. */
+function rowError(label: RowLabel, section: string, index: number, row: unknown, field: string | undefined, message: string) {
+  return {
+    field: field ? `${section}[${index}].${field}` : `${section}[${index}]`,
+    message: `${label(index, row)}: ${field ? `${field} ` : ''}${message}`,
+  };
+}
+
+/**
+ * Validates each row; the first bad row rejects the import, every error naming the row as a person
+ * would find it (`instances[3] (vmid 104, "nextcloud"): tailscale_ip must be ...`). Nothing is
+ * written before every row passed.
+ */
+function validateRows<T>(rows: unknown[], parse: RowParser<T>, section: string, label: RowLabel): T[] {
   const out = new Array<T>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const result = parse(rows[i]);
     if (!result.success) {
-      throw validationFailed(fieldErrors(result.error).map((e) => ({ field: e.field === 'body' ? `${section}.${i}` : `${section}.${i}.${e.field}`, message: e.message })));
+      if (!isPlainObject(rows[i])) throw validationFailed([rowError(label, section, i, rows[i], undefined, 'must be a JSON object')]);
+      throw validationFailed(fieldErrors(result.error).map((e) => rowError(label, section, i, rows[i], e.field === 'body' ? undefined : e.field, e.message)));
     }
     out[i] = result.data;
   }
   return out;
 }
 
-function rejectDuplicates<T>(rows: T[], section: string, field: string, value: (row: T) => unknown): void {
-  const seen = new Map<unknown, number>();
+function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: RowLabel, field: string, value: (row: T) => unknown): void {
+  const seen = new Set<unknown>();
   for (let i = 0; i < rows.length; i++) {
     const v = value(rows[i]!);
-    const first = seen.get(v);
-    if (first !== undefined) throw validationFailed([{ field: `${section}.${i}.${field}`, message: `duplicates ${section}.${first}` }]);
-    seen.set(v, i);
+    if (seen.has(v)) {
+      const first = rows.findIndex((row) => value(row) === v);
+      throw validationFailed([rowError(label, section, i, raw[i], field, `duplicates ${label(first, raw[first])}`)]);
+    }
+    seen.add(v);
   }
 }
 
@@ -56,6 +105,13 @@ export function createBackupService({ db, clock, events }: Pick<AppContext, 'db'
   );
   const selectRuns = db.prepare<[], JobRun>('SELECT id, job_id, started_at, ended_at, status, result FROM job_runs ORDER BY id');
   const jobIds = db.prepare<[], { id: number }>('SELECT id FROM jobs');
+  const selectHistory = db.prepare<[], BackupHistoryRow>(
+    `SELECT i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
+       FROM instance_history h JOIN instances i ON i.id = h.instance_id ORDER BY h.id`,
+  );
+  const insertHistory = db.prepare(
+    'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by) VALUES (?, ?, ?, ?, ?, ?)',
+  );
 
   const insertInstance = db.prepare(
     `INSERT INTO instances (${INSTANCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -70,15 +126,20 @@ export function createBackupService({ db, clock, events }: Pick<AppContext, 'db'
   const insertJob = db.prepare('INSERT INTO jobs (id, key, name, description, enabled, schedule, config) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const insertRun = db.prepare('INSERT INTO job_runs (id, job_id, started_at, ended_at, status, result) VALUES (?, ?, ?, ?, ?, ?)');
 
-  const replaceAll = db.transaction((instances: BackupInstance[], jobs: BackupJob[] | undefined, runs: BackupRun[] | undefined, now: number) => {
+  const replaceAll = db.transaction(({ instances, history, jobs, runs }: ImportPlan, now: number) => {
     deleteHistory.run();
     deleteInstances.run();
     const at = isoSeconds(now);
+    const ids = history ? new Map<number, number | bigint>() : undefined;
     for (const i of instances) {
-      insertInstance.run(
+      const { lastInsertRowid } = insertInstance.run(
         i.vmid, i.name, i.state, i.stack, i.tailscale_ip, i.atlas, i.argus, i.semaphore, i.patchmon, i.tailscale,
         i.andromeda, i.hardware_acceleration, i.created_at ?? at, i.updated_at ?? i.created_at ?? at,
       );
+      ids?.set(i.vmid, lastInsertRowid);
+    }
+    if (history && ids) {
+      for (const h of history) insertHistory.run(ids.get(h.vmid)!, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by);
     }
     historyForAll.run(isoMillis(now));
     if (jobs) {
@@ -97,48 +158,72 @@ export function createBackupService({ db, clock, events }: Pick<AppContext, 'db'
     }
   });
 
+  /** Checks the whole document; throws the 400 naming the first bad row. Writes nothing. */
+  function validate(body: unknown): ImportPlan {
+    if (!isPlainObject(body) || !Array.isArray(body.instances)) {
+      throw validationFailed([{ field: 'instances', message: 'must be an array of instances' }]);
+    }
+    const version = body.version ?? 1;
+    if (!Number.isInteger(version) || (version as number) < 1 || (version as number) > BACKUP_VERSION) {
+      throw badRequest('unsupported backup version');
+    }
+    for (const section of ['instance_history', 'jobs', 'job_runs'] as const) {
+      if (body[section] !== undefined && body[section] !== null && !Array.isArray(body[section])) {
+        throw validationFailed([{ field: section, message: 'must be an array' }]);
+      }
+    }
+    const instances = validateRows(body.instances, parseBackupInstance, 'instances', instanceLabel);
+    rejectDuplicates(body.instances, instances, 'instances', instanceLabel, 'vmid', (i) => i.vmid);
+    let history: BackupHistoryEntry[] | undefined;
+    if (Array.isArray(body.instance_history)) {
+      const raw = body.instance_history;
+      history = validateRows(raw, parseBackupHistoryEntry, 'instance_history', historyLabel);
+      const vmids = new Set(instances.map((i) => i.vmid));
+      const orphan = history.findIndex((h) => !vmids.has(h.vmid));
+      if (orphan >= 0) {
+        throw validationFailed([rowError(historyLabel, 'instance_history', orphan, raw[orphan], 'vmid', 'names no instance in this backup')]);
+      }
+    }
+    const jobs = Array.isArray(body.jobs) ? validateRows(body.jobs, (row) => BackupJob.safeParse(row), 'jobs', jobLabel) : undefined;
+    if (jobs) {
+      rejectDuplicates(body.jobs as unknown[], jobs, 'jobs', jobLabel, 'id', (j) => j.id);
+      rejectDuplicates(body.jobs as unknown[], jobs, 'jobs', jobLabel, 'key', (j) => j.key);
+    }
+    const runs = Array.isArray(body.job_runs) ? validateRows(body.job_runs, (row) => BackupRun.safeParse(row), 'job_runs', runLabel) : undefined;
+    if (runs) {
+      rejectDuplicates(body.job_runs as unknown[], runs, 'job_runs', runLabel, 'id', (r) => r.id);
+      const known = new Set(jobs ? jobs.map((j) => j.id) : jobIds.all().map((j) => j.id));
+      const orphan = runs.findIndex((r) => !known.has(r.job_id));
+      if (orphan >= 0) throw validationFailed([rowError(runLabel, 'job_runs', orphan, (body.job_runs as unknown[])[orphan], 'job_id', 'names no job')]);
+    }
+    return { instances, history, jobs, runs };
+  }
+
+  /** Writes a checked import in one transaction. Returns the number of instances imported. */
+  function apply(plan: ImportPlan): { imported: number } {
+    replaceAll(plan, clock.now());
+    events.emit('backup.imported');
+    return { imported: plan.instances.length };
+  }
+
   return {
     exportDocument(): BackupDocument {
       return {
         version: BACKUP_VERSION,
         exported_at: isoMillis(clock.now()),
         instances: selectInstances.all(),
+        instance_history: selectHistory.all(),
         jobs: selectJobs.all().map((job) => ({ ...job, config: parseStoredConfig(job.config) })),
         job_runs: selectRuns.all(),
       };
     },
 
+    validate,
+    apply,
+
     /** Validates every row, then replaces in one transaction. Returns the number of instances imported. */
     importDocument(body: unknown): { imported: number } {
-      if (!isPlainObject(body) || !Array.isArray(body.instances)) {
-        throw validationFailed([{ field: 'instances', message: 'must be an array of instances' }]);
-      }
-      const version = body.version ?? 1;
-      if (!Number.isInteger(version) || (version as number) < 1 || (version as number) > BACKUP_VERSION) {
-        throw badRequest('unsupported backup version');
-      }
-      for (const section of ['jobs', 'job_runs'] as const) {
-        if (body[section] !== undefined && body[section] !== null && !Array.isArray(body[section])) {
-          throw validationFailed([{ field: section, message: 'must be an array' }]);
-        }
-      }
-      const instances = validateRows(body.instances, parseBackupInstance, 'instances');
-      rejectDuplicates(instances, 'instances', 'vmid', (i) => i.vmid);
-      const jobs = Array.isArray(body.jobs) ? validateRows(body.jobs, (row) => BackupJob.safeParse(row), 'jobs') : undefined;
-      if (jobs) {
-        rejectDuplicates(jobs, 'jobs', 'id', (j) => j.id);
-        rejectDuplicates(jobs, 'jobs', 'key', (j) => j.key);
-      }
-      const runs = Array.isArray(body.job_runs) ? validateRows(body.job_runs, (row) => BackupRun.safeParse(row), 'job_runs') : undefined;
-      if (runs) {
-        rejectDuplicates(runs, 'job_runs', 'id', (r) => r.id);
-        const known = new Set(jobs ? jobs.map((j) => j.id) : jobIds.all().map((j) => j.id));
-        const orphan = runs.findIndex((r) => !known.has(r.job_id));
-        if (orphan >= 0) throw validationFailed([{ field: `job_runs.${orphan}.job_id`, message: 'names no job' }]);
-      }
-      replaceAll(instances, jobs, runs, clock.now());
-      events.emit('backup.imported');
-      return { imported: instances.length };
+      return apply(validate(body));
     },
   };
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeTempDbs, tempDbPath } from '../helpers/tempdb.js';
 import { renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
 
 // Needs the backup routes (branch `jobs`): written to registry-service.md's Backup section.
@@ -9,7 +10,8 @@ describe('export and import in Chromium', () => {
   let dash: Dashboard;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-e2e-backup-'));
   beforeAll(async () => {
-    dash = await startDashboard();
+    // A database file, so the page has snapshots to show.
+    dash = await startDashboard({ dbPath: tempDbPath() });
     await seedInstances(dash.server, [
       { vmid: 701, name: 'exported-one', state: 'deployed', stack: 'development' },
       { vmid: 702, name: 'exported-two', state: 'testing', stack: 'production' },
@@ -18,6 +20,7 @@ describe('export and import in Chromium', () => {
   afterAll(async () => {
     await dash?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
+    removeTempDbs();
   });
 
   it('exports a download, previews an import with its counts and replaces the registry only after confirmation', async () => {
@@ -27,6 +30,10 @@ describe('export and import in Chromium', () => {
     const exported = JSON.parse(fs.readFileSync((await download.path())!, 'utf8'));
     expect(exported.version).toBe(3);
     expect(exported.instances.map((i: { vmid: number }) => i.vmid).sort()).toEqual([701, 702]);
+    const own = path.join(dir, 'own-export.json');
+    fs.writeFileSync(own, JSON.stringify(exported));
+    await page.getByLabel('Backup file').setInputFiles(own);
+    await expect.poll(() => page.getByTestId('preview-history').textContent()).toBe('2 entries, restored as they were');
 
     const backup = path.join(dir, 'old-backup.json');
     fs.writeFileSync(
@@ -46,6 +53,7 @@ describe('export and import in Chromium', () => {
     await expect.poll(() => preview.isVisible()).toBe(true);
     expect(await page.getByTestId('preview-instances').textContent()).toBe('3');
     expect(await page.getByTestId('preview-jobs').textContent()).toBe('not in this file (kept)');
+    expect(await page.getByTestId('preview-history').textContent()).toBe('not in this file (each instance starts with one "imported" entry)');
     expect(await preview.textContent()).toContain('Backup version2');
     // Nothing is replaced by choosing the file.
     expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(2);
@@ -73,8 +81,28 @@ describe('export and import in Chromium', () => {
     fs.writeFileSync(invalid, JSON.stringify({ version: 3, instances: [{ vmid: -1, name: 'x', state: 'deployed', stack: 'development' }] }));
     await page.getByLabel('Backup file').setInputFiles(invalid);
     await page.getByRole('button', { name: 'Replace registry with this backup' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Import refused: .*Nothing was changed\.$/);
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe(
+      'Import refused: instances[0] (vmid -1, "x"): vmid must be a positive integer. Nothing was changed.',
+    );
     expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(3);
+  });
+
+  it('lists the database snapshots with time and size, takes one now and downloads it', async () => {
+    const page = await dash.newPage({ acceptDownloads: true });
+    await signIn(page, dash.server, 'administrator', '/settings');
+    const card = page.getByTestId('snapshots');
+    // The import above took one before it wrote.
+    await expect.poll(() => card.getByRole('row').count()).toBeGreaterThanOrEqual(2);
+    expect(await card.textContent()).toContain('before an import');
+    expect(await page.getByTestId('snapshot-policy').textContent()).toMatch(/^Taken every 24 hours and before every import, into .*snapshots\. Kept: the last 7 scheduled/);
+    const rowsBefore = await card.getByRole('row').count();
+    await card.getByRole('button', { name: 'Take a snapshot now' }).click();
+    await expect.poll(() => card.getByRole('status').textContent()).toMatch(/^Snapshot homefleet-.*-manual(-\d+)?\.db taken \(\d+(\.\d)? KiB\)\.$/);
+    await expect.poll(() => card.getByRole('row').count()).toBe(rowsBefore + 1);
+    expect(await card.getByRole('row').nth(1).textContent()).toMatch(/taken by hand\d+(\.\d)? KiBDownload$/);
+    const [download] = await Promise.all([page.waitForEvent('download'), card.getByRole('link', { name: 'Download' }).first().click()]);
+    expect(download.suggestedFilename()).toMatch(/^homefleet-.*-manual(-\d+)?\.db$/);
+    expect(fs.readFileSync((await download.path())!).subarray(0, 15).toString()).toBe('SQLite format 3');
   });
 
   it('ran without script errors or Content-Security-Policy violations', () => {
