@@ -2,9 +2,9 @@ import instances from './0001-instances.sql';
 import access from './0002-access.sql';
 import jobs from './0003-jobs.sql';
 import usage from './0004-usage.sql';
-import hosts from './0006-hosts.sql';
-import apiTokens from './0007-api-tokens.sql';
-import usageRetention from './0008-usage-retention.sql';
+import hosts from './0005-hosts.sql';
+import apiTokens from './0006-api-tokens.sql';
+import usageRetention from './0007-usage-retention.sql';
 
 export interface Migration {
   version: number;
@@ -21,7 +21,7 @@ export const migrations: readonly Migration[] = [
   { version: 2, name: 'access', sql: access },
   { version: 3, name: 'jobs', sql: jobs },
   { version: 4, name: 'usage', sql: usage },
-  { version: 6, name: 'hosts', sql: hosts },
-  { version: 7, name: 'api-tokens', sql: apiTokens },
-  { version: 8, name: 'usage-retention', sql: usageRetention },
+  { version: 5, name: 'hosts', sql: hosts },
+  { version: 6, name: 'api-tokens', sql: apiTokens },
+  { version: 7, name: 'usage-retention', sql: usageRetention },
 ];
