@@ -29,7 +29,7 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await fillLogin(page, username, password);
     await page.waitForURL('**/instances?state=testing');
     await expect.poll(() => page.locator('tr[data-vmid="501"]').count()).toBe(1);
-    expect(await page.locator('.account .who').textContent()).toContain(username);
+    await expect.poll(() => page.locator('.account .who').textContent()).toContain(username);
   });
 
   it('a temporary password must be changed before anything else', async () => {
@@ -155,7 +155,7 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await page.getByLabel('What').selectOption('');
     await page.getByLabel('Who').selectOption(username);
     await expect.poll(async () => (await sentences()).length > 0 && (await sentences()).every((line) => line.startsWith(username))).toBe(true);
-    expect(await page.getByTestId('audit-counts').textContent()).toMatch(/^\d+ of the \d+ loaded entries match\.$/);
+    await expect.poll(() => page.getByTestId('audit-counts').textContent()).toMatch(/^\d+ of the \d+ loaded entries match\.$/);
     await page.getByLabel('From').fill('2099-01-01T00:00');
     await expect.poll(() => page.getByText('No loaded entry matches these filters').count()).toBe(1);
     await page.getByRole('button', { name: 'Clear filters' }).click();

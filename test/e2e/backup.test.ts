@@ -51,9 +51,9 @@ describe('export and import in Chromium', () => {
     await page.getByLabel('Backup file').setInputFiles(backup);
     const preview = page.getByTestId('import-preview');
     await expect.poll(() => preview.isVisible()).toBe(true);
-    expect(await page.getByTestId('preview-instances').textContent()).toBe('3');
-    expect(await page.getByTestId('preview-jobs').textContent()).toBe('not in this file (kept)');
-    expect(await page.getByTestId('preview-history').textContent()).toBe('not in this file (each instance starts with one "imported" entry)');
+    await expect.poll(() => page.getByTestId('preview-instances').textContent()).toBe('3');
+    await expect.poll(() => page.getByTestId('preview-jobs').textContent()).toBe('not in this file (kept)');
+    await expect.poll(() => page.getByTestId('preview-history').textContent()).toBe('not in this file (each instance starts with one "imported" entry)');
     expect(await preview.textContent()).toContain('Backup version2');
     // Nothing is replaced by choosing the file.
     expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(2);
@@ -71,7 +71,7 @@ describe('export and import in Chromium', () => {
     fs.writeFileSync(bad, 'this is not json');
     await page.getByLabel('Backup file').setInputFiles(bad);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('not JSON');
-    expect(await page.getByTestId('import-preview').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('import-preview').count()).toBe(0);
   });
 
   it('an invalid row is refused by the server with its message and nothing changes', async () => {
@@ -94,7 +94,7 @@ describe('export and import in Chromium', () => {
     // The import above took one before it wrote.
     await expect.poll(() => card.getByRole('row').count()).toBeGreaterThanOrEqual(2);
     expect(await card.textContent()).toContain('before an import');
-    expect(await page.getByTestId('snapshot-policy').textContent()).toMatch(/^Taken every 24 hours and before every import, into .*snapshots\. Kept: the last 7 scheduled/);
+    await expect.poll(() => page.getByTestId('snapshot-policy').textContent()).toMatch(/^Taken every 24 hours and before every import, into .*snapshots\. Kept: the last 7 scheduled/);
     const rowsBefore = await card.getByRole('row').count();
     await card.getByRole('button', { name: 'Take a snapshot now' }).click();
     await expect.poll(() => card.getByRole('status').textContent()).toMatch(/^Snapshot homefleet-.*-manual(-\d+)?\.db taken \(\d+(\.\d)? KiB\)\.$/);

@@ -33,15 +33,15 @@ describe('the Hosts pages', () => {
     expect(await row.locator('td.mono').textContent()).toBe('1.0.0');
     expect(await row.getByTestId('guest-count').textContent()).toBe('2');
     expect(await row.getByTestId('drift-count').textContent()).toBe('2');
-    expect(await page.getByRole('button', { name: 'Add a host' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: 'Add a host' }).count()).toBe(0);
 
     await row.getByRole('link', { name: 'pve-e2e' }).click();
     await expect.poll(() => page.locator('tr[data-guest]').count()).toBe(2);
     // A guest links to its registry instance; one with no instance has nothing to link to.
-    expect(await page.locator('tr[data-guest="7102"] a').getAttribute('href')).toBe('/instances/7102');
-    expect(await page.locator('tr[data-guest="7101"] a').count()).toBe(0);
-    expect(await page.locator('li[data-drift]').count()).toBe(2);
-    expect(await page.getByRole('button', { name: /Create instance|Rename instance|Remove host|Upgrade agent/ }).count()).toBe(0);
+    await expect.poll(() => page.locator('tr[data-guest="7102"] a').getAttribute('href')).toBe('/instances/7102');
+    await expect.poll(() => page.locator('tr[data-guest="7101"] a').count()).toBe(0);
+    await expect.poll(() => page.locator('li[data-drift]').count()).toBe(2);
+    await expect.poll(() => page.getByRole('button', { name: /Create instance|Rename instance|Remove host|Upgrade agent/ }).count()).toBe(0);
     expect(await pageFetch(page, 'DELETE', `/api/hosts/${hostId}`)).toEqual({ status: 403, body: { error: 'forbidden' } });
     expect((await pageFetch(page, 'POST', '/api/hosts/enrollment-tokens', {})).status).toBe(403);
   });
@@ -51,8 +51,8 @@ describe('the Hosts pages', () => {
     await signIn(page, dash.server, 'operator', `/hosts/${hostId}`);
     const item = page.locator('li[data-drift="name_differs"]');
     await expect.poll(() => item.count()).toBe(1);
-    expect(await page.getByRole('button', { name: 'Add a host' }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: 'Remove host…' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: 'Add a host' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: 'Remove host…' }).count()).toBe(0);
     await item.getByRole('button', { name: 'Rename instance' }).click();
     await expect.poll(() => page.getByText('Applied to the registry.').isVisible()).toBe(true);
     await expect.poll(() => page.locator('li[data-drift]').count()).toBe(1);
@@ -74,7 +74,7 @@ describe('the Hosts pages', () => {
     expect(text).toMatch(new RegExp(`^curl -fsSL ${dash.server.baseUrl.replace(/\./g, '\\.')}/install/agent\\.sh \\| sudo bash -s -- --token hfe_[A-Za-z0-9_-]{43}$`));
     await page.getByRole('button', { name: 'Copy' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(text);
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(text);
 
     // The token in the command works once for an agent.
     const token = /--token (hfe_\S+)/.exec(text)![1]!;
@@ -83,7 +83,7 @@ describe('the Hosts pages', () => {
     await page.getByRole('button', { name: 'Done' }).click();
     await page.reload();
     await expect.poll(() => page.locator('tr[data-host="pve-new"]').count()).toBe(1);
-    expect(await page.locator('tr[data-host="pve-new"] [data-status]').getAttribute('data-status')).toBe('offline');
+    await expect.poll(() => page.locator('tr[data-host="pve-new"] [data-status]').getAttribute('data-status')).toBe('offline');
   });
 
   it('the list and the detail page follow heartbeats live, without a reload', async () => {
@@ -118,9 +118,9 @@ describe('the Hosts pages', () => {
     expect((await heartbeat(dash.server, hostToken, { hostname: 'pve-live', agent_version: '1.0.0', guests: guests.slice(0, 1) })).status).toBe(200);
     await expect.poll(() => page.locator('tr[data-guest]').count()).toBe(1);
     await expect.poll(() => page.locator('li[data-drift]').count()).toBe(1);
-    expect(await page.locator('.page-head [data-status]').getAttribute('data-status')).toBe('online');
+    await expect.poll(() => page.locator('.page-head [data-status]').getAttribute('data-status')).toBe('online');
     expect(new URL(page.url()).pathname).toBe(`/hosts/${liveId}`);
-    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await expect.poll(() => page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(dash.errors).toEqual([]);
   });
 
@@ -132,7 +132,7 @@ describe('the Hosts pages', () => {
     await expect.poll(() => page.getByTestId('deletion-state').textContent()).toContain('Waiting for the host’s next heartbeat');
     await page.getByRole('button', { name: 'Force removal' }).click();
     await expect.poll(() => page.getByTestId('deletion-state').textContent()).toContain('Removed by force');
-    expect(await page.locator('[data-status]').first().getAttribute('data-status')).toBe('deleted');
+    await expect.poll(() => page.locator('[data-status]').first().getAttribute('data-status')).toBe('deleted');
     expect(dash.errors).toEqual([]);
   });
 });

@@ -22,7 +22,7 @@ describe('the instances pages in Chromium', () => {
     await page.getByRole('button', { name: 'Create instance' }).click();
     // The message is the server's own text, shown beside the field it is about.
     await expect.poll(() => page.locator('#tailscale_ip-error').textContent()).toBe('must be an IPv4 address or empty');
-    expect(await page.getByLabel('Tailscale IP').getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(() => page.getByLabel('Tailscale IP').getAttribute('aria-invalid')).toBe('true');
     expect((await dash.server.client.get('/api/instances/4101')).status).toBe(404);
 
     await page.getByLabel('Tailscale IP').fill('100.64.0.7');
@@ -30,7 +30,7 @@ describe('the instances pages in Chromium', () => {
     await page.waitForURL('**/instances/4101');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('web-frontend');
     await expect.poll(() => page.locator('.timeline li').count()).toBe(1);
-    expect(await page.locator('.timeline li').first().textContent()).toContain('Created');
+    await expect.poll(() => page.locator('.timeline li').first().textContent()).toContain('Created');
 
     await page.getByRole('link', { name: 'Edit' }).click();
     await page.getByLabel('State').selectOption('testing');
@@ -54,7 +54,7 @@ describe('the instances pages in Chromium', () => {
     await page.getByLabel('Name').fill('copy');
     await page.getByRole('button', { name: 'Create instance' }).click();
     await expect.poll(() => page.locator('#vmid-error').textContent()).toBe('is already used by another instance');
-    expect(await page.getByRole('alert').first().textContent()).toBe('Vmid already exists.');
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toBe('Vmid already exists.');
   });
 
   it('search as you type, state and stack filters and sorting are kept in the URL and survive a reload', async () => {
@@ -66,16 +66,16 @@ describe('the instances pages in Chromium', () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'viewer', '/instances');
     await expect.poll(() => renderedVmids(page)).toEqual([4103, 4102, 4104, 4101]); // by name
-    expect(await page.getByTestId('counts').textContent()).toContain('4 instances');
+    await expect.poll(() => page.getByTestId('counts').textContent()).toContain('4 instances');
 
     // `/` focuses the search box from anywhere on the page.
     await page.locator('h1').click();
     await page.keyboard.press('/');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('search');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('search');
     await page.keyboard.type('web-');
     await page.waitForURL('**/instances?search=web-');
     await expect.poll(() => renderedVmids(page)).toEqual([4104, 4101]);
-    expect(await page.getByTestId('counts').textContent()).toContain('2 instances match');
+    await expect.poll(() => page.getByTestId('counts').textContent()).toContain('2 instances match');
 
     await page.getByLabel('State').selectOption('testing');
     await page.waitForURL('**/instances?search=web-&state=testing');
@@ -89,13 +89,13 @@ describe('the instances pages in Chromium', () => {
     await expect.poll(() => renderedVmids(page)).toEqual([4102, 4103, 4104]);
     await page.getByRole('button', { name: /VMID/ }).click();
     await expect.poll(() => renderedVmids(page)).toEqual([4104, 4103, 4102]);
-    expect(await page.locator('th.col-vmid').getAttribute('aria-sort')).toBe('descending');
+    await expect.poll(() => page.locator('th.col-vmid').getAttribute('aria-sort')).toBe('descending');
     expect(new URL(page.url()).search).toBe('?stack=development&sort=vmid&order=desc');
 
     // The URL is the view: a bookmark or reload shows the same rows.
     await page.reload();
     await expect.poll(() => renderedVmids(page)).toEqual([4104, 4103, 4102]);
-    expect(await page.getByLabel('Stack').inputValue()).toBe('development');
+    await expect.poll(() => page.getByLabel('Stack').inputValue()).toBe('development');
 
     await page.getByLabel('Search').fill('zzz-nothing');
     await expect.poll(() => page.getByText('No instances match this search').isVisible()).toBe(true);
@@ -167,7 +167,7 @@ describe('10,000 instances', () => {
       expect(rendered).toBeLessThan(80);
       await page.getByTestId('instance-scroller').evaluate((el) => (el.scrollTop = el.scrollHeight));
       await expect.poll(async () => (await renderedVmids(page)).at(-1)).toBe(10_000);
-      expect(await page.locator('table.instances tbody tr[data-vmid]').count()).toBeLessThan(80);
+      await expect.poll(() => page.locator('table.instances tbody tr[data-vmid]').count()).toBeLessThan(80);
     } finally {
       await big.stop();
     }

@@ -57,7 +57,7 @@ describe('jobs in Chromium', () => {
     await page.getByText('Not run yet').waitFor();
     // Not configured: Run now is not offered; the page says what to set instead.
     await expect.poll(() => page.getByTestId('not-configured').textContent()).toContain('semaphore_sync is not configured: set api_url and api_token');
-    expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
 
     await page.getByLabel(/Inventory endpoint URL/).fill(`${mock.url}/api/project/1/inventory/1`);
     await page.getByLabel(/API token \(not set\)/).fill('sem-secret-token');
@@ -65,7 +65,7 @@ describe('jobs in Chromium', () => {
     await expect.poll(() => page.getByLabel(/API token \(set\)/).count()).toBe(1);
     // The confirmation outlives the form being re-made from what was stored.
     await expect.poll(() => page.locator('#settings').getByRole('status').textContent()).toBe('Settings saved. The job is disabled.');
-    expect(await page.getByLabel(/API token \(set\)/).inputValue()).toBe('');
+    await expect.poll(() => page.getByLabel(/API token \(set\)/).inputValue()).toBe('');
     const stored = (await dash.server.client.get(`/api/jobs/${job.id}`)).body;
     expect(stored.config).toMatchObject({ api_token: '**REDACTED**', api_url: `${mock.url}/api/project/1/inventory/1` });
     expect(JSON.stringify(stored)).not.toContain('sem-secret-token');
@@ -81,7 +81,7 @@ describe('jobs in Chromium', () => {
     await expect.poll(() => run.isDisabled()).toBe(true);
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Updated' }).count(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => page.locator('table.runs tbody tr').count()).toBe(1);
-    expect(await page.locator('table.runs tbody tr .badge').textContent()).toBe('success');
+    await expect.poll(() => page.locator('table.runs tbody tr .badge').textContent()).toBe('success');
     expect(mock.seen).toEqual(['/api/project/1/inventory/1 Bearer sem-secret-token']);
     expect((await dash.server.client.get('/api/instances/601')).body.semaphore).toBe(1);
 
@@ -98,7 +98,7 @@ describe('jobs in Chromium', () => {
     await button.click();
     await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 10_000 }).toMatch(/^Run failed: .*503/);
     await expect.poll(() => page.locator('table.runs tbody tr').count()).toBe(2);
-    expect(await page.locator('table.runs tbody tr').first().locator('.badge').textContent()).toBe('error');
+    await expect.poll(() => page.locator('table.runs tbody tr').first().locator('.badge').textContent()).toBe('error');
     // The button stays a button beside the longer message, not a bar as wide as it.
     const [buttonBox, alertBox] = [await button.boundingBox(), await page.getByRole('alert').boundingBox()];
     expect(buttonBox!.width).toBeLessThan(160);
@@ -111,18 +111,18 @@ describe('jobs in Chromium', () => {
     await signIn(page, dash.server, 'operator', '/jobs');
     await expect.poll(() => page.locator('article.job').count()).toBe(3);
     await expect.poll(() => page.getByRole('button', { name: 'Run now' }).count()).toBe(1);
-    expect(await page.locator('article[data-job="semaphore_sync"]').getByRole('button', { name: 'Run now' }).count()).toBe(1);
+    await expect.poll(() => page.locator('article[data-job="semaphore_sync"]').getByRole('button', { name: 'Run now' }).count()).toBe(1);
     expect(await page.locator('article[data-job="tailscale_sync"] [data-testid="not-configured"]').textContent()).toBe(
       'Not ready to run: tailscale_sync is not configured: set api_key. An administrator can configure it.',
     );
     expect(await page.locator('article[data-job="patchmon_sync"] [data-testid="not-configured"]').textContent()).toContain(
       'patchmon_sync is not configured: set api_url and api_token',
     );
-    expect(await page.getByRole('checkbox', { name: 'Enabled' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('checkbox', { name: 'Enabled' }).count()).toBe(0);
     await page.goto(`/jobs/${job.id}`);
     await expect.poll(() => page.getByText('API token').count()).toBeGreaterThan(0);
-    expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
-    expect(await page.locator('dl.props').textContent()).toContain('set');
+    await expect.poll(() => page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+    await expect.poll(() => page.locator('dl.props').textContent()).toContain('set');
   });
 
   it('a job that lost its config after the page loaded fails its run with the server text, job key as written', async () => {

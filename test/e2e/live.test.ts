@@ -46,7 +46,7 @@ describe('live dashboard in Chromium', () => {
     await expect.poll(() => renderedVmids(page)).toEqual([701, 702, 703]);
     expect((await dash.server.client.delete('/api/instances/701')).status).toBe(204);
     await expect.poll(() => renderedVmids(page)).toEqual([702, 703]);
-    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await expect.poll(() => page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
     // An open detail page says when its instance is deleted.
     await page.goto('/instances/703');
@@ -74,7 +74,7 @@ describe('live dashboard in Chromium', () => {
     expect((await run).status).toBe(200);
     await expect.poll(() => first.locator('.badge').textContent()).toBe('success');
     expect(await first.textContent()).toContain('Updated 0 of 1 instances');
-    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await expect.poll(() => page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
     // The jobs list shows the same live.
     await page.goto('/jobs');
@@ -97,7 +97,7 @@ describe('live dashboard in Chromium', () => {
     const user = ((await dash.server.client.get('/api/users')).body as { id: number; username: string }[]).find((u) => u.username === username)!;
     expect((await dash.server.client.post(`/api/users/${user.id}/revoke-sessions`)).status).toBe(204);
     await page.waitForURL((url) => url.pathname === '/login', { timeout: 5_000 });
-    expect(await page.getByTestId('signed-out-reason').textContent()).toBe('You were signed out: sessions revoked by an administrator.');
+    await expect.poll(() => page.getByTestId('signed-out-reason').textContent()).toBe('You were signed out: sessions revoked by an administrator.');
     expect(new URL(page.url()).searchParams.get('next')).toBe('/instances');
   });
 
@@ -117,8 +117,8 @@ describe('live dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     await expect.poll(() => page.locator('[data-testid="daily-chart"] canvas').count(), { timeout: 10_000 }).toBe(1);
     expect(scripts).toContain(usageChunk);
-    expect(await page.locator('[data-testid="apps-chart"] canvas').count()).toBe(1);
-    expect(await page.getByTestId('retention').textContent()).toContain('kept for 180 days');
+    await expect.poll(() => page.locator('[data-testid="apps-chart"] canvas').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('retention').textContent()).toContain('kept for 180 days');
     await expect.poll(() => page.locator('table.usage-reports tbody tr').count()).toBe(50);
 
     // A new report arrives live, and its update changes the same row (random_id links them).
@@ -130,7 +130,7 @@ describe('live dashboard in Chromium', () => {
     expect((await anon.post('/api/usage/upload/updatestatus', { random_id, status: 'failed', error: 'disk full' }, { origin: '' })).status).toBe(200);
     await expect.poll(() => row.locator('.badge').textContent()).toBe('failed');
     expect(await row.textContent()).toContain('disk full');
-    expect(await page.locator(`tr[data-random-id="${random_id}"]`).count()).toBe(1);
+    await expect.poll(() => page.locator(`tr[data-random-id="${random_id}"]`).count()).toBe(1);
     expect(dash.errors).toEqual([]);
   });
 });

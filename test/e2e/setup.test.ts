@@ -34,9 +34,9 @@ describe('first-administrator setup in Chromium', () => {
     await page.getByRole('button', { name: 'Create administrator' }).click();
     // A validation error keeps the token that came with the link, so the form can be sent again as it is.
     await page.locator('.error').waitFor();
-    expect(await page.locator('.error').textContent()).toContain('username may contain only');
-    expect(await page.getByLabel('Setup token').inputValue()).toBe(TOKEN);
-    expect(await page.getByLabel('Display name').inputValue()).toBe('Alice Admin');
+    await expect.poll(() => page.locator('.error').textContent()).toContain('username may contain only');
+    await expect.poll(() => page.getByLabel('Setup token').inputValue()).toBe(TOKEN);
+    await expect.poll(() => page.getByLabel('Display name').inputValue()).toBe('Alice Admin');
     await page.getByLabel('Username').fill('alice');
     await page.getByLabel('Password').fill('a long enough password');
     await page.getByRole('button', { name: 'Create administrator' }).click();

@@ -14,7 +14,7 @@ describe('the API tokens page', () => {
     await page.getByRole('link', { name: 'API tokens' }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('API tokens');
     // The role select offers nothing above the operator's own role.
-    expect(await page.locator('#token-role option').allTextContents()).toEqual(['viewer', 'operator']);
+    await expect.poll(() => page.locator('#token-role option').allTextContents()).toEqual(['viewer', 'operator']);
     await page.getByLabel('Name').fill('nightly import');
     await page.getByLabel('Role').selectOption('operator');
     await page.getByRole('button', { name: 'Create token' }).click();
@@ -29,7 +29,7 @@ describe('the API tokens page', () => {
     await page.reload();
     const row = page.locator('tr[data-token="nightly import"]');
     await expect.poll(() => row.textContent()).toContain('from 127.0.0.1');
-    expect(await page.getByTestId('new-token').count()).toBe(0); // shown once: gone after a reload
+    await expect.poll(() => page.getByTestId('new-token').count()).toBe(0); // shown once: gone after a reload
     expect(await page.content()).not.toContain(token.slice(4));
 
     page.once('dialog', (dialog) => void dialog.accept());
@@ -46,7 +46,7 @@ describe('the API tokens page', () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'administrator', '/tokens');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('API tokens');
-    expect(await page.locator('tr[data-token="vicky laptop"]').count()).toBe(0);
+    await expect.poll(() => page.locator('tr[data-token="vicky laptop"]').count()).toBe(0);
     await page.getByLabel('Show every user’s tokens').check();
     const row = page.locator('tr[data-token="vicky laptop"]');
     await expect.poll(() => row.count()).toBe(1);

@@ -19,19 +19,19 @@ describe('what each role is offered, and what the server refuses', () => {
     await signIn(page, dash.server, 'viewer', '/instances');
     await expect.poll(() => page.locator('tr[data-vmid="901"]').count()).toBe(1);
     await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Hosts', 'Usage']);
-    expect(await page.getByRole('link', { name: 'New instance' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('link', { name: 'New instance' }).count()).toBe(0);
 
     await page.goto('/instances/901');
     await expect.poll(() => page.locator('.timeline li').count()).toBe(1);
-    expect(await page.getByRole('link', { name: 'Edit' }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: /Delete/ }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('link', { name: 'Edit' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: /Delete/ }).count()).toBe(0);
 
     await page.goto('/jobs');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Jobs');
     // Loaded (an in-memory server has no jobs), so the absence of controls below means something.
     await page.getByText('No jobs').waitFor();
-    expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
-    expect(await page.getByRole('checkbox').count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('checkbox').count()).toBe(0);
 
     for (const url of ['/settings', '/users', '/audit', '/telemetry', '/instances/new']) {
       await page.goto(url);
@@ -65,7 +65,7 @@ describe('what each role is offered, and what the server refuses', () => {
     expect(sent.status).toBe(202);
     await page.reload();
     await expect.poll(() => page.locator('table.log tbody tr').count()).toBe(1);
-    expect(await page.locator('table.log tbody td.detail').textContent()).toBe('{"event":"match_end","map":"de_dust2"}');
+    await expect.poll(() => page.locator('table.log tbody td.detail').textContent()).toBe('{"event":"match_end","map":"de_dust2"}');
     await page.goto('/settings');
     await expect.poll(() => page.getByText('Your role cannot use this page.').isVisible()).toBe(true);
     expect((await pageFetch(page, 'POST', '/api/import', { instances: [] })).status).toBe(403);
