@@ -33,12 +33,8 @@ try {
       body: JSON.stringify({ username: 'victor', password: 'not his password' }),
     });
   }
-  // Jobs: PatchMon configured against a loopback port nobody listens on (its runs fail at once), the others not.
   const jobs = (await server.request('GET', '/api/jobs')).body;
   const jobId = (key) => (Array.isArray(jobs) ? jobs.find((job) => job.key === key)?.id : undefined);
-  if (jobId('patchmon_sync')) {
-    await server.request('PUT', `/api/jobs/${jobId('patchmon_sync')}`, { config: { api_url: 'http://127.0.0.1:9/api/v1/api/hosts', api_token: 'key:secret' } });
-  }
 
   // Usage reports for the usage page: a deterministic 90-day fixture written straight into the server's
   // database (ingestion is throttled per address, rightly, so thousands cannot go through the API quickly).
@@ -46,14 +42,20 @@ try {
   if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_reports'").get()) insertUsageFixture(db, Date.now(), 4_000, 90);
   db.close();
 
-  // A stand-in Tailscale on 127.0.0.1 that answers only when told, so a job run can be shown running.
+  // Jobs: PatchMon configured against a stand-in on 127.0.0.1 whose answer is not a host list, so its
+  // runs fail with a clear message; while `holding`, the stand-in answers only when told, so a run can
+  // be shown running. Tailscale and Semaphore stay unconfigured (the enable warning, the saved notice).
   const held = [];
-  const tailscale = http.createServer((_req, res) => held.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"devices":[]}')));
-  await new Promise((resolve) => tailscale.listen(0, '127.0.0.1', resolve));
-  const jobs = (await server.request('GET', '/api/jobs')).body;
-  const tailscaleJob = Array.isArray(jobs) ? jobs.find((job) => job.key === 'tailscale_sync') : undefined;
-  if (tailscaleJob) {
-    await server.request('PUT', `/api/jobs/${tailscaleJob.id}`, { config: { api_key: 'screenshot-key', api_url: `http://127.0.0.1:${tailscale.address().port}` } });
+  let holding = false;
+  const standIn = http.createServer((_req, res) => {
+    const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"devices":[]}');
+    if (holding) held.push(answer);
+    else answer();
+  });
+  await new Promise((resolve) => standIn.listen(0, '127.0.0.1', resolve));
+  const runningJob = jobId('patchmon_sync');
+  if (runningJob) {
+    await server.request('PUT', `/api/jobs/${runningJob}`, { config: { api_url: `http://127.0.0.1:${standIn.address().port}/api/v1/api/hosts`, api_token: 'key:secret' } });
   }
 
   const pages = [
@@ -63,7 +65,7 @@ try {
     ['instance-detail-production', '/instances/100'],
     ['instance-edit-error', '/instances/new'],
     ['jobs', '/jobs'],
-    ...(tailscaleJob ? [['job-running', `/jobs/${tailscaleJob.id}`]] : []),
+    ...(runningJob ? [['job-running', `/jobs/${runningJob}`]] : []),
     ['usage', '/usage'],
     ['settings', '/settings'],
     ['users', '/users'],
@@ -90,7 +92,8 @@ try {
       if (name === 'job-running') {
         // Run now from this browser (the API client's session ended when the page signed in as the same
         // account); the run waits on the stand-in remote and the open page shows it arrive live.
-        void page.evaluate((id) => fetch(`/api/jobs/${id}/run`, { method: 'POST' }).catch(() => {}), tailscaleJob.id);
+        holding = true;
+        void page.evaluate((id) => fetch(`/api/jobs/${id}/run`, { method: 'POST' }).catch(() => {}), runningJob);
         await page.waitForSelector('[data-testid="elapsed"]:has-text("3 s")');
       }
       if (name === 'instance-edit-error') {
@@ -101,7 +104,10 @@ try {
         await page.waitForSelector('.field-error');
       }
       await shoot(page, `${name}-${colorScheme}`);
-      if (name === 'job-running') held.splice(0).forEach((answer) => answer());
+      if (name === 'job-running') {
+        holding = false;
+        held.splice(0).forEach((answer) => answer());
+      }
     }
     if (server.accessLayer) await interactions(page, colorScheme);
     const phone = await browser.newContext({ colorScheme, viewport: { width: 375, height: 740 }, storageState: await context.storageState() });
@@ -178,6 +184,8 @@ try {
     await shoot(page, `audit-raw-open-${colorScheme}`);
     await page.getByLabel('What').selectOption('login.failure');
     await shoot(page, `audit-filtered-${colorScheme}`);
+  }
+
   /** The page's data is in and the event stream is live (an open stream means the network never goes idle). */
   async function settle(page) {
     if (server.accessLayer) await page.waitForSelector('[data-testid="live"]:has-text("live")', { timeout: 10_000 }).catch(() => {});
@@ -221,7 +229,7 @@ try {
   }
   console.log(`${taken.length} screenshots:\n${taken.join('\n')}`);
   held.splice(0).forEach((answer) => answer());
-  tailscale.close();
+  standIn.close();
 } finally {
   await browser.close();
   await server.stop();

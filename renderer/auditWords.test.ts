@@ -79,7 +79,7 @@ describe('describeAudit: management requests', () => {
   });
 
   it('an action it does not know is still shown, not dropped', () => {
-    expect(describeAudit(entry('host.delete', { target: 'pve1' }))).toBe('alice: host.delete pve1');
+    expect(describeAudit(entry('backup.something_new', { target: 'pve1' }))).toBe('alice: backup.something_new pve1');
   });
 });
 
@@ -99,5 +99,24 @@ describe('filterAudit', () => {
     expect(ids(filterAudit(rows, { actor: '', action: '', from: Date.parse('2026-11-23T00:00:00Z') }))).toEqual([3, 2]);
     expect(ids(filterAudit(rows, { actor: '', action: '', to: Date.parse('2026-11-23T09:00:00Z') }))).toEqual([2, 1]);
     expect(ids(filterAudit(rows, { actor: 'alice', action: 'login.success' }))).toEqual([]);
+  });
+});
+
+describe('describeAudit: API tokens and hosts', () => {
+  it('names token creation and revocation by the token name', () => {
+    expect(describeAudit(entry('token.create', { target: 'alice', detail: { id: 3, name: 'nightly backup', role: 'administrator' } }))).toBe(
+      'alice created API token "nightly backup" (administrator)',
+    );
+    expect(describeAudit(entry('token.revoke', { target: 'alice', detail: { id: 3, name: 'nightly backup' } }))).toBe('alice revoked API token "nightly backup"');
+    expect(describeAudit(entry('token.revoke', { target: 'bob', detail: { id: 4, name: 'ci' } }))).toBe('alice revoked API token "ci" of bob');
+  });
+
+  it('names what happened to which host', () => {
+    expect(describeAudit(entry('enrollment_token.create', { target: 'enrollment_token:1', detail: { name: 'pve1' } }))).toBe('alice created a host enrollment token "pve1"');
+    expect(describeAudit(entry('host.enroll', { actor: 'agent:pve1', target: 'host:7', ip: '127.0.0.1' }))).toBe('host 7 enrolled from 127.0.0.1');
+    expect(describeAudit(entry('host.delete', { target: 'host:7' }))).toBe('alice started removing host 7');
+    expect(describeAudit(entry('host.force_delete', { target: 'host:7' }))).toBe('alice force-removed host 7 (no receipt)');
+    expect(describeAudit(entry('host.deleted', { actor: 'agent:pve1', target: 'host:7' }))).toBe('host 7 confirmed its removal');
+    expect(describeAudit(entry('host.upgrade_failed', { actor: null, target: 'host:7', detail: { reason: 'no heartbeat' } }))).toBe('the upgrade of host 7 failed: no heartbeat');
   });
 });

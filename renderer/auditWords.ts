@@ -91,6 +91,12 @@ function describeUserUpdate(who: string, user: string, detail: Record<string, un
   return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
 }
 
+/** `host:7` as people read it. */
+function hostOf(entry: Entry): string {
+  const id = /^host:(\d+)$/.exec(entry.target ?? '')?.[1];
+  return id ? `host ${id}` : (text(entry.target) ?? 'a host');
+}
+
 /** One audit entry as a sentence. */
 export function describeAudit(entry: Entry): string {
   const who = entry.actor ?? 'someone';
@@ -120,6 +126,35 @@ export function describeAudit(entry: Entry): string {
       return `the password of ${target} was reset with the recovery command`;
     case 'request':
       return describeRequest(who, entry);
+    case 'token.create':
+      return `${who} created API token "${text(detail.name) ?? '?'}"${text(detail.role) ? ` (${text(detail.role)})` : ''}`;
+    case 'token.revoke':
+      return `${who} revoked API token "${text(detail.name) ?? '?'}"${entry.target && entry.target !== entry.actor ? ` of ${entry.target}` : ''}`;
+    case 'enrollment_token.create':
+      return `${who} created a host enrollment token${text(detail.name) ? ` "${text(detail.name)}"` : ''}`;
+    case 'enrollment_token.revoke':
+      return `${who} revoked a host enrollment token`;
+    case 'host.enroll':
+    case 'host.rebind':
+      return `${hostOf(entry)} enrolled${entry.action === 'host.rebind' ? ' again (re-bound)' : ''}${from}`;
+    case 'host.update':
+      return `${who} changed the settings of ${hostOf(entry)}`;
+    case 'host.delete':
+      return `${who} started removing ${hostOf(entry)}`;
+    case 'host.force_delete':
+      return `${who} force-removed ${hostOf(entry)} (no receipt)`;
+    case 'host.deleted':
+      return `${hostOf(entry)} confirmed its removal`;
+    case 'host.revoke_token':
+      return `${who} revoked the token of ${hostOf(entry)}`;
+    case 'host.drift_apply':
+      return `${who} applied registry drift from ${hostOf(entry)}`;
+    case 'host.upgrade_request':
+      return `${who} asked ${hostOf(entry)} to upgrade${text(detail.version) ? ` to ${text(detail.version)}` : ''}`;
+    case 'host.upgrade_succeeded':
+      return `${hostOf(entry)} upgraded${text(detail.version) ? ` to ${text(detail.version)}` : ''}`;
+    case 'host.upgrade_failed':
+      return `the upgrade of ${hostOf(entry)} failed${text(detail.reason) ? `: ${text(detail.reason)}` : ''}`;
     default:
       return `${who}: ${entry.action}${entry.target ? ` ${entry.target}` : ''}`;
   }
@@ -138,6 +173,11 @@ export const ACTION_LABELS: Record<string, string> = {
   'password.change': 'Own password changed',
   recovery: 'Recovery command',
   request: 'Management changes (instances, jobs, import…)',
+  'token.create': 'API tokens created',
+  'token.revoke': 'API tokens revoked',
+  'enrollment_token.create': 'Host enrollment tokens created',
+  'host.enroll': 'Hosts enrolled',
+  'host.delete': 'Host removals',
 };
 
 export interface AuditFilter {

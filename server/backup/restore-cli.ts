@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const result = await restoreSnapshot(snapshot, dbPath, (line) => process.stdout.write(`restore: ${line}\n`));
   const migrated = result.schemaNow > result.schemaFrom ? ` and migrated from schema ${result.schemaFrom} to ${result.schemaNow}` : '';
   process.stdout.write(`restore: restored ${snapshot} into ${result.dbPath}${migrated}\n`);
-  if (result.beforeRestore) process.stdout.write(`restore: to undo, run: npm run restore -- ${result.beforeRestore}\n`);
+  if (result.beforeRestore) process.stdout.write(`restore: to undo, run: DB_PATH=${result.dbPath} npm run restore -- ${result.beforeRestore}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -67,7 +67,8 @@ describe('npm run restore -- <snapshot file>', () => {
       cwd: path.dirname(dbPath), env: { DB_PATH: dbPath }, reject: false, timeout: 60_000,
     });
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout).toContain(`restore: to undo, run: npm run restore -- ${dbPath}.before-restore`);
+    // The undo names the database too: pasted as shown, it must restore into this one, not the default.
+    expect(result.stdout).toContain(`restore: to undo, run: DB_PATH=${path.resolve(dbPath)} npm run restore -- ${dbPath}.before-restore`);
     expect(state(dbPath)).toEqual(preImport);
     expect(fs.existsSync(`${dbPath}.restoring`)).toBe(false);
 

@@ -27,7 +27,11 @@ declare global {
   }
 }
 
-const who = (req: Request, res: Response): Who => ({ actor: actorOf(res), ip: req.ip ?? null });
+/** Who acts, for the host service's own audit entry; that entry stands for the request (no generic `request` row). */
+const who = (req: Request, res: Response): Who => {
+  res.locals.audited = true;
+  return { actor: actorOf(res), ip: req.ip ?? null };
+};
 
 /** The address this request reached the controller at: the configured public origin, else scheme and Host. */
 export function baseUrlOf(req: Request, publicOrigin: string | undefined): string {

@@ -3,7 +3,9 @@ import type { AccountService } from '../access/accounts.js';
 import { roleHas } from '../access/capabilities.js';
 import type { AppContext } from '../context.js';
 import { forbidden, HttpError, tooManyRequests, unauthorized } from '../errors.js';
-import type { Access, RouteRecord } from '../http/routes.js';
+import type { Access } from '../http/routes.js';
+import { SAFE_METHODS } from '../access/origin.js';
+import { auditRequest, type AuditTarget } from '../access/request-audit.js';
 import { createTokenService, type TokenService } from './service.js';
 
 declare global {
@@ -16,7 +18,6 @@ declare global {
   }
 }
 
-const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const invalidToken = () => new HttpError(401, { error: 'invalid token' });
 
 /**
@@ -42,7 +43,7 @@ export function bearerToken(req: Request): string | undefined {
  * Without one, the request takes the cookie path unchanged.
  */
 export function createBearerGuard(context: AppContext, accounts: AccountService, tokens: TokenService = createTokenService(context, accounts.audit)) {
-  const authenticate = (access: Access, req: Request, res: Response) => {
+  const authenticate = (access: Access, targetOf: AuditTarget | undefined, req: Request, res: Response) => {
     const token = bearerToken(req)!;
     if (!tokenMayUse(access)) throw unauthorized('this route needs a browser session, not an API token');
     const ip = req.ip ?? '';
@@ -61,32 +62,14 @@ export function createBearerGuard(context: AppContext, accounts: AccountService,
     res.locals.apiToken = principal.token;
     // What a token reads is the registry and its settings: no shared cache keeps a copy.
     res.set('Cache-Control', 'no-store');
-    if (!SAFE.has(req.method)) auditOnSuccess(req, res);
-  };
-
-  const auditOnSuccess = (req: Request, res: Response) => {
-    const { user, apiToken } = res.locals;
-    res.on('finish', () => {
-      if (res.statusCode < 200 || res.statusCode > 299) return;
-      try {
-        accounts.audit.write({
-          actor: user!.username,
-          action: 'request',
-          target: null,
-          ip: req.ip ?? null,
-          detail: { method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, token: apiToken },
-        });
-      } catch (err) {
-        context.logger.error({ err: { message: (err as Error).message } }, 'audit write failed');
-      }
-    });
+    if (!SAFE_METHODS.has(req.method)) auditRequest(accounts.audit, context.logger, req, res, principal.user.username, targetOf, { token: principal.token });
   };
 
   /** One middleware: the bearer path when the request has a token, else `viaCookie` in order. */
-  return (access: Access, _route: RouteRecord, viaCookie: RequestHandler[]): RequestHandler =>
+  return (access: Access, targetOf: AuditTarget | undefined, viaCookie: RequestHandler[]): RequestHandler =>
     (req, res, next) => {
       if (bearerToken(req) === undefined) return runChain(viaCookie, req, res, next);
-      authenticate(access, req, res);
+      authenticate(access, targetOf, req, res);
       next();
     };
 }

@@ -30,12 +30,14 @@ export function registerTokenRoutes(routes: RouteTable, ctx: AppContext, account
 
   routes.post('/api/tokens', { access: 'self', body: TokenCreateBody, documentedResponse: { status: 201, schema: CreatedApiTokenView } }, (req, res) => {
     const created = tokens.create(req.body, signedIn(res), ip(req));
+    res.locals.audited = true; // token.create is the entry; no generic `request` row beside it
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
   routes.delete('/api/tokens/:id', { access: 'self', documentedResponse: { status: 204, description: 'Revoked' } }, (req, res) => {
     tokens.revoke(parseIntegerParam(req.params.id, 'invalid id'), signedIn(res), ip(req));
+    res.locals.audited = true; // token.revoke is the entry
     res.status(204).end();
   });
 

@@ -202,10 +202,17 @@ describe('a bearer token', () => {
     expect(audit[0]).toMatchObject({
       actor: 'oscar',
       action: 'request',
+      target: 'instance 777',
       ip: expect.any(String),
       detail: { method: 'POST', path: '/api/instances', status: 201, token: { id, name: 'nightly sync' } },
     });
     expect(audit.find((e) => e.action === 'token.create')).toMatchObject({ actor: 'oscar', detail: { id, name: 'nightly sync', role: 'operator' } });
+    // The token's own entry stands for its creation: no generic request row beside it.
+    expect(audit.filter((e) => (e.detail as { path?: string }).path === '/api/tokens')).toEqual([]);
+    // An update names its changed fields, as from a browser; the token is named too.
+    expect((await script(server, token).put('/api/instances/777', { state: 'testing' })).status).toBe(200);
+    const update = ((await server.client.get('/api/audit')).body as Array<Record<string, unknown>>)[0];
+    expect(update).toMatchObject({ target: 'instance 777', detail: { method: 'PUT', fields: ['state'], token: { id, name: 'nightly sync' } } });
     expect(JSON.stringify(audit)).not.toContain(token.slice(4));
     // History names the user, as for a browser write.
     const history = (await server.client.get('/api/instances/777/history')).body as Array<{ changed_by: string }>;
