@@ -18,11 +18,14 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     return doc;
   });
 
-  // A 100,000-instance backup is about 26 MB of JSON. The snapshot of what it replaces starts as soon
-  // as the request is let in, so the copy runs while the body arrives and is checked. Imports take
-  // turns (snapshot, then write), so each pre-import snapshot holds what that import replaced.
+  // A 100,000-instance backup is about 26 MB of JSON. For a large body the snapshot of what it
+  // replaces starts as soon as the request is let in, so the copy runs while the body arrives and is
+  // checked; a small body is checked first, and a file that does not validate costs no snapshot.
+  // Imports take turns (snapshot, then write), so each pre-import snapshot holds what that import replaced.
+  const EAGER_SNAPSHOT_BYTES = 1024 * 1024;
   let turn: Promise<void> = Promise.resolve();
-  const startSnapshot: RequestHandler = (_req, res, next) => {
+  const startSnapshot: RequestHandler = (req, res, next) => {
+    const eager = Number(req.get('content-length') ?? 0) >= EAGER_SNAPSHOT_BYTES;
     const previous = turn;
     let done!: () => void;
     const mine = new Promise<void>((resolve) => (done = resolve));
@@ -36,12 +39,13 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     });
     void previous.then(() => {
       if (closed) return;
-      res.locals.preImport = snapshots.beforeImport();
+      if (eager) res.locals.preImport = snapshots.beforeImport();
       next();
     });
   };
   routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
     const plan = backup.validate(req.body);
+    res.locals.preImport ??= snapshots.beforeImport();
     try {
       await (res.locals.preImport as PreImport).ready;
     } catch (err) {
