@@ -5,6 +5,7 @@ import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../comp
 import { plural } from '../format';
 import { useFlash, useLive } from '../live';
 import { useSession } from '../session';
+import { everyDay } from '../usageDays';
 import type { UsageReport } from '../../server/usage/schema';
 import type { UsageStats } from '../../server/usage/stats';
 
@@ -181,8 +182,9 @@ function ReportTable({ rows, flashing }: { rows: UsageReport[]; flashing: Set<nu
               <td>
                 <Badge value={r.status} />
               </td>
-              <td class="error-text">{r.error ?? ''}</td>
-              <td>{r.updated_at !== r.created_at ? <Time iso={r.updated_at} exact={false} /> : <span class="muted">no update yet</span>}</td>
+              {/* A done install carries part B's default text "No error message": not an error to show in red. */}
+              <td class="error-text">{r.status === 'done' ? '' : (r.error ?? '')}</td>
+              <td>{r.status !== 'installing' ? <Time iso={r.updated_at} exact={false} /> : <span class="muted">no update yet</span>}</td>
               <td>
                 {r.type}
                 {r.ct_type !== null ? ` (${r.ct_type === 1 ? 'unprivileged' : 'privileged'})` : ''}
@@ -254,11 +256,12 @@ const axis = (colors: ReturnType<typeof palette>, extra: Partial<uPlot.Axis> = {
 });
 
 function DailyChart({ stats }: { stats: UsageStats }) {
-  const x = stats.days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
+  const days = everyDay(stats.days, stats.since, new Date());
+  const x = days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
   const layers = ['done', 'failed', 'stuck', 'installing'] as const;
-  const raw = layers.map((key) => stats.days.map((d) => d[key]));
+  const raw = layers.map((key) => days.map((d) => d[key]));
   // Stacked: each series is drawn as the running total, biggest first, so the smaller ones sit on top of it.
-  const stacked = layers.map((_, i) => stats.days.map((_, j) => raw.slice(0, i + 1).reduce((sum, series) => sum + series[j]!, 0)));
+  const stacked = layers.map((_, i) => days.map((_, j) => raw.slice(0, i + 1).reduce((sum, series) => sum + series[j]!, 0)));
   const order = [3, 2, 1, 0];
   const box = useChart(
     (width) => {

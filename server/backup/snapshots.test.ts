@@ -53,6 +53,8 @@ describe('snapshots', () => {
     expect(snapshot.name).toMatch(/^homefleet-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z-manual\.db$/);
     expect(path.dirname(dbPath)).toBe(path.dirname(dir));
     expect(names(dir)).toEqual([snapshot.name]);
+    // It holds password hashes and job secrets: readable by the server's user only.
+    expect((fs.statSync(path.join(dir, snapshot.name)).mode & 0o777).toString(8)).toBe('600');
     const list = (await server.client.get('/api/snapshots')).body;
     expect(list).toMatchObject({ enabled: true, directory: dir, interval_hours: 24, keep: { scheduled: 7, manual: 7, 'pre-import': 3 }, snapshots: [snapshot] });
 

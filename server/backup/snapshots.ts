@@ -299,6 +299,8 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     const name = freeName(kind, new Date());
     const partial = path.join(directory, `.${name}.partial`);
     removePartial(partial);
+    // A snapshot holds password hashes and job secrets: readable by the server's user only, like the database.
+    fs.writeFileSync(partial, '', { mode: 0o600 });
     const copying = copier.copy(path.resolve(config.dbPath), partial, kind === 'pre-import');
     copying.checked.catch(() => undefined);
     try {

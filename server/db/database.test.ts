@@ -60,3 +60,21 @@ describe('database', () => {
     expect(() => openDatabase(file)).toThrow(/newer than this release supports/);
   });
 });
+
+describe('the database file', () => {
+  it('is readable by the server user only, and so are its WAL files', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-mode-'));
+    try {
+      const file = path.join(dir, 'homefleet.db');
+      const db = openDatabase(file);
+      db.exec("CREATE TABLE IF NOT EXISTS t (x); INSERT INTO t VALUES (1)");
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) expect((fs.statSync(f).mode & 0o777).toString(8), f).toBe('600');
+      db.close();
+      fs.chmodSync(file, 0o644);
+      openDatabase(file).close();
+      expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

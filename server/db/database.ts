@@ -33,7 +33,10 @@ export function openRetained(dbPath: string, options?: Database.Options): Db {
  * `:memory:` gives a private in-memory database, as the tests use.
  */
 export function openDatabase(dbPath: string, list: readonly Migration[] = migrations): Db {
-  if (dbPath !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
+  if (dbPath !== ':memory:') {
+    fs.mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
+    keepPrivate(dbPath);
+  }
   const db = openRetained(dbPath);
   try {
     if (dbPath !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
@@ -44,6 +47,23 @@ export function openDatabase(dbPath: string, list: readonly Migration[] = migrat
     throw err;
   }
   return db;
+}
+
+/**
+ * The database holds password hashes and job secrets: readable and writable by the server's user
+ * only. SQLite gives its -wal and -shm files the database file's mode, so setting it here covers them.
+ */
+function keepPrivate(dbPath: string): void {
+  try {
+    fs.writeFileSync(dbPath, '', { mode: 0o600, flag: 'wx' });
+  } catch {
+    // It exists already: tighten a mode an earlier release left at the umask's default.
+    try {
+      if ((fs.statSync(dbPath).mode & 0o077) !== 0) fs.chmodSync(dbPath, 0o600);
+    } catch {
+      // Not ours to change (another owner, a read-only mount): open it as it is.
+    }
+  }
 }
 
 /**
