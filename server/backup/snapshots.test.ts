@@ -73,6 +73,16 @@ describe('snapshots', () => {
     copy.close();
   });
 
+  it('"take one now" asked many times at once queues one copy, not one per request', async () => {
+    const { server, dir } = await serverOnFile();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => server.client.post('/api/snapshots')));
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(201));
+    // The first may already be copying when the others arrive; they share the next one.
+    const taken = new Set(answers.map((a) => a.body.snapshot.name));
+    expect(taken.size).toBeLessThanOrEqual(2);
+    expect(names(dir).sort()).toEqual([...taken].sort());
+  });
+
   it('downloads only a snapshot by its exact name: no paths, no other files', async () => {
     const { server, dir } = await serverOnFile();
     const { name } = (await server.client.post('/api/snapshots')).body.snapshot;

@@ -352,6 +352,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     timer.unref();
   }
 
+  let waitingManual: { started: boolean; promise: Promise<SnapshotInfo> } | undefined;
   const service = {
     enabled,
     directory,
@@ -359,9 +360,20 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     keep,
     list,
 
-    /** Takes a snapshot and resolves once it is checked and has its final name. */
+    /**
+     * Takes a snapshot and resolves once it is checked and has its final name. "Take one now" asked
+     * again while one is still waiting for its turn gets that one: it will hold everything both asked
+     * for, and repeated clicks (or scripts) do not queue a copy each.
+     */
     take(kind: SnapshotKind): Promise<SnapshotInfo> {
-      return enqueue(async () => (await copy(kind)).finished);
+      if (kind === 'manual' && waitingManual && !waitingManual.started) return waitingManual.promise;
+      const entry = { started: false } as { started: boolean; promise: Promise<SnapshotInfo> };
+      entry.promise = enqueue(async () => {
+        entry.started = true;
+        return (await copy(kind)).finished;
+      });
+      if (kind === 'manual') waitingManual = entry;
+      return entry.promise;
     },
 
     /**
