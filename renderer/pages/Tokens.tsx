@@ -96,10 +96,13 @@ export function TokensPage() {
                     <Time iso={token.last_used_at} exact={false} />
                     {token.last_used_ip && <div class="muted">from {token.last_used_ip}</div>}
                   </td>
-                  <td class="row-actions">
-                    <button type="button" onClick={() => revoke(token)}>
-                      Revoke
-                    </button>
+                  <td>
+                    {/* A flex box inside the cell: a flex table cell loses its row's border. */}
+                    <div class="row-actions">
+                      <button type="button" onClick={() => revoke(token)}>
+                        Revoke
+                      </button>
+                    </div>
                   </td>
                 </tr>
               ))}
