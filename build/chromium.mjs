@@ -45,6 +45,10 @@ export async function chromiumLaunchOptions(env = process.env) {
       LD_LIBRARY_PATH: env.LD_LIBRARY_PATH ? `${libs}:${env.LD_LIBRARY_PATH}` : libs,
       FONTCONFIG_PATH: dir,
       HOME: env.HOME ?? dir,
+      // Under a C or POSIX locale (LANG=C.UTF-8, as CI machines run) this build reports the language
+      // `en-US@posix`, which Intl rejects, so code that formats dates (uPlot) throws when it loads.
+      LANG: 'en_US.UTF-8',
+      LANGUAGE: 'en_US',
     },
   };
 }
