@@ -73,8 +73,10 @@ export async function compare(rounds: number, baseline: () => Promise<LoadResult
   return { ...best, ratio: best.candidate / best.baseline };
 }
 
-export function report(name: string, result: { baseline: number; candidate: number; ratio: number }, target: string) {
-  const line = `${name}: homefleet ${result.candidate.toFixed(0)}/s, floor ${result.baseline.toFixed(0)}/s, ratio ${result.ratio.toFixed(3)} (goal ${target}) ${meets(result.ratio, target)}`;
+/** One result line; `target` is a goal such as '>= 0.6', or undefined for a measure that has none (printed only). */
+export function report(name: string, result: { baseline: number; candidate: number; ratio: number }, target?: string) {
+  const verdict = target ? ` (goal ${target}) ${meets(result.ratio, target)}` : '';
+  const line = `${name}: homefleet ${result.candidate.toFixed(0)}/s, floor ${result.baseline.toFixed(0)}/s, ratio ${result.ratio.toFixed(3)}${verdict}`;
   console.log(line);
   return line;
 }

@@ -103,7 +103,7 @@ describe('heartbeat benchmark', () => {
         },
       );
       const label = changing ? 'guest list changed every beat' : 'guest list unchanged';
-      lines.push(report(`heartbeat ${HOSTS}x${GUESTS} (${label})`, result, 'report'));
+      lines.push(report(`heartbeat ${HOSTS}x${GUESTS} (${label})`, result));
       const roundSeconds = HOSTS / result.candidate;
       lines.push(`  one round of ${HOSTS} heartbeats takes ${roundSeconds.toFixed(2)} s of the ${INTERVAL_S} s interval (${((roundSeconds / INTERVAL_S) * 100).toFixed(1)}% busy)`);
     }
