@@ -168,3 +168,11 @@ setup() { load agent_helper; reset_agent_test; }
   assert_equal "$(cd "$ROOT_DIR" && find . -mindepth 1 | sort | tr '\n' ' ')" './etc ./etc/hostname ./etc/machine-id ./etc/systemd ./etc/systemd/system ./usr ./usr/local ./usr/local/lib '
   assert_equal "$(cat "$SYSTEMCTL_LOG")" $'disable --now homefleet-agent.service\nstop homefleet-agent-watchdog.service\ndaemon-reload'
 }
+
+@test "the installer's JSON helpers are the agent's, line for line (it is piped into bash, so it carries its own copy)" {
+  local f
+  for f in json_string json_get_string json_get_int json_objects_after; do
+    run diff <(sed -n "/^$f() {/,/^}/p" "$AGENT") <(sed -n "/^$f() {/,/^}/p" "$INSTALLER")
+    [[ "$status" -eq 0 && -n "$(sed -n "/^$f() {/p" "$AGENT")" ]] || { echo "$f differs: $output" >&2; return 1; }
+  done
+}
