@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './helpers/build.js';
+import { listeningUrl } from './helpers/listening.js';
 import pkg from '../package.json' with { type: 'json' };
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -22,15 +23,7 @@ async function startHeadless(env: Record<string, string>) {
     extendEnv: false,
     reject: false,
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk;
-      const match = /listening on (http:\/\/[^"\s]+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    void child.then((r) => reject(new Error(`server exited: ${r.stderr}`)));
-  });
+  const url = await listeningUrl(child);
   return { child, url };
 }
 

@@ -1,3 +1,4 @@
+
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -5,6 +6,7 @@ import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../../test/helpers/http.js';
+import { listeningUrl } from '../../test/helpers/listening.js';
 import { logIn, startServer } from '../../test/helpers/server.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import { createApp } from '../app.js';
@@ -91,21 +93,7 @@ describe('SIGKILL during a snapshot', () => {
         env: { DB_PATH: dbPath, PORT: '0', HOST: '127.0.0.1', FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_SNAPSHOT_INTERVAL_HOURS: '0', LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let out = '';
-      child.stdout!.on('data', (chunk) => (out += chunk));
-      child.stderr!.on('data', (chunk) => (out += chunk));
-      const url = await new Promise<string>((resolve, reject) => {
-        const poll = setInterval(() => {
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) {
-            clearInterval(poll);
-            resolve(m[1]!);
-          } else if (child.exitCode !== null) {
-            clearInterval(poll);
-            reject(new Error(`server exited: ${out}`));
-          }
-        }, 5);
-      });
+      const url = await listeningUrl(child);
       const client = await logIn(new TestClient(url), 'admin', PASSWORD);
       // On a busy machine a snapshot can finish between two looks: then it is removed and taken again.
       let finished = false;

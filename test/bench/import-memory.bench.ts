@@ -1,3 +1,4 @@
+
 // Import memory benchmark: the built server (dist/server/main.js, as `npm start` runs it) on a
 // database file, three back-to-back imports of a 100,000-instance backup (each with its pre-import
 // snapshot), and the server process's peak RSS (VmHWM, Linux) after each. Targets: <= 250 MB, and
@@ -7,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { listeningUrl } from '../helpers/listening.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-bench-import-memory-'));
@@ -31,23 +33,7 @@ describe('import memory benchmark', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
-      let out = '';
-      // Keep only the start: the listening line is all that is needed from the log.
-      server.stdout!.on('data', (chunk) => {
-        if (out.length < 10_000) out += chunk;
-      });
-      const url = await new Promise<string>((resolve, reject) => {
-        const poll = setInterval(() => {
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) {
-            clearInterval(poll);
-            resolve(m[1]!);
-          } else if (server.exitCode !== null) {
-            clearInterval(poll);
-            reject(new Error(`server exited: ${out}`));
-          }
-        }, 10);
-      });
+      const url = await listeningUrl(server);
       const json = { 'content-type': 'application/json', origin: url };
       const setup = await fetch(`${url}/setup`, { method: 'POST', headers: json, body: JSON.stringify({ setup_token: token, username: 'bench', display_name: 'B', password: 'bench-password-1234' }) });
       expect(setup.status).toBe(201);
