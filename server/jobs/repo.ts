@@ -36,9 +36,13 @@ export function createJobRepo(db: Db) {
        SELECT id FROM job_runs WHERE job_id = ? ORDER BY started_at DESC, id DESC LIMIT ?)`,
   );
   const jobIds = db.prepare<[], { id: number }>('SELECT id FROM jobs');
+  // Asked on every create; a stored config is a JSON object written by the service, so `true` reads back as 1.
+  const anyRunOnCreate = db.prepare<[], { found: number }>("SELECT 1 AS found FROM jobs WHERE json_extract(config, '$.run_on_create') IS 1 LIMIT 1");
 
   return {
     list: () => list.all(),
+    /** Whether any job is set to run when an instance is created (a cheap check, made on every create). */
+    anyRunOnCreate: () => anyRunOnCreate.get() !== undefined,
     findById: (id: number) => byId.get(id),
     seed: (key: JobKey, name: string, description: string, schedule: number) => void seed.run(key, name, description, schedule),
     update: (id: number, enabled: 0 | 1, schedule: number, config: string) => void update.run(enabled, schedule, config, id),

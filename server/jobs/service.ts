@@ -174,7 +174,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
   let onCreateChain: Promise<void> = Promise.resolve();
   let batchPending = false;
   const onInstanceCreated = () => {
-    if (batchPending || closed) return;
+    if (batchPending || closed || !repo.anyRunOnCreate()) return;
     batchPending = true;
     onCreateChain = onCreateChain
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
