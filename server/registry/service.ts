@@ -31,9 +31,15 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
   }
 
   const createTx = db.transaction((input: InstanceInput, now: number, by: string | null, audit: RequestAudit | undefined) => {
-    if (repo.findByVmid(input.vmid)) throw conflict('vmid already exists');
     const at = isoSeconds(now);
-    const id = repo.insert(input, at);
+    // The vmid's UNIQUE index is the check: one lookup fewer than asking first, and no window between the two.
+    let id: number;
+    try {
+      id = repo.insert(input, at);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('vmid already exists');
+      throw err;
+    }
     repo.addHistory(id, 'created', null, null, isoMillis(now), by);
     audit?.({ target: `instance ${input.vmid}` });
     // What was just stored, without reading it back: the validated input (in column order) and its times.
