@@ -1,13 +1,18 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import type { RequestListener } from 'node:http';
+import type { Express } from 'express';
+import { expressServerOptions } from '../http/server.js';
 import { httpsOrigins } from './names.js';
 import { prepareTls, type TlsConfig, type TlsDeps, type TlsSetup } from './setup.js';
 
-/** `https.createServer` with the certificate when the server speaks HTTPS itself, else plain `http`. */
-export function createListener(app: RequestListener, tls: TlsSetup | undefined): http.Server {
-  return tls ? https.createServer({ cert: tls.cert, key: tls.key }, app) : http.createServer(app);
+/**
+ * `https.createServer` with the certificate when the server speaks HTTPS itself, else plain `http`;
+ * either way with the app's request and response prototypes (see expressServerOptions).
+ */
+export function createListener(app: Express, tls: TlsSetup | undefined): http.Server {
+  const options = expressServerOptions(app);
+  return tls ? https.createServer({ ...options, cert: tls.cert, key: tls.key }, app) : http.createServer(options, app);
 }
 
 /**

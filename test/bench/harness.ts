@@ -1,10 +1,19 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import { expressServerOptions } from '../../server/http/server.js';
+
+type Listening = { url: string; close(): Promise<void> };
+
+/** Serves homefleet's Express app on 127.0.0.1 the way the product does (server/tls/listen.ts, the desktop app). */
+export function serveApp(app: Express): Promise<Listening> {
+  return listen(app, expressServerOptions(app));
+}
 
 /** Starts a request listener on 127.0.0.1 at a free port. */
-export async function listen(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer({ keepAlive: true }, handler);
+export async function listen(handler: http.RequestListener, options: http.ServerOptions = {}): Promise<Listening> {
+  const server = http.createServer({ keepAlive: true, ...options }, handler);
   // The benchmarks block their own event loop for seconds (parsing a 26 MB baseline document): keep idle
   // keep-alive sockets open meanwhile, or the client reuses one the server has just closed.
   server.keepAliveTimeout = 120_000;

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { openDatabase } from '../../server/db/database.js';
 import { TestClient } from '../helpers/http.js';
-import { compare, listen, load, report } from './harness.js';
+import { compare, listen, load, report, serveApp } from './harness.js';
 
 const HOSTS = 500;
 const GUESTS = 50;
@@ -44,7 +44,7 @@ describe('heartbeat benchmark', () => {
       hosts: { agentDir: dir },
     });
     await homefleet.accounts.create({ username: 'bench', display_name: 'Bench', role: 'administrator', password: 'bench-password-1234' }, { actor: null, ip: null });
-    const server = await listen(homefleet.app);
+    const server = await serveApp(homefleet.app);
     const admin = new TestClient(server.url);
     expect((await admin.post('/api/auth/login', { username: 'bench', password: 'bench-password-1234' })).status).toBe(200);
     const enrollment = (await admin.post('/api/hosts/enrollment-tokens', { max_uses: HOSTS })).body.token as string;

@@ -10,7 +10,7 @@ import { createApp } from '../../server/app.js';
 import { openDatabase } from '../../server/db/database.js';
 import { isoMillis, isoSeconds } from '../../server/time.js';
 import { TestClient } from '../helpers/http.js';
-import { compare, listen, load, meets, quantile, report } from './harness.js';
+import { compare, listen, load, meets, quantile, report, serveApp } from './harness.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-bench-'));
 const root = path.resolve(import.meta.dirname, '../..');
@@ -34,7 +34,7 @@ function rows(count: number) {
 async function homefleetWithSession(name: string) {
   const homefleet = createApp({ dbPath: path.join(dir, `${name}.db`), config: { authAllowHttp: true } });
   await homefleet.accounts.create({ username: 'bench', display_name: 'Bench', role: 'administrator', password: PASSWORD }, { actor: null, ip: null });
-  const server = await listen(homefleet.app);
+  const server = await serveApp(homefleet.app);
   const client = new TestClient(server.url);
   const login = await client.post('/api/auth/login', { username: 'bench', password: PASSWORD });
   expect(login.status).toBe(200);

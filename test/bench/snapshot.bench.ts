@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { openDatabase } from '../../server/db/database.js';
 import { TestClient } from '../helpers/http.js';
-import { listen } from './harness.js';
+import { serveApp } from './harness.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-bench-snapshot-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -31,7 +31,7 @@ describe('snapshot benchmark', () => {
     // Scheduled snapshots on, the schedule itself far away: the benchmark starts the scheduled kind itself.
     const app = createApp({ dbPath, config: { authAllowHttp: true, snapshotIntervalHours: 24 }, snapshots: { firstDelayMs: 3_600_000 } });
     await app.accounts.create({ username: 'bench', display_name: 'Bench', role: 'administrator', password: PASSWORD }, { actor: null, ip: null });
-    const server = await listen(app.app);
+    const server = await serveApp(app.app);
     const client = new TestClient(server.url);
     expect((await client.post('/api/auth/login', { username: 'bench', password: PASSWORD })).status).toBe(200);
     const headers = { cookie: client.cookieHeader() };
