@@ -7,3 +7,5 @@ export interface BuildTarget {
 }
 export declare const targets: BuildTarget[];
 export declare function build(options?: { onlyIfStale?: boolean }): Promise<void>;
+/** File extensions whose media types the server bundle keeps from mime-db. */
+export declare const SERVED_EXTENSIONS: string[];

@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SERVED_EXTENSIONS, targets } from './build.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+// Inside dist/ so the bundle's bare imports resolve from the repository's node_modules.
+fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
+const out = fs.mkdtempSync(path.join(root, 'dist', '.test-server-bundle-'));
+afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+
+const server = targets.find((t) => t.name === 'server')!;
+const fullMime = createRequire(import.meta.url)('mime-types') as typeof import('mime-types');
+
+/** mime-types as the server bundle has it: bundled with the server target's plugins. */
+async function bundledMime(): Promise<{ mime: typeof fullMime; types: number }> {
+  const entry = path.join(out, 'entry.mjs');
+  fs.writeFileSync(entry, "import mime from 'mime-types';\nexport { mime };\n");
+  await esbuild.build({
+    entryPoints: [entry],
+    outfile: path.join(out, 'mime.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    absWorkingDir: root,
+    plugins: server.options.plugins,
+    logLevel: 'silent',
+  });
+  const bundled = await import(pathToFileURL(path.join(out, 'mime.mjs')).href);
+  return { mime: bundled.mime, types: Object.keys(bundled.mime.extensions).length };
+}
+
+describe('the server bundle', () => {
+  it('keeps the media types of the files homefleet serves, and only those', async () => {
+    const { mime, types } = await bundledMime();
+    for (const ext of SERVED_EXTENSIONS) {
+      expect({ ext, type: mime.lookup(ext), header: mime.contentType(ext) }).toEqual({ ext, type: fullMime.lookup(ext), header: fullMime.contentType(ext) });
+    }
+    // Types named in full keep their charset.
+    for (const type of ['application/json', 'text/html', 'text/plain', 'text/x-shellscript', 'text/javascript', 'application/vnd.sqlite3']) {
+      expect(mime.contentType(type)).toBe(fullMime.contentType(type));
+    }
+    expect(mime.lookup('docx')).toBe(false);
+    expect(Object.keys(fullMime.extensions).length).toBeGreaterThan(900);
+    expect(types).toBeLessThan(100);
+  });
+});
