@@ -134,6 +134,17 @@ last_request() {
   ' "$MOCK_DIR/requests.jsonl" "$1" "$2"
 }
 
+# "true" when every heartbeat the mock received came at least $1 ms after the one before, else the gaps.
+heartbeat_gaps_at_least() {
+  node -e '
+    const fs = require("fs");
+    const at = fs.readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+      .filter((r) => r.path === "/api/agent/heartbeat").map((r) => r.at);
+    const gaps = at.slice(1).map((t, i) => t - at[i]);
+    console.log(gaps.every((g) => g >= Number(process.argv[2])) ? "true" : "gaps " + gaps.join(" ") + " ms");
+  ' "$MOCK_DIR/requests.jsonl" "$1"
+}
+
 assert_equal() {
   if [[ "$1" != "$2" ]]; then
     printf 'expected: %s\nactual:   %s\n' "$2" "$1" >&2
