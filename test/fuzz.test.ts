@@ -1,11 +1,11 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteRecord } from '../server/http/routes.js';
 import { buildInstance } from './helpers/factories.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
+import { openRetained } from '../server/db/database.js';
 
 /**
  * Client mistakes are 4xx, never 500: explicit cases, then a fuzz run over every write route of the
@@ -327,7 +327,7 @@ describe(`fuzzing every write route (${REQUESTS} requests, seed ${SEED})`, () =>
     expect((await send(server.baseUrl, 'GET', '/api/health', {})).status).toBe(200);
 
     await server.stop();
-    const db = new Database(dbPath, { readonly: true });
+    const db = openRetained(dbPath, { readonly: true });
     try {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
       expect(db.pragma('foreign_key_check')).toEqual([]);

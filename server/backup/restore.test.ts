@@ -1,12 +1,11 @@
 import { execa } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInstance } from '../../test/helpers/factories.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
-import { openDatabase } from '../db/database.js';
+import { openDatabase, openRetained } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
 import { SNAPSHOT_NAME } from './snapshots.js';
 
@@ -21,7 +20,7 @@ const restore = (dbPath: string, args: string[]) =>
 
 /** Everything a restore must bring back, read straight from the file. */
 function state(dbPath: string) {
-  const db = new Database(dbPath, { readonly: true });
+  const db = openRetained(dbPath, { readonly: true });
   try {
     return {
       instances: db.prepare('SELECT * FROM instances ORDER BY id').all(),
@@ -108,7 +107,7 @@ describe('npm run restore -- <snapshot file>', () => {
     const text = path.join(dir, 'notes.txt');
     fs.writeFileSync(text, 'not a database at all, just some text that is long enough to have a header');
     const other = path.join(dir, 'other.db');
-    new Database(other).exec('CREATE TABLE t (a)');
+    openRetained(other).exec('CREATE TABLE t (a)');
     const newer = path.join(dir, 'newer.db');
     const n = openDatabase(newer);
     n.exec('PRAGMA user_version = 99');
@@ -152,7 +151,7 @@ describe('npm run restore -- <snapshot file>', () => {
     const result = await restore(dbPath, [old]);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toContain(`and migrated from schema 2 to ${migrations.at(-1)!.version}`);
-    const restored = new Database(dbPath, { readonly: true });
+    const restored = openRetained(dbPath, { readonly: true });
     expect(restored.prepare('PRAGMA user_version').pluck().get()).toBe(migrations.at(-1)!.version);
     expect(restored.prepare('SELECT name FROM instances').pluck().all()).toEqual(['old']);
     restored.close();

@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../../test/helpers/http.js';
@@ -10,7 +9,7 @@ import { listeningUrl } from '../../test/helpers/listening.js';
 import { logIn, startServer } from '../../test/helpers/server.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import { createApp } from '../app.js';
-import { openDatabase } from '../db/database.js';
+import { openDatabase, openRetained } from '../db/database.js';
 import { SNAPSHOT_NAME } from './snapshots.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -38,7 +37,7 @@ async function bigDatabase(dbPath: string, name: string): Promise<void> {
 }
 
 function summary(dbPath: string) {
-  const db = new Database(dbPath, { readonly: true });
+  const db = openRetained(dbPath, { readonly: true });
   try {
     return {
       integrity: db.prepare('PRAGMA integrity_check').pluck().get(),

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildInstance } from '../../test/helpers/factories.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import { SNAPSHOT_NAME } from './snapshots.js';
+import { openRetained } from '../db/database.js';
 
 let servers: TestServer[] = [];
 afterEach(async () => {
@@ -65,7 +65,7 @@ describe('snapshots', () => {
     expect(bytes.equals(fs.readFileSync(path.join(dir, snapshot.name)))).toBe(true);
     const copyPath = path.join(path.dirname(dbPath), 'downloaded.db');
     fs.writeFileSync(copyPath, bytes);
-    const copy = new Database(copyPath, { readonly: true });
+    const copy = openRetained(copyPath, { readonly: true });
     expect(copy.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
     expect(copy.prepare('PRAGMA journal_mode').pluck().get()).toBe('delete');
     expect(copy.prepare('SELECT name FROM instances').pluck().all()).toEqual(['answer']);
@@ -121,7 +121,7 @@ describe('snapshots', () => {
     expect((await server.client.post('/api/import', { instances: [{ vmid: 2, name: 'imported', state: 'deployed', stack: 'development' }] })).status).toBe(200);
     const first = await until(() => names(dir), (n) => n.length === 1);
     expect(first).toEqual([expect.stringMatching(/-pre-import\.db$/)]);
-    const copy = new Database(path.join(dir, first[0]!), { readonly: true });
+    const copy = openRetained(path.join(dir, first[0]!), { readonly: true });
     expect(copy.prepare('SELECT name FROM instances').pluck().all()).toEqual(['before-import']);
     copy.close();
     for (let i = 0; i < 3; i++) await server.client.post('/api/import', { instances: [] });
@@ -160,7 +160,7 @@ describe('snapshots', () => {
     const held = names(dir)
       .filter((n) => n.includes('pre-import'))
       .map((n) => {
-        const copy = new Database(path.join(dir, n), { readonly: true });
+        const copy = openRetained(path.join(dir, n), { readonly: true });
         const name = copy.prepare('SELECT name FROM instances').pluck().get();
         copy.close();
         return name;
@@ -185,7 +185,7 @@ describe('snapshots', () => {
     const res = await server.client.post('/api/snapshots');
     expect(res.status).toBe(201);
     expect(files(dir)).toEqual([res.body.snapshot.name]);
-    const copy = new Database(path.join(dir, res.body.snapshot.name), { readonly: true });
+    const copy = openRetained(path.join(dir, res.body.snapshot.name), { readonly: true });
     expect(copy.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
     expect(copy.prepare('SELECT name FROM instances').pluck().all()).toEqual(['here']);
     copy.close();
