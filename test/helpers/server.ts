@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Role } from '../../server/access/capabilities.js';
 import { createApp, type AppOptions, type HomefleetApp } from '../../server/app.js';
+import { createListener } from '../../server/tls/listen.js';
 import { TestClient } from './http.js';
 
 export interface TestServer extends HomefleetApp {
@@ -35,7 +36,8 @@ export async function logIn(client: TestClient, username: string, password: stri
 export async function startServer(options: AppOptions & { signedIn?: boolean } = {}): Promise<TestServer> {
   const { signedIn = true, ...appOptions } = options;
   const homefleet = createApp({ dbPath: ':memory:', ...appOptions, config: { authAllowHttp: true, ...appOptions.config } });
-  const server = homefleet.app.listen(0, '127.0.0.1');
+  // Served as the headless server serves it (server/tls/listen.ts), so every test runs the product's HTTP path.
+  const server = createListener(homefleet.app, undefined).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
