@@ -31,14 +31,7 @@ setup() { load agent_helper; reset_agent_test; use_installed_root; }
 }
 
 @test "the token never appears on a command line" {
-  # A fake curl that records its arguments, then runs the real one.
-  mkdir -p "$BATS_TEST_TMPDIR/bin"
-  cat >"$BATS_TEST_TMPDIR/bin/curl" <<SCRIPT
-#!/usr/bin/env bash
-printf '%s\n' "\$*" >>"$BATS_TEST_TMPDIR/curl-args"
-exec /usr/bin/curl "\$@"
-SCRIPT
-  chmod +x "$BATS_TEST_TMPDIR/bin/curl"
+  record_curl_args
   TEST_PATH="$BATS_TEST_TMPDIR/bin:$TEST_PATH"
   run_agent -- --once
   [[ "$status" -eq 0 ]]
@@ -73,39 +66,31 @@ SCRIPT
 
 @test "the loop heartbeats at the interval the server answers" {
   control '{"interval":1}'
-  base_env
-  env -i "${BASE_ENV[@]}" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null 3>&- &
-  local pid=$!
+  start_agent_loop
   # Three heartbeats come within the bound (the default interval is minutes), each a second or
   # more after the one before: the agent sleeps the interval it was told. Gaps are measured where
   # the mock received them, so a busy machine can slow the loop without failing the test.
-  wait_for '(( $(request_count /api/agent/heartbeat) >= 3 ))' 20 || { kill "$pid"; return 1; }
-  kill -TERM "$pid"
-  wait "$pid" || true
+  wait_for '(( $(request_count /api/agent/heartbeat) >= 3 ))' 20 || { stop_agent_loop; return 1; }
+  stop_agent_loop
   assert_equal "$(heartbeat_gaps_at_least 900)" true
 }
 
 @test "an interval below the minimum is raised to it" {
   control '{"interval":0}'
-  base_env
-  env -i "${BASE_ENV[@]}" HOMEFLEET_INTERVAL_MIN_S=2 "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null 3>&- &
-  local pid=$!
-  wait_for '(( $(request_count /api/agent/heartbeat) >= 2 ))' 20 || { kill "$pid"; return 1; }
-  kill -TERM "$pid"
-  wait "$pid" || true
+  start_agent_loop HOMEFLEET_INTERVAL_MIN_S=2
+  wait_for '(( $(request_count /api/agent/heartbeat) >= 2 ))' 20 || { stop_agent_loop; return 1; }
+  stop_agent_loop
   assert_equal "$(heartbeat_gaps_at_least 1900)" true
 }
 
 @test "the agent stops promptly on SIGTERM, even while sleeping" {
   control '{"interval":60}'
-  base_env
-  env -i "${BASE_ENV[@]}" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null 3>&- &
-  local pid=$!
+  start_agent_loop
   wait_for '[[ "$(request_count /api/agent/heartbeat)" == 1 ]]'
   sleep 0.3
-  kill -TERM "$pid"
+  kill -TERM "$AGENT_PID"
   local started=$SECONDS
-  wait "$pid" || true
+  wait "$AGENT_PID" || true
   ((SECONDS - started <= 2))
 }
 

@@ -40,14 +40,8 @@ assert_no_crash() {
 }
 
 @test "every curl has a connect and a total bound, also without the test variables" {
-  # A curl that records its arguments, then runs the real one; an upgrade exercises every request kind.
-  mkdir -p "$BATS_TEST_TMPDIR/bin"
-  cat >"$BATS_TEST_TMPDIR/bin/curl" <<SCRIPT
-#!/usr/bin/env bash
-printf '%s\n' "\$*" >>"$BATS_TEST_TMPDIR/curl-args"
-exec /usr/bin/curl "\$@"
-SCRIPT
-  chmod +x "$BATS_TEST_TMPDIR/bin/curl"
+  # An upgrade exercises every request kind.
+  record_curl_args
   make_release 1.1.0
   control '{"commands":[{"type":"upgrade","version":"1.1.0"}]}'
   run timeout 20 env -i "PATH=$BATS_TEST_TMPDIR/bin:$TEST_PATH" "TMPDIR=$BATS_TEST_TMPDIR" "FAKE_SYSTEMCTL_LOG=$SYSTEMCTL_LOG" \

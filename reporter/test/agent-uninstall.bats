@@ -66,14 +66,12 @@ assert_removed() {
 
 @test "the looping agent uninstalls on the heartbeat that carries the command and exits 0" {
   control '{"interval":1}'
-  base_env
-  env -i "${BASE_ENV[@]}" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null 3>&- &
-  local pid=$!
+  start_agent_loop
   wait_for '[[ "$(request_count /api/agent/heartbeat)" -ge 1 ]]'
   uninstall_command 0
   wait_for '[[ "$(request_count /api/agent/receipts/op-42)" == 1 ]]'
   local rc=0
-  wait "$pid" || rc=$?
+  wait "$AGENT_PID" || rc=$?
   assert_equal "$rc" 0
   assert_removed
 }

@@ -65,6 +65,30 @@ base_env() {
     "FAKE_SYSTEMCTL_LOG=$SYSTEMCTL_LOG" HOMEFLEET_INTERVAL_MIN_S=1 HOMEFLEET_CURL_MAX_TIME=3 HOMEFLEET_CONNECT_TIMEOUT=1)
 }
 
+# A curl in $BATS_TEST_TMPDIR/bin that appends its arguments to $BATS_TEST_TMPDIR/curl-args, then runs the real one.
+record_curl_args() {
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  cat >"$BATS_TEST_TMPDIR/bin/curl" <<SCRIPT
+#!/usr/bin/env bash
+printf '%s\n' "\$*" >>"$BATS_TEST_TMPDIR/curl-args"
+exec /usr/bin/curl "\$@"
+SCRIPT
+  chmod +x "$BATS_TEST_TMPDIR/bin/curl"
+}
+
+# start_agent_loop [NAME=value ...]: the installed agent looping in the background, those assignments
+# added to its environment; its pid is in AGENT_PID. stop_agent_loop ends it with SIGTERM.
+start_agent_loop() {
+  base_env
+  env -i "${BASE_ENV[@]}" "$@" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>/dev/null 3>&- &
+  AGENT_PID=$!
+}
+
+stop_agent_loop() {
+  kill -TERM "$AGENT_PID"
+  wait "$AGENT_PID" || true
+}
+
 # run_installer [NAME=value ...] -- args...: the installer with a timeout, stdout and stderr in $output.
 run_installer() {
   local -a assignments=()
