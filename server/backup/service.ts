@@ -3,21 +3,15 @@ import type { AppContext } from '../context.js';
 import { badRequest, validationFailed } from '../errors.js';
 import { fieldErrors, isPlainObject } from '../http/validate.js';
 import { parseStoredConfig, type JobKey, type JobRun } from '../jobs/schema.js';
-import type { Instance } from '../registry/schema.js';
+import type { HistoryEntry, Instance } from '../registry/schema.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupHistoryEntry, parseBackupInstance, type BackupHistoryEntry, type BackupInstance } from './schema.js';
 
 const INSTANCE_COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
 
-export interface BackupHistoryRow {
-  vmid: number;
-  field: string;
-  old_value: string | null;
-  new_value: string | null;
-  changed_at: string;
-  changed_by: string | null;
-}
+/** A history entry as exported: the API's entry without its row id (an import numbers the rows anew). */
+export type BackupHistoryRow = Omit<HistoryEntry, 'id'>;
 
 export interface BackupDocument {
   version: number;
