@@ -139,10 +139,11 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     return host;
   }
 
-  function driftOf(host: HostRow, guests: readonly Guest[]): DriftItem[] {
+  /** The host's drift; `withOrphans: false` leaves out the instances no guest has (a query over the whole registry), which are never applied. */
+  function driftOf(host: HostRow, guests: readonly Guest[], withOrphans = true): DriftItem[] {
     if (host.state === 'deleted') return [];
     const names = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i.name]));
-    return computeDrift(guests, names, repo.orphanInstances());
+    return computeDrift(guests, names, withOrphans ? repo.orphanInstances() : []);
   }
 
   function enrollmentState(row: EnrollmentTokenRow, now: number): 'active' | 'expired' | 'used_up' | 'revoked' {
@@ -304,7 +305,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     const host = requireHost(hostId);
     if (host.state === 'deleted') throw conflict('host is deleted');
     const actor = `agent:${host.hostname}`;
-    const items = driftOf(host, repo.guestsOf(hostId)).filter((i) => APPLICABLE.has(i.kind));
+    const items = driftOf(host, repo.guestsOf(hostId), false).filter((i) => APPLICABLE.has(i.kind));
     const byVmid = new Map(items.map((i) => [i.vmid, i]));
     const wanted = request.all ? items.map((i) => i.vmid) : [...new Set((request.items ?? []).map((i) => i.vmid))];
     const applied: DriftItem[] = [];
