@@ -27,6 +27,8 @@ export const conflict = error(409);
 export const unsupportedMediaType = error(415);
 export const unprocessable = error(422);
 export const serviceUnavailable = error(503);
+/** The one body of every refused token (personal, enrollment, host, receipt), so a caller learns nothing about which tokens exist. */
+export const invalidToken = () => unauthorized('invalid token');
 export const validationFailed = (errors: FieldError[]) => new HttpError(400, { errors });
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, { error: 'too many attempts, try again later' }, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });

@@ -10,7 +10,8 @@ import { readSessionToken } from './cookies.js';
 import { auditRequest, auditTargetOf } from './request-audit.js';
 import { requireOrigin, SAFE_METHODS } from './origin.js';
 import type { SessionRow } from './repo.js';
-import { createBearerGuard, invalidToken } from '../tokens/guard.js';
+import { invalidToken } from '../errors.js';
+import { createBearerGuard } from '../tokens/guard.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

@@ -9,7 +9,8 @@ import type { DeletionRow, EnrollmentTokenRow } from './repo.js';
 import type { Releases } from './releases.js';
 import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
-import { invalidToken, type HostService, type Who } from './service.js';
+import { invalidToken } from '../errors.js';
+import type { HostService, Who } from './service.js';
 import { bearerOfKind, type AgentTokenKind } from './tokens.js';
 import { z } from 'zod';
 

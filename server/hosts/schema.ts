@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { VERSION_PATTERN } from './releases.js';
 
 export const DAY_S = 24 * 60 * 60;
 
@@ -27,7 +28,7 @@ const hostname = z
 const agentVersion = z
   .string({ error: 'must be a string' })
   .trim()
-  .regex(/^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/, { error: 'must be a version such as 1.2.3' })
+  .regex(VERSION_PATTERN, { error: 'must be a version such as 1.2.3' })
   .max(64, { error: 'must be at most 64 characters' });
 
 /** POST /api/agent/enroll */

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createAuditLog } from '../access/audit.js';
 import type { AppContext } from '../context.js';
-import { badRequest, conflict, HttpError, notFound } from '../errors.js';
+import { badRequest, conflict, HttpError, invalidToken, notFound } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { APPLICABLE, computeDrift } from './drift.js';
@@ -30,8 +30,6 @@ export const RECEIPT_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
 /** A host is online while a heartbeat came within this many intervals. */
 export const ONLINE_INTERVALS = 3;
 
-/** The one body of every refused agent credential, so a caller learns nothing about which tokens exist. */
-export const invalidToken = () => new HttpError(401, { error: 'invalid token' });
 
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { AccountService } from '../access/accounts.js';
 import { roleHas } from '../access/capabilities.js';
 import type { AppContext } from '../context.js';
-import { forbidden, HttpError, tooManyRequests, unauthorized } from '../errors.js';
+import { forbidden, invalidToken, tooManyRequests, unauthorized } from '../errors.js';
 import type { Access } from '../http/routes.js';
 import { SAFE_METHODS } from '../access/origin.js';
 import { auditRequest, type AuditTarget } from '../access/request-audit.js';
@@ -18,7 +18,6 @@ declare global {
   }
 }
 
-export const invalidToken = () => new HttpError(401, { error: 'invalid token' });
 
 /**
  * "Tokens cannot use /api/auth/* password or session routes, user management routes": everything
