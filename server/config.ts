@@ -77,13 +77,7 @@ const EnvSchema = z.object({
         .max(24 * 365, 'must be at most 8760 hours (a year)')
         .refine((h) => h === 0 || h >= 0.25, 'must be at least 0.25 hours (15 minutes), or 0 or off'),
     ),
-  FLEET_SNAPSHOT_KEEP: z
-    .string()
-    .optional()
-    .transform((v) => (v === undefined || v.trim() === '' ? '7' : v.trim()))
-    .pipe(z.string().regex(/^\d+$/, 'must be a whole number from 1 to 1000'))
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'must be a whole number from 1 to 1000').max(1000, 'must be a whole number from 1 to 1000')),
+  FLEET_SNAPSHOT_KEEP: wholeNumber(7, 1, 1000),
 });
 
 export interface Config {
