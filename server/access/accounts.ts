@@ -189,7 +189,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
       const hash = await hashPassword(next);
       return db.transaction(() => {
         const now = repo.byId(accountId);
-        if (!now || !now.enabled || !repo.sessionExists(sessionId)) throw unauthorized('authentication required');
+        if (!now || !now.enabled || !repo.sessionById(sessionId)) throw unauthorized('authentication required');
         if (now.password_hash !== row.password_hash) throw conflict('password was changed meanwhile; sign in again');
         repo.setPassword(accountId, hash, false);
         const token = sessions.issue(accountId, 'password changed');

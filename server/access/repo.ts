@@ -56,7 +56,6 @@ export function createAccountRepo(db: Db) {
     sessionById: db.prepare<[number], SessionRow>('SELECT id, account_id, created_at, last_seen FROM sessions WHERE id = ?'),
     touchSession: db.prepare<[number, number], void>('UPDATE sessions SET last_seen = ? WHERE id = ?'),
     deleteSession: db.prepare<[number], void>('DELETE FROM sessions WHERE id = ?'),
-    sessionExists: db.prepare<[number], { id: number }>('SELECT id FROM sessions WHERE id = ?'),
     deleteSessionsOf: db.prepare<[number], void>('DELETE FROM sessions WHERE account_id = ?'),
   };
 
@@ -98,7 +97,6 @@ export function createAccountRepo(db: Db) {
     sessionById: (id: number) => s.sessionById.get(id),
     touchSession: (id: number, now: number) => s.touchSession.run(now, id),
     deleteSession: (id: number) => s.deleteSession.run(id),
-    sessionExists: (id: number) => s.sessionExists.get(id) !== undefined,
     deleteSessionsOf: (accountId: number) => s.deleteSessionsOf.run(accountId),
   };
 }

@@ -4,6 +4,11 @@ import { newToken, sha256 } from './tokens.js';
 
 export const ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 export const IDLE_MS = 30 * 60 * 1000;
+
+/** Past its 12 hours, or idle for 30 minutes: the one expiry rule, for requests and open event streams alike. */
+export function sessionExpired(session: { created_at: number; last_seen: number }, now: number): boolean {
+  return now >= session.created_at + ABSOLUTE_MS || now >= session.last_seen + IDLE_MS;
+}
 /** Idle time is refreshed at most this often, so a busy dashboard does not write on every request. */
 export const TOUCH_MS = 60 * 1000;
 
@@ -35,7 +40,7 @@ export function createSessions(repo: AccountRepo, clock: Clock, onRevoke: Revoke
       if (!found) return undefined;
       const now = clock.now();
       const { account, ...session } = found;
-      if (now >= session.created_at + ABSOLUTE_MS || now >= session.last_seen + IDLE_MS || !account.enabled) {
+      if (sessionExpired(session, now) || !account.enabled) {
         repo.deleteSession(session.id);
         return undefined;
       }

@@ -1,6 +1,6 @@
 import type { AccountRepo } from '../access/repo.js';
 import type { Role } from '../access/capabilities.js';
-import { ABSOLUTE_MS, IDLE_MS } from '../access/sessions.js';
+import { sessionExpired } from '../access/sessions.js';
 import type { TokenRepo } from '../tokens/repo.js';
 import { lowerRole } from '../tokens/service.js';
 import type { Clock } from '../time.js';
@@ -51,6 +51,6 @@ export function recheckCredential(sources: CredentialSources, clock: Clock, cred
   if (account.must_change_password) return { ok: false, reason: 'password reset by an administrator' };
   const session = sources.accounts.sessionById(credential.sessionId);
   if (!session) return { ok: false, reason: hint ?? 'session revoked' };
-  if (now >= session.created_at + ABSOLUTE_MS || now >= session.last_seen + IDLE_MS) return { ok: false, reason: 'session expired' };
+  if (sessionExpired(session, now)) return { ok: false, reason: 'session expired' };
   return { ok: true };
 }
