@@ -38,13 +38,12 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
   const origin = requireOrigin(context.config);
   // Personal API tokens (server/tokens): a bearer request is decided by its token, else the cookie path below.
   const bearer = createBearerGuard(context, accounts);
+  // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie,
+  // with the body every other refused bearer token gets. One handler for every guarded route.
+  const noAgentToken: RequestHandler = (req, _res, next) => next(carriesAgentToken(req.get('authorization')) ? invalidToken() : undefined);
   return (access, route) => {
     if (access === 'public' || access === 'machine') return [];
     const passwordChangeAllowed = ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path);
-    // "agent tokens never work anywhere else (401)": refused even beside a valid session cookie,
-    // with the body every other refused bearer token gets.
-    const noAgentToken: RequestHandler = (req, _res, next) =>
-      next(carriesAgentToken(req.get('authorization')) ? invalidToken() : undefined);
     const targetOf = auditTargetOf(route.path);
     const session: RequestHandler = (req, res, next) => {
       // Session answers (an export with raw secrets, accounts, the audit) must not sit in a browser or proxy cache.
