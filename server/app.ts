@@ -109,7 +109,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   usageRetention.start();
   registerUsageRoutes(routes, context, usageRetention.policy);
   const liveEvents = createEventHub(context, accounts.repo, options.liveEvents);
-  registerEventRoutes(routes, context, liveEvents);
+  registerEventRoutes(routes, liveEvents);
   const releases = createReleases(
     {
       agentDir: options.hosts?.agentDir ?? path.join(packageRoot(), 'reporter'),

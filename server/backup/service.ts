@@ -80,14 +80,12 @@ function validateRows<T>(rows: unknown[], parse: RowParser<T>, section: string, 
 }
 
 function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: RowLabel, field: string, value: (row: T) => unknown): void {
-  const seen = new Set<unknown>();
+  const firstAt = new Map<unknown, number>();
   for (let i = 0; i < rows.length; i++) {
     const v = value(rows[i]!);
-    if (seen.has(v)) {
-      const first = rows.findIndex((row) => value(row) === v);
-      throw validationFailed([rowError(label, section, i, raw[i], field, `duplicates ${label(first, raw[first])}`)]);
-    }
-    seen.add(v);
+    const first = firstAt.get(v);
+    if (first !== undefined) throw validationFailed([rowError(label, section, i, raw[i], field, `duplicates ${label(first, raw[first])}`)]);
+    firstAt.set(v, i);
   }
 }
 

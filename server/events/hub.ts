@@ -235,7 +235,6 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
     },
 
     publish,
-    recheckAll,
     get size() {
       return streams.size;
     },

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { AppContext } from '../context.js';
 import { unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import type { StreamCredential } from './credential.js';
@@ -19,7 +18,7 @@ const documented = {
 };
 
 /** `GET /api/events`: PRODUCT.md's live event stream. */
-export function registerEventRoutes(routes: RouteTable, _ctx: AppContext, hub: EventHub): void {
+export function registerEventRoutes(routes: RouteTable, hub: EventHub): void {
   // activity: false: "The stream does not count as activity for the idle timeout".
   routes.get('/api/events', { access: 'fleet.read', activity: false, ...documented }, (req, res) => {
     const { user, session, apiToken } = res.locals;

@@ -381,9 +381,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
 
   return {
     repo,
-    intervalS,
     sweep,
-    statusOf,
 
     createEnrollmentToken(input: EnrollmentTokenCreate, who: Who) {
       const now = clock.now();
