@@ -100,8 +100,10 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
   let cache: { key: string; releases: AgentRelease[] } | undefined;
   let signed: { key: string; bytes: Buffer; signature: string } | undefined;
 
+  const currentFile = path.join(dirs.agentDir, AGENT_FILE);
+
   function candidates(): string[] {
-    const files = [path.join(dirs.agentDir, AGENT_FILE)];
+    const files = [currentFile];
     let kept: string[] = [];
     try {
       kept = fs.readdirSync(dirs.keptDir).filter((d) => VERSION_PATTERN.test(d));
@@ -153,8 +155,7 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
         file,
       });
     });
-    const current = candidates()[0]!;
-    const list = [...found.values()].sort((a, b) => (a.file === current ? -1 : b.file === current ? 1 : compareVersions(b.version, a.version)));
+    const list = [...found.values()].sort((a, b) => (a.file === currentFile ? -1 : b.file === currentFile ? 1 : compareVersions(b.version, a.version)));
     cache = { key, releases: list };
     return list;
   }
@@ -164,7 +165,7 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
     /** The version in reporter/host-agent.sh, or undefined when the file is missing or declares none. */
     currentVersion(): string | undefined {
       const first = releases()[0];
-      return first && first.file === candidates()[0] ? first.version : undefined;
+      return first && first.file === currentFile ? first.version : undefined;
     },
     versions: () => releases().map((r) => r.version),
     /** The bytes of one shipped agent version, or undefined. */

@@ -6,11 +6,15 @@ import type { Response } from 'express';
 import { notFound } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 
-/** The package root, found from this file both in the sources (server/web) and in the bundle (dist/server). */
+let root: string | undefined;
+/** The package root, found from this file both in the sources (server/web) and in the bundle (dist/server); looked up once. */
 export function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return dir;
+  if (root === undefined) {
+    let dir = path.dirname(fileURLToPath(import.meta.url));
+    while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+    root = dir;
+  }
+  return root;
 }
 
 export const defaultRendererDir = (): string => path.join(packageRoot(), 'dist', 'renderer');
