@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { migrate, openRetained, type Db } from '../db/database.js';
+import { migrate, openRetained, removeDatabaseFiles, type Db } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
 
 /**
@@ -25,10 +25,6 @@ export class RestoreError extends Error {
 }
 
 const LATEST = migrations.at(-1)!.version;
-
-function removeWithSidecars(file: string): void {
-  for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
-}
 
 function fsyncPath(file: string): void {
   const fd = fs.openSync(file, 'r');
@@ -117,7 +113,7 @@ export async function restoreSnapshot(snapshot: string, dbPath: string, say: (li
   let schemaFrom: number;
   try {
     // 1. The snapshot, copied beside the database and checked there (never changed in place).
-    removeWithSidecars(restoring);
+    removeDatabaseFiles(restoring);
     fs.copyFileSync(source, restoring);
     schemaFrom = checkSnapshot(restoring, snapshot);
     fsyncPath(restoring);
@@ -126,7 +122,7 @@ export async function restoreSnapshot(snapshot: string, dbPath: string, say: (li
     // 2. The current database, whole (WAL included), kept aside so this restore can be undone.
     if (live) {
       const partial = `${before}.partial`;
-      removeWithSidecars(partial);
+      removeDatabaseFiles(partial);
       await live.backup(partial);
       const copy = openChecked(partial, partial);
       try {
@@ -154,7 +150,7 @@ export async function restoreSnapshot(snapshot: string, dbPath: string, say: (li
     }
   } catch (err) {
     if (live?.open) live.close();
-    removeWithSidecars(restoring);
+    removeDatabaseFiles(restoring);
     throw err;
   }
 

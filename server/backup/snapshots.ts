@@ -4,7 +4,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { AppContext } from '../context.js';
-import { openRetained } from '../db/database.js';
+import { openRetained, removeDatabaseFiles } from '../db/database.js';
 import { conflict, notFound } from '../errors.js';
 
 /**
@@ -198,7 +198,7 @@ function createCopier(db: AppContext['db'], helperCommand: string) {
         if (!(err instanceof HelperUnavailable)) throw err;
         if (!fallback) {
           unavailable = true;
-          for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(dest + suffix, { force: true });
+          removeDatabaseFiles(dest);
           fallback = here();
         }
         return fallback;
@@ -284,10 +284,6 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     for (const old of mine.slice(keep[kind])) fs.rmSync(path.join(directory!, old.name), { force: true });
   }
 
-  function removePartial(file: string): void {
-    for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
-  }
-
   /**
    * Copies the live database into a `.partial` file. Resolves when the copy is complete (it holds
    * the database as it was); `finished` resolves when it has been checked and renamed (or removed).
@@ -298,7 +294,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     fs.mkdirSync(directory, { recursive: true });
     const name = freeName(kind, new Date());
     const partial = path.join(directory, `.${name}.partial`);
-    removePartial(partial);
+    removeDatabaseFiles(partial);
     // A snapshot holds password hashes and job secrets: readable by the server's user only, like the database.
     fs.writeFileSync(partial, '', { mode: 0o600 });
     const copying = copier.copy(path.resolve(config.dbPath), partial, kind === 'pre-import');
@@ -306,7 +302,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     try {
       await copying.copied;
     } catch (err) {
-      removePartial(partial);
+      removeDatabaseFiles(partial);
       throw err;
     }
     const finished = (async () => {
@@ -319,7 +315,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
         logger.info({ snapshot: name, size: info.size }, 'database snapshot taken');
         return info;
       } catch (err) {
-        removePartial(partial);
+        removeDatabaseFiles(partial);
         throw err;
       }
     })();

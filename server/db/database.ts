@@ -28,6 +28,11 @@ export function openRetained(dbPath: string, options?: Database.Options): Db {
   return db;
 }
 
+/** Deletes a database file with the journal, WAL and shared-memory files SQLite keeps beside it; missing ones are fine. */
+export function removeDatabaseFiles(file: string): void {
+  for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
+}
+
 /**
  * Opens (creating the folder when missing) and migrates the database.
  * `:memory:` gives a private in-memory database, as the tests use.
