@@ -58,7 +58,9 @@ export function createThrottle(db: Db, clock: Clock) {
   const take = db.transaction((keys: readonly ThrottleKey[]): number => {
     const wait = Math.max(0, ...keys.map(([scope, key]) => retryAfter(scope, key)));
     if (wait > 0) return wait;
-    for (const [scope, key] of keys) recordFailure(scope, key);
+    const start = windowStart();
+    for (const [scope, key] of keys) fail.run(scope, key, start);
+    prune.run(start);
     return 0;
   });
 
