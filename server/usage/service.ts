@@ -17,14 +17,14 @@ export function createUsageService({ db, clock, events }: AppContext) {
 
   return {
     start(report: UsageStart): void {
-      if (!repo.insert(report, now())) throw conflict('usage report already exists');
-      const stored = repo.byRandomId(report.random_id);
-      if (stored) events.emit('usage.report', stored);
+      const stored = repo.insert(report, now());
+      if (!stored) throw conflict('usage report already exists');
+      events.emit('usage.report', stored);
     },
     update(change: UsageUpdate): void {
-      if (!repo.update(change, now())) throw notFound('usage report not found');
-      const stored = repo.byRandomId(change.random_id);
-      if (stored) events.emit('usage.report', stored);
+      const stored = repo.update(change, now());
+      if (!stored) throw notFound('usage report not found');
+      events.emit('usage.report', stored);
     },
     /** Newest first; `before` is the id the previous page ended at. */
     recent(limit: number, before?: number): { reports: UsageReport[]; next_before: number | null } {
