@@ -4,6 +4,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './helpers/build.js';
 
 // `HOST=0.0.0.0 npm start` on a clean data folder: the built server is spawned as npm start runs it.
 // It binds every interface, but this test connects only to 127.0.0.1.
@@ -12,7 +13,8 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-headless-tls-'));
 const SETUP_TOKEN = 'headless-tls-setup-token';
 
 beforeAll(async () => {
-  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
+  // The run's one build (test/setup/global.ts): building here rewrote dist/ while other files ran it.
+  await ensureBuilt();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -8,10 +8,12 @@ import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import { openDatabase, openRetained } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
 import { SNAPSHOT_NAME } from './snapshots.js';
+import { ensureBuilt } from '../../test/helpers/build.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 beforeAll(async () => {
-  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
+  // The run's one build (test/setup/global.ts): building here rewrote dist/ while other files ran it.
+  await ensureBuilt();
 }, 120_000);
 afterAll(() => removeTempDbs());
 

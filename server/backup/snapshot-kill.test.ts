@@ -11,10 +11,12 @@ import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import { createApp } from '../app.js';
 import { openDatabase, openRetained } from '../db/database.js';
 import { SNAPSHOT_NAME } from './snapshots.js';
+import { ensureBuilt } from '../../test/helpers/build.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 beforeAll(async () => {
-  await execa(process.execPath, ['build/build.mjs'], { cwd: root });
+  // The run's one build (test/setup/global.ts): building here rewrote dist/ while other files ran it.
+  await ensureBuilt();
 }, 120_000);
 afterAll(() => removeTempDbs());
 
