@@ -187,6 +187,19 @@ describe('hosts', () => {
       expect(JSON.parse(status.data!).id).toBe(host.host_id);
     }
   });
+  it("sends an administrator the audit entries of host actions (enrollment tokens, host edits)", async () => {
+    const server = await start({ config: { agentAllowHttp: true }, hosts: { agentDir: agentDir() } });
+    const stream = await open(server.client);
+    await connected(stream);
+    const host = await enrolledHost(server, { hostname: 'pve-audit' });
+    expect((await server.client.patch(`/api/hosts/${host.host_id}`, { sync_registry: true })).status).toBe(200);
+    await stream.waitFor((f) => f.event === 'audit.entry' && JSON.parse(f.data!).action === 'host.update');
+    const actions = stream.data('audit.entry').map((e) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(['enrollment_token.create', 'host.update']));
+    // The live entries are the stored ones: same ids, same words.
+    const stored = (await server.client.get('/api/audit?limit=50')).body as { id: number; action: string }[];
+    for (const entry of stream.data('audit.entry')) expect(stored).toContainEqual(expect.objectContaining({ id: entry.id, action: entry.action }));
+  });
 });
 
 describe('revocation', () => {

@@ -58,7 +58,7 @@ export type HostService = ReturnType<typeof createHostService>;
 export function createHostService(ctx: AppContext, instances: InstanceService, releases: Releases, options: HostsOptions = {}) {
   const { db, clock, events } = ctx;
   const repo = createHostRepo(db);
-  const audit = createAuditLog(db, clock);
+  const audit = createAuditLog(db, clock, events);
   const intervalS = options.heartbeatIntervalS ?? 30;
 
   function statusOf(host: HostRow, now = clock.now()): HostStatus {
