@@ -5,6 +5,17 @@ export function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/**
+ * The credential of an `Authorization: Bearer …` header: '' for a bare `Bearer`, undefined when the
+ * header is missing or names another scheme. The one parser for every kind of token (API tokens,
+ * agents' hfe_/hfh_/hfr_, telemetry), so a header means the same wherever it is read; what follows
+ * `Bearer` is taken whole, and a value with spaces is simply no valid token.
+ */
+export function bearerCredential(authorization: string | undefined): string | undefined {
+  const match = authorization === undefined ? null : /^Bearer(?:[ \t]+(.*))?$/is.exec(authorization);
+  return match ? (match[1] ?? '').trim() : undefined;
+}
+
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

@@ -1,4 +1,4 @@
-import { newToken, secretsEqual, sha256 } from '../access/tokens.js';
+import { bearerCredential, newToken, secretsEqual, sha256 } from '../access/tokens.js';
 
 /** The kinds of agent credential (PRODUCT.md): each is accepted only where its kind belongs. */
 export const TOKEN_PREFIX = { enrollment: 'hfe_', host: 'hfh_', receipt: 'hfr_' } as const;
@@ -14,15 +14,14 @@ export function issueToken(kind: AgentTokenKind): { token: string; hash: string 
 
 /** The bearer token of a request when it has the shape of the given kind, else undefined. */
 export function bearerOfKind(authorization: string | undefined, kind: AgentTokenKind): string | undefined {
-  const token = authorization && /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  const token = bearerCredential(authorization);
   if (!token || !SHAPE.test(token) || !token.startsWith(TOKEN_PREFIX[kind])) return undefined;
   return token;
 }
 
 /** True when the Authorization header carries any agent token (hfe_, hfh_, hfr_). */
 export function carriesAgentToken(authorization: string | undefined): boolean {
-  const token = authorization && /^Bearer\s+(\S+)/i.exec(authorization)?.[1];
-  return !!token && /^hf[ehr]_/.test(token);
+  return /^hf[ehr]_/.test(bearerCredential(authorization) ?? '');
 }
 
 export { sha256 };

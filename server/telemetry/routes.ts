@@ -1,7 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import { z } from 'zod';
 import { PageQuery } from '../access/schema.js';
-import { secretsEqual } from '../access/tokens.js';
+import { bearerCredential, secretsEqual } from '../access/tokens.js';
 import type { AppContext } from '../context.js';
 import { HttpError, serviceUnavailable, unsupportedMediaType, validationFailed } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
@@ -31,9 +31,7 @@ function tooDeep(value: unknown, limit: number): boolean {
 
 /** The token only from these two headers: never a cookie, query parameter or JSON field. */
 function presentedToken(header: (name: string) => string | undefined): string | undefined {
-  const auth = header('authorization');
-  const bearer = auth && /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
-  return bearer || header('x-fleet-telemetry-token') || undefined;
+  return bearerCredential(header('authorization')) || header('x-fleet-telemetry-token') || undefined;
 }
 
 /** Decided from the headers alone, before the body is read, parsed or recorded. */

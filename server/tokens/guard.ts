@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AccountService } from '../access/accounts.js';
 import { roleHas } from '../access/capabilities.js';
+import { bearerCredential } from '../access/tokens.js';
 import type { AppContext } from '../context.js';
 import { forbidden, invalidToken, tooManyRequests, unauthorized } from '../errors.js';
 import type { Access } from '../http/routes.js';
@@ -30,9 +31,7 @@ export function tokenMayUse(access: Access): boolean {
 
 /** The token of an `Authorization: Bearer …` header, or undefined when the request carries none. */
 export function bearerToken(req: Request): string | undefined {
-  const header = req.get('authorization');
-  const match = header && /^Bearer[ \t]+(\S*)\s*$/i.exec(header);
-  return match ? match[1] : undefined;
+  return bearerCredential(req.get('authorization'));
 }
 
 /**
