@@ -5,6 +5,7 @@ import type { TelemetryEvent } from '../../server/telemetry/repo';
 import { api, messageOf } from '../api';
 import { ACTION_LABELS, describeAudit, filterAudit, NO_ACTOR } from '../auditWords';
 import { Empty, Field, Loading, Notice, PageTitle, Time } from '../components/ui';
+import { useFlash, useLive } from '../live';
 
 const PAGE = 100;
 
@@ -27,7 +28,9 @@ function usePaged<T extends { id: number }>(path: string) {
     }
   }
   useEffect(() => void load(), [path]);
-  return { rows, error, loading, more, older: () => load(rows.at(-1)?.id) };
+  /** A row that arrived live, put in its place by id (newest first); one already loaded is left alone. */
+  const add = (row: T) => setRows((old) => (old.some((r) => r.id === row.id) ? old : [...old, row].sort((a, b) => b.id - a.id)));
+  return { rows, error, loading, more, older: () => load(rows.at(-1)?.id), reload: () => load(), add };
 }
 
 const compact = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
@@ -40,6 +43,8 @@ function PagedLog<T extends { id: number }>(props: {
   empty: ComponentChildren;
   columns: string[];
   row: (row: T) => ComponentChildren;
+  /** Rows to highlight for a moment (they just arrived live). */
+  flashing?: Set<number | string>;
   olderLabel: string;
 }) {
   const { log } = props;
@@ -63,7 +68,9 @@ function PagedLog<T extends { id: number }>(props: {
             </thead>
             <tbody>
               {shown.map((row) => (
-                <tr key={row.id}>{props.row(row)}</tr>
+                <tr key={row.id} class={props.flashing?.has(row.id) ? 'flash' : undefined}>
+                  {props.row(row)}
+                </tr>
               ))}
             </tbody>
           </table>
@@ -88,6 +95,13 @@ function localTime(value: string): number | undefined {
 
 export function AuditPage() {
   const log = usePaged<AuditEntry>('/api/audit');
+  const [flashing, flash] = useFlash(3_000);
+  // Live: entries written while the page is open join the list (the stream sends them to administrators only).
+  useLive(['audit.entry', 'reset'], (entry: AuditEntry, { type }) => {
+    if (type === 'reset') return void log.reload();
+    log.add(entry);
+    flash(entry.id);
+  });
   const [actor, setActor] = useState('');
   const [action, setAction] = useState('');
   const [from, setFrom] = useState('');
@@ -152,6 +166,7 @@ export function AuditPage() {
         empty={<Empty title="Nothing recorded yet" />}
         columns={['When', 'What happened', 'Address', 'Raw entry']}
         olderLabel="Show older entries"
+        flashing={flashing}
         row={(row) => (
           <>
             <td>

@@ -56,6 +56,28 @@ describe('live dashboard in Chromium', () => {
     expect(dash.errors).toEqual([]);
   });
 
+  it("an administrator's open audit page shows new entries as they are written, host actions included", async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'administrator', '/audit');
+    await expect.poll(() => page.locator('td.what[data-action="login.success"]').count()).toBeGreaterThan(0);
+    await expect.poll(() => page.getByTestId('live').textContent()).toBe('live');
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+
+    expect((await dash.server.client.post('/api/users', { username: 'audited-user', display_name: 'Audited', role: 'viewer' })).status).toBe(201);
+    const created = await dash.server.client.post('/api/hosts/enrollment-tokens', { name: 'rack-7', expires_in_s: 600, max_uses: 1 });
+    expect(created.status).toBe(201);
+    const newest = page.locator('table.log tbody tr').first();
+    await expect.poll(() => newest.locator('td.what').getAttribute('data-action')).toBe('enrollment_token.create');
+    expect(await newest.locator('td.what').textContent()).toContain('rack-7');
+    await expect.poll(() => page.locator('td.what[data-action="user.create"]', { hasText: 'audited-user' }).count()).toBe(1);
+    // Each entry once, whatever the stream and the page's own reads both delivered.
+    const ids = await page.locator('table.log tbody tr details pre').evaluateAll((pres) => pres.map((pre) => JSON.parse(pre.textContent!).id as number));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    await expect.poll(() => page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(dash.errors).toEqual([]);
+  });
+
   it('a job run shows running, with its elapsed time, then finished, without a reload', async () => {
     const job = ((await dash.server.client.get('/api/jobs')).body as { id: number; key: string }[]).find((j) => j.key === 'tailscale_sync')!;
     expect((await dash.server.client.put(`/api/jobs/${job.id}`, { config: { api_key: 'k', api_url: remote.url } })).status).toBe(200);
