@@ -1,9 +1,9 @@
 import { once } from 'node:events';
-import http, { type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createApp, type HomefleetApp } from '../server/app.js';
-import { expressServerOptions } from '../server/http/server.js';
+import { createListener } from '../server/tls/listen.js';
 import { VERSION } from '../server/version.js';
 import type { ElectronApi, MenuItemOptions, WindowApi } from './api.js';
 import { accountExistsAt, newSetupToken, startUrl } from './firstStart.js';
@@ -164,7 +164,8 @@ export function menuTemplate(
 }
 
 async function listenOnLoopback(homefleet: HomefleetApp): Promise<Server> {
-  const server = http.createServer(expressServerOptions(homefleet.app), homefleet.app).listen(0, '127.0.0.1');
+  // Plain HTTP on loopback, served as the headless server serves it.
+  const server = createListener(homefleet.app, undefined).listen(0, '127.0.0.1');
   try {
     await once(server, 'listening');
   } catch (err) {

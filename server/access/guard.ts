@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
-import { forbidden, unauthorized } from '../errors.js';
+import { forbidden, invalidToken, unauthorized } from '../errors.js';
 import type { AccessGuard } from '../http/routes.js';
 import { carriesAgentToken } from '../hosts/tokens.js';
 import type { AccountService } from './accounts.js';
@@ -10,7 +10,6 @@ import { readSessionToken } from './cookies.js';
 import { auditRequest, auditTargetOf } from './request-audit.js';
 import { requireOrigin, SAFE_METHODS } from './origin.js';
 import type { SessionRow } from './repo.js';
-import { invalidToken } from '../errors.js';
 import { createBearerGuard } from '../tokens/guard.js';
 
 declare global {

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { createThrottle } from '../access/throttle.js';
 import type { AppContext } from '../context.js';
-import { badRequest, forbidden, notFound, tooManyRequests } from '../errors.js';
+import { badRequest, forbidden, invalidToken, notFound, tooManyRequests } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { actorOf } from '../http/locals.js';
 import { parseIntegerParam } from '../http/validate.js';
@@ -9,7 +9,6 @@ import type { DeletionRow, EnrollmentTokenRow } from './repo.js';
 import type { Releases } from './releases.js';
 import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
-import { invalidToken } from '../errors.js';
 import type { HostService, Who } from './service.js';
 import { bearerOfKind, type AgentTokenKind } from './tokens.js';
 import { z } from 'zod';

@@ -30,7 +30,6 @@ export const RECEIPT_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
 /** A host is online while a heartbeat came within this many intervals. */
 export const ONLINE_INTERVALS = 3;
 
-
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */
   heartbeatIntervalS?: number;

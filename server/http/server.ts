@@ -34,4 +34,3 @@ export function expressServerOptions(app: Express): Pick<http.ServerOptions, 'In
     ServerResponse: constructing(http.ServerResponse, app.response) as unknown as typeof http.ServerResponse,
   };
 }
-

@@ -19,7 +19,6 @@ declare global {
   }
 }
 
-
 /**
  * "Tokens cannot use /api/auth/* password or session routes, user management routes": everything
  * declared `self` (own password, session, sign-out, managing tokens) or `users.manage` needs a browser

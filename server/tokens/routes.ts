@@ -1,10 +1,9 @@
 import type { Request, Response } from 'express';
 import type { AccountService } from '../access/accounts.js';
 import type { AppContext } from '../context.js';
-import { unauthorized } from '../errors.js';
+import { invalidToken, unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
-import { invalidToken } from '../errors.js';
 import { bearerToken } from './guard.js';
 import { z } from 'zod';
 import { ApiTokenView, CreatedApiTokenView, TokenCreateBody, TokenListQuery } from './schema.js';
