@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROLES } from './capabilities.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 

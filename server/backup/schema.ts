@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { FLAGS, InstanceInput, IPV4, STACKS, STATES } from '../registry/schema.js';
 import { JOB_CONFIG, JOB_KEYS, MAX_SCHEDULE, RUN_STATUSES } from '../jobs/schema.js';
 

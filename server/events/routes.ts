@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import type { StreamCredential } from './credential.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppContext } from '../context.js';
 import type { RouteTable } from '../http/routes.js';
 import { VERSION } from '../version.js';

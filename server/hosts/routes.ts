@@ -11,7 +11,7 @@ import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
 import type { HostService, Who } from './service.js';
 import { bearerOfKind, type AgentTokenKind } from './tokens.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 // For the API document only: what these routes answer (their handlers set the status themselves).
 const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });

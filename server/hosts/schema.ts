@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { VERSION_PATTERN } from './releases.js';
 
 export const DAY_S = 24 * 60 * 60;

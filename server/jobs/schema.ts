@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const JOB_KEYS = ['tailscale_sync', 'patchmon_sync', 'semaphore_sync'] as const;
 export type JobKey = (typeof JOB_KEYS)[number];

@@ -1,4 +1,5 @@
-import { z, type ZodType } from 'zod';
+import * as z from 'zod';
+import type { ZodType } from 'zod';
 import type { RouteRecord } from '../http/routes.js';
 import { tokenMayUse } from '../tokens/guard.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const STATES = ['deployed', 'testing', 'degraded'] as const;
 export const STACKS = ['production', 'development'] as const;

@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PageQuery } from '../access/schema.js';
 import { bearerCredential, secretsEqual } from '../access/tokens.js';
 import type { AppContext } from '../context.js';

@@ -5,7 +5,7 @@ import { invalidToken, unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { bearerToken } from './guard.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiTokenView, CreatedApiTokenView, TokenCreateBody, TokenListQuery } from './schema.js';
 import { createTokenService, TOKEN_PREFIX, type TokenService } from './service.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RoleName } from '../access/schema.js';
 
 /** `POST /api/tokens`: a name, a role no higher than the creator's own, an optional expiry in the future. */

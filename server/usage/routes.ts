@@ -8,7 +8,7 @@ import type { RetentionPolicy } from './retention.js';
 import { createUsageService } from './service.js';
 import { createUsageStats, DEFAULT_STATS_DAYS, MAX_STATS_DAYS } from './stats.js';
 import { fixedWindowThrottle } from './throttle.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 // For the API document only: the handlers parse these themselves (400 `invalid limit`, say).
 const UsageListQueryDoc = z.object({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Bounds of the stored texts; a 16 KiB body could hold more, the table should not. */
 export const LIMITS = { shortText: 64, nsapp: 128, status: 32, error: 2000 } as const;

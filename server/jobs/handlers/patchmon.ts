@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { expectShape } from '../http.js';
 import { createNameMatcher } from '../matcher.js';
 import { configText, missingConfigFields } from '../schema.js';

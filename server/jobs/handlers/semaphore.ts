@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { expectShape } from '../http.js';
 import { parseIniInventory } from '../inventory-ini.js';
 import { parseYamlInventory } from '../inventory-yaml.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { IPV4 } from '../../registry/schema.js';
 import { expectShape } from '../http.js';
 import { nameKeys } from '../matcher.js';
