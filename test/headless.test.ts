@@ -1,5 +1,7 @@
 import { execa, type ResultPromise } from 'execa';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +110,36 @@ describe('the headless server', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(exited.stdout).not.toContain('requests still open');
     expect((await reader.read()).done).toBe(true);
+  });
+
+  it('reads a Semaphore YAML inventory with the YAML parser it loads on first use', async () => {
+    const inventory = 'all:\n  hosts:\n    web:\n  children:\n    caches:\n      hosts:\n        cache[1:2].lan:\n';
+    const semaphore = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ id: 3, name: 'fleet', type: 'static-yaml', inventory }));
+    });
+    await new Promise<void>((resolve) => semaphore.listen(0, '127.0.0.1', resolve));
+    const server = await startHeadless({ DB_PATH: path.join(dir, 'yaml', 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
+    try {
+      const cookie = await setUpAndSignIn(server.url);
+      const send = (method: string, url: string, body?: unknown) =>
+        fetch(`${server.url}${url}`, { method, headers: { 'content-type': 'application/json', origin: server.url, cookie }, body: body === undefined ? undefined : JSON.stringify(body) });
+      for (const [vmid, name] of [[1, 'web'], [2, 'cache2'], [3, 'mail']] as const) {
+        expect((await send('POST', '/api/instances', { vmid, name, state: 'deployed', stack: 'production' })).status).toBe(201);
+      }
+      const jobs: { id: number; key: string }[] = await (await send('GET', '/api/jobs')).json();
+      const job = jobs.find((j) => j.key === 'semaphore_sync')!;
+      const apiUrl = `http://127.0.0.1:${(semaphore.address() as AddressInfo).port}/api/project/1/inventory/3`;
+      expect((await send('PUT', `/api/jobs/${job.id}`, { config: { api_url: apiUrl, api_token: 'semaphore-token' } })).status).toBe(200);
+
+      const run = await send('POST', `/api/jobs/${job.id}/run`);
+      expect([run.status, await run.json()]).toEqual([200, { summary: expect.stringMatching(/^Updated 2 of 3 instances/) }]);
+      const instances: { name: string; semaphore: number }[] = await (await send('GET', '/api/instances?sort=vmid')).json();
+      expect(instances.map((i) => [i.name, i.semaphore])).toEqual([['web', 1], ['cache2', 1], ['mail', 0]]);
+    } finally {
+      await stop(server.child);
+      semaphore.close();
+    }
   });
 
   it('stops with one line naming a bad variable', async () => {

@@ -66,7 +66,7 @@ describe('parseIniInventory', () => {
 });
 
 describe('parseYamlInventory', () => {
-  it('collects hosts of every group and its children, expanding ranges', () => {
+  it('collects hosts of every group and its children, expanding ranges', async () => {
     const yaml = `
 all:
   hosts:
@@ -87,16 +87,16 @@ ungrouped:
   hosts:
     lonely:
 `;
-    expect(parseYamlInventory(yaml)).toEqual(['mail.example.com', 'web01', 'web02', 'db-a', 'lonely']);
+    expect(await parseYamlInventory(yaml)).toEqual(['mail.example.com', 'web01', 'web02', 'db-a', 'lonely']);
   });
 
-  it('fails with a clear message on text that is not YAML or not an inventory', () => {
-    expect(() => parseYamlInventory('all: [unclosed')).toThrow(/^inventory is not valid YAML/);
-    expect(() => parseYamlInventory('- just\n- a list\n')).toThrow('inventory YAML is not a mapping of groups');
+  it('fails with a clear message on text that is not YAML or not an inventory', async () => {
+    await expect(parseYamlInventory('all: [unclosed')).rejects.toThrow(/^inventory is not valid YAML/);
+    await expect(parseYamlInventory('- just\n- a list\n')).rejects.toThrow('inventory YAML is not a mapping of groups');
   });
 
-  it('gives no hosts for an empty document', () => {
-    expect(parseYamlInventory('')).toEqual([]);
+  it('gives no hosts for an empty document', async () => {
+    expect(await parseYamlInventory('')).toEqual([]);
   });
 });
 

@@ -12,7 +12,7 @@ const Inventory = z.looseObject({
 });
 
 /** The host names an inventory holds, by its `type`; any other type fails the run naming it. */
-export function inventoryHosts(type: string, inventory: string): string[] {
+export async function inventoryHosts(type: string, inventory: string): Promise<string[]> {
   if (type === 'static') return parseIniInventory(inventory);
   if (type === 'static-yaml') return parseYamlInventory(inventory);
   throw new Error(`Semaphore inventory type "${type}" is not supported (expected static or static-yaml)`);
@@ -26,6 +26,6 @@ export const semaphoreSync: JobHandler = async (config, instances, http) => {
   if (missing.length) throw missingConfig('semaphore_sync', missing);
   const body = await http.getJson(url!, { service: 'Semaphore', headers: { authorization: `Bearer ${token}` } });
   const answer = expectShape(Inventory, body, 'Semaphore');
-  const matches = createNameMatcher(inventoryHosts(answer.type, answer.inventory ?? ''));
+  const matches = createNameMatcher(await inventoryHosts(answer.type, answer.inventory ?? ''));
   return instances.map((instance) => ({ vmid: instance.vmid, patch: { semaphore: matches(instance.name) ? 1 : 0 } }));
 };
