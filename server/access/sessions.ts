@@ -9,6 +9,7 @@ export const IDLE_MS = 30 * 60 * 1000;
 export function sessionExpired(session: { created_at: number; last_seen: number }, now: number): boolean {
   return now >= session.created_at + ABSOLUTE_MS || now >= session.last_seen + IDLE_MS;
 }
+
 /** Idle time is refreshed at most this often, so a busy dashboard does not write on every request. */
 export const TOUCH_MS = 60 * 1000;
 

@@ -48,9 +48,10 @@ export function createThrottle(db: Db, clock: Clock) {
     return Math.ceil((start + WINDOW_MS - clock.now()) / 1000);
   }
 
-  function recordFailure(scope: ThrottleScope, key: string): void {
+  /** One failure for each key in the current window; windows that have ended are dropped once. */
+  function recordFailures(keys: readonly ThrottleKey[]): void {
     const start = windowStart();
-    fail.run(scope, key, start);
+    for (const [scope, key] of keys) fail.run(scope, key, start);
     prune.run(start);
   }
 
@@ -58,16 +59,14 @@ export function createThrottle(db: Db, clock: Clock) {
   const take = db.transaction((keys: readonly ThrottleKey[]): number => {
     const wait = Math.max(0, ...keys.map(([scope, key]) => retryAfter(scope, key)));
     if (wait > 0) return wait;
-    const start = windowStart();
-    for (const [scope, key] of keys) fail.run(scope, key, start);
-    prune.run(start);
+    recordFailures(keys);
     return 0;
   });
 
   return {
     /** Seconds to wait when the key is over its limit in the current window, else 0. */
     retryAfter,
-    recordFailure,
+    recordFailure: (scope: ThrottleScope, key: string): void => recordFailures([[scope, key]]),
     take,
     /** A successful attempt returns the slot it took (only within the window it was taken in). */
     release: db.transaction((keys: readonly ThrottleKey[]): void => {
