@@ -19,8 +19,8 @@ beforeAll(async () => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Starts dist/server/main.js and collects its log lines until the listening line (and the certificate line, if any). */
-async function startHeadless(env: Record<string, string>, lines = 1) {
-  const child = execa(process.execPath, ['dist/server/main.js'], { cwd: root, env: { PORT: '0', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false });
+async function startHeadless(env: Record<string, string>, lines = 1, nodeArgs: string[] = []) {
+  const child = execa(process.execPath, [...nodeArgs, 'dist/server/main.js'], { cwd: root, env: { PORT: '0', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false });
   const log = await new Promise<Array<Record<string, any>>>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -84,6 +84,17 @@ describe('HOST=0.0.0.0 npm start', () => {
     expect(second.log.find((l) => /fingerprint/.test(l.msg))!.fingerprint).toBe(certLine.fingerprint);
     second.child.kill('SIGTERM');
     expect((await second.child).exitCode).toBe(0);
+  });
+
+  it('serves HTTPS on a Node without process.getBuiltinModule, as Node 22.0 to 22.2 are', async () => {
+    const dbPath = path.join(dir, 'node22', 'homefleet.db');
+    const withoutIt = ['--import', 'data:text/javascript,delete process.getBuiltinModule'];
+    const { child, log } = await startHeadless({ HOST: '127.0.0.1', FLEET_TLS: 'on', DB_PATH: dbPath, FLEET_SETUP_TOKEN: SETUP_TOKEN }, 2, withoutIt);
+    const local = (log.find((l) => /listening on/.test(l.msg))!.open as string[]).find((u) => u.startsWith('https://127.0.0.1:'))!;
+    const cert = fs.readFileSync(path.join(dir, 'node22', 'homefleet-tls.crt'), 'utf8');
+    expect((await get(`${local}/api/health`, cert)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect((await child).exitCode).toBe(0);
   });
 
   it('with FLEET_TLS=off keeps plain HTTP, and sign-in over it only on a loopback name', async () => {

@@ -1,3 +1,5 @@
+import { builtin } from '../builtin.js';
+
 let gc: (() => void) | null | undefined;
 
 /**
@@ -12,8 +14,8 @@ let gc: (() => void) | null | undefined;
 export function collectGarbage(): void {
   if (gc === undefined) {
     try {
-      process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
-      gc = process.getBuiltinModule('node:vm').runInNewContext('gc') as () => void;
+      builtin('node:v8').setFlagsFromString('--expose-gc');
+      gc = builtin('node:vm').runInNewContext('gc') as () => void;
     } catch {
       gc = null;
     }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type https from 'node:https';
 import net from 'node:net';
 import type { Express } from 'express';
+import { builtin } from '../builtin.js';
 import { expressServerOptions } from '../http/server.js';
 import { httpsOrigins } from './names.js';
 import { prepareTls, type TlsConfig, type TlsDeps, type TlsSetup } from './setup.js';
@@ -15,7 +16,7 @@ export function createListener(app: Express, tls: TlsSetup | undefined): http.Se
   if (!tls) return http.createServer(options, app);
   // Loaded here, not imported: a plain-HTTP server (the desktop app, a server behind a proxy) never
   // loads Node's TLS stack (0.3 MB of its idle memory).
-  return process.getBuiltinModule('node:https').createServer({ ...options, cert: tls.cert, key: tls.key }, app);
+  return builtin('node:https').createServer({ ...options, cert: tls.cert, key: tls.key }, app);
 }
 
 /**
