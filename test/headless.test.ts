@@ -1,12 +1,11 @@
 import { execa, type ResultPromise } from 'execa';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './helpers/build.js';
 import { listeningUrl } from './helpers/listening.js';
+import { json, startMockRemote } from './helpers/remote.js';
 import pkg from '../package.json' with { type: 'json' };
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -114,11 +113,7 @@ describe('the headless server', () => {
 
   it('reads a Semaphore YAML inventory with the YAML parser it loads on first use', async () => {
     const inventory = 'all:\n  hosts:\n    web:\n  children:\n    caches:\n      hosts:\n        cache[1:2].lan:\n';
-    const semaphore = http.createServer((_req, res) => {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ id: 3, name: 'fleet', type: 'static-yaml', inventory }));
-    });
-    await new Promise<void>((resolve) => semaphore.listen(0, '127.0.0.1', resolve));
+    const semaphore = await startMockRemote(json(200, { id: 3, name: 'fleet', type: 'static-yaml', inventory }));
     const server = await startHeadless({ DB_PATH: path.join(dir, 'yaml', 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
     try {
       const cookie = await setUpAndSignIn(server.url);
@@ -129,7 +124,7 @@ describe('the headless server', () => {
       }
       const jobs: { id: number; key: string }[] = await (await send('GET', '/api/jobs')).json();
       const job = jobs.find((j) => j.key === 'semaphore_sync')!;
-      const apiUrl = `http://127.0.0.1:${(semaphore.address() as AddressInfo).port}/api/project/1/inventory/3`;
+      const apiUrl = `${semaphore.url}/api/project/1/inventory/3`;
       expect((await send('PUT', `/api/jobs/${job.id}`, { config: { api_url: apiUrl, api_token: 'semaphore-token' } })).status).toBe(200);
 
       const run = await send('POST', `/api/jobs/${job.id}/run`);
@@ -138,7 +133,7 @@ describe('the headless server', () => {
       expect(instances.map((i) => [i.name, i.semaphore])).toEqual([['web', 1], ['cache2', 1], ['mail', 0]]);
     } finally {
       await stop(server.child);
-      semaphore.close();
+      await semaphore.close();
     }
   });
 

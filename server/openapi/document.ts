@@ -1,12 +1,11 @@
 import * as z from 'zod';
-import type { ZodType } from 'zod';
 import type { RouteRecord } from '../http/routes.js';
 import { tokenMayUse } from '../tokens/guard.js';
 
 type Json = Record<string, unknown>;
 
 /** zod 4's JSON Schema export of what a client sends (`input`: before transforms and defaults) or gets (`output`). */
-export function jsonSchemaOf(schema: ZodType, io: 'input' | 'output' = 'input'): Json {
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'input'): Json {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
   return rest;
 }
