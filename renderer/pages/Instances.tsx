@@ -32,13 +32,21 @@ export function InstancesPage() {
   const setView = (next: InstanceView) => navigate(`/instances${viewQuery(next)}`, { replace: true });
 
   // Search as you type: the URL (and so the request) follows the box after a pause in typing.
+  const sent = useRef(view.search);
   useEffect(() => {
     if (text === view.search) return;
-    const timer = setTimeout(() => setView({ ...parseView(location.search), search: text }), SEARCH_DEBOUNCE_MS);
+    const timer = setTimeout(() => {
+      sent.current = text;
+      setView({ ...parseView(location.search), search: text });
+    }, SEARCH_DEBOUNCE_MS);
     return () => clearTimeout(timer);
   }, [text]);
-  // Back/forward or a link may change the URL under the box.
-  useEffect(() => setText(view.search), [view.search]);
+  // Back/forward, a link or Clear filters may change the URL under the box. A search the box sent
+  // itself is not written back: a letter typed while the URL caught up would be lost.
+  useEffect(() => {
+    if (view.search !== sent.current) setText(view.search);
+    sent.current = view.search;
+  }, [view.search]);
 
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {

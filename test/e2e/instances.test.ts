@@ -101,6 +101,25 @@ describe('the instances pages in Chromium', () => {
     await expect.poll(() => page.getByText('No instances match this search').isVisible()).toBe(true);
   });
 
+  it('a letter typed while the search reaches the URL is kept', async () => {
+    const page = await dash.newPage();
+    await page.clock.install();
+    await signIn(page, dash.server, 'viewer', '/instances');
+    await expect.poll(() => page.getByTestId('counts').textContent()).toMatch(/\d+ instances?/);
+    await page.clock.pauseAt(Date.now() + 60_000);
+    const box = page.getByLabel('Search');
+    await box.click();
+    await page.keyboard.type('we');
+    // The typing pauses: the box's search goes to the URL, and the page redraws on its next frame.
+    // Time moves a millisecond at a time until the URL has it; the next letter comes before that frame.
+    for (let ms = 0; ms < 1000 && new URL(page.url()).search !== '?search=we'; ms++) await page.clock.runFor(1);
+    expect(new URL(page.url()).search).toBe('?search=we');
+    await page.keyboard.type('b');
+    await page.clock.runFor(600);
+    await expect.poll(() => box.inputValue()).toBe('web');
+    await expect.poll(() => new URL(page.url()).search).toBe('?search=web');
+  });
+
   it('deleting a production instance is not offered: the button is disabled with the reason beside it', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', '/instances/4101');
