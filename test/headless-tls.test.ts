@@ -23,13 +23,15 @@ async function startHeadless(env: Record<string, string>, lines = 1, nodeArgs: s
   const child = execa(process.execPath, [...nodeArgs, 'dist/server/main.js'], { cwd: root, env: { PORT: '0', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false });
   const log = await new Promise<Array<Record<string, any>>>((resolve, reject) => {
     let out = '';
+    // A server that never gets there is stopped, not left running past the test.
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no listening line within 10 s: ${out}`))), 10_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk;
       const parsed = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
       const at = parsed.findIndex((l) => /listening on/.test(l.msg));
-      if (at >= 0 && parsed.length >= at + lines) resolve(parsed);
+      if (at >= 0 && parsed.length >= at + lines) (clearTimeout(timer), resolve(parsed));
     });
-    void child.then((r) => reject(new Error(`server exited: ${r.stderr}`)));
+    void child.then((r) => (clearTimeout(timer), reject(new Error(`server exited: ${r.stderr}`))));
   });
   return { child, log };
 }
