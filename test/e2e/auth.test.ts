@@ -52,9 +52,11 @@ describe('signing in, sessions and accounts in Chromium', () => {
   it('when the session ends the next request returns to sign-in with the page remembered', async () => {
     const { username, password } = await createAccount(dash.server, 'operator');
     const page = await dash.newPage();
-    // Without the live stream (a proxy that drops it, say) the next request is what finds the session
-    // gone; with it, the page goes at once (test/e2e/live.test.ts).
-    await page.route('**/api/events*', (route) => route.fulfill({ status: 204 }));
+    // Without the live stream (a proxy that ends it, say) the next request is what finds the session
+    // gone; with it, the page goes at once (test/e2e/live.test.ts). The stream opens and ends, and the
+    // browser would retry in ten minutes: a stream that failed outright would have the page ask
+    // /api/auth/session on each retry, and one of those could find the session gone first.
+    await page.route('**/api/events*', (route) => route.fulfill({ status: 200, contentType: 'text/event-stream', body: ': connected\nretry: 600000\n\n' }));
     await page.goto('/login?next=%2Finstances%2F501');
     await fillLogin(page, username, password);
     await page.waitForURL('**/instances/501');
