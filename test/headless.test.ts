@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './helpers/build.js';
+import { TestClient } from './helpers/http.js';
 import { listeningUrl } from './helpers/listening.js';
 import { json, startMockRemote } from './helpers/remote.js';
 import pkg from '../package.json' with { type: 'json' };
@@ -116,20 +117,18 @@ describe('the headless server', () => {
     const semaphore = await startMockRemote(json(200, { id: 3, name: 'fleet', type: 'static-yaml', inventory }));
     const server = await startHeadless({ DB_PATH: path.join(dir, 'yaml', 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
     try {
-      const cookie = await setUpAndSignIn(server.url);
-      const send = (method: string, url: string, body?: unknown) =>
-        fetch(`${server.url}${url}`, { method, headers: { 'content-type': 'application/json', origin: server.url, cookie }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const client = new TestClient(server.url, { cookie: await setUpAndSignIn(server.url) });
       for (const [vmid, name] of [[1, 'web'], [2, 'cache2'], [3, 'mail']] as const) {
-        expect((await send('POST', '/api/instances', { vmid, name, state: 'deployed', stack: 'production' })).status).toBe(201);
+        expect((await client.post('/api/instances', { vmid, name, state: 'deployed', stack: 'production' })).status).toBe(201);
       }
-      const jobs: { id: number; key: string }[] = await (await send('GET', '/api/jobs')).json();
+      const jobs: { id: number; key: string }[] = (await client.get('/api/jobs')).body;
       const job = jobs.find((j) => j.key === 'semaphore_sync')!;
       const apiUrl = `${semaphore.url}/api/project/1/inventory/3`;
-      expect((await send('PUT', `/api/jobs/${job.id}`, { config: { api_url: apiUrl, api_token: 'semaphore-token' } })).status).toBe(200);
+      expect((await client.put(`/api/jobs/${job.id}`, { config: { api_url: apiUrl, api_token: 'semaphore-token' } })).status).toBe(200);
 
-      const run = await send('POST', `/api/jobs/${job.id}/run`);
-      expect([run.status, await run.json()]).toEqual([200, { summary: expect.stringMatching(/^Updated 2 of 3 instances/) }]);
-      const instances: { name: string; semaphore: number }[] = await (await send('GET', '/api/instances?sort=vmid')).json();
+      const run = await client.post(`/api/jobs/${job.id}/run`);
+      expect([run.status, run.body]).toEqual([200, { summary: expect.stringMatching(/^Updated 2 of 3 instances/) }]);
+      const instances: { name: string; semaphore: number }[] = (await client.get('/api/instances?sort=vmid')).body;
       expect(instances.map((i) => [i.name, i.semaphore])).toEqual([['web', 1], ['cache2', 1], ['mail', 0]]);
     } finally {
       await stop(server.child);
