@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
+import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVED_EXTENSIONS, targets } from './build.mjs';
 
@@ -52,5 +53,26 @@ describe('the server bundle', () => {
     expect(mime.lookup('docx')).toBe(false);
     expect(Object.keys(fullMime.extensions).length).toBeGreaterThan(900);
     expect(types).toBeLessThan(100);
+  });
+
+  it('holds better-sqlite3 and loads only its compiled addon from node_modules', async () => {
+    const entry = path.join(out, 'sqlite-entry.ts');
+    fs.writeFileSync(
+      entry,
+      [
+        `import { openDatabase } from ${JSON.stringify(path.join(root, 'server/db/database.ts'))};`,
+        "import { createRequire } from 'node:module';",
+        "const row = openDatabase(':memory:').prepare('SELECT 41 + 1 AS answer').get();",
+        'const loaded = Object.keys(createRequire(import.meta.url).cache);',
+        'process.stdout.write(JSON.stringify({ row, loaded }));',
+      ].join('\n'),
+    );
+    const outfile = path.join(out, 'sqlite.mjs');
+    await esbuild.build({ ...server.options, entryPoints: [entry], outdir: undefined, outfile, splitting: false, absWorkingDir: root, logLevel: 'silent' });
+    const { stdout } = await execa(process.execPath, [outfile], { cwd: root });
+    const { row, loaded } = JSON.parse(stdout) as { row: unknown; loaded: string[] };
+    expect(row).toEqual({ answer: 42 });
+    // Start-up resolves no JavaScript file of better-sqlite3 (nor the `bindings` search): only the addon is loaded.
+    expect(loaded.map((file) => path.relative(root, file))).toEqual([path.join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')]);
   });
 });
