@@ -27,6 +27,9 @@ describe('a running server with a self-signed certificate', () => {
     const setup = (await prepareTls(defaultConfig({ host: '0.0.0.0' }), { hostname: 'box', interfaces: lan('192.0.2.7') }))!;
     expect(addressesToOpen(setup, '0.0.0.0', 3000)).toEqual(['https://192.0.2.7:3000', 'https://box:3000', 'https://127.0.0.1:3000', 'https://localhost:3000']);
     expect(addressesToOpen(undefined, '::1', 3000)).toEqual(['http://[::1]:3000']);
+    expect(addressesToOpen(undefined, 'fd00::7', 3000)).toEqual(['http://[fd00::7]:3000']);
+    expect(addressesToOpen(undefined, '127.0.0.1', 3000)).toEqual(['http://127.0.0.1:3000']);
+    expect(addressesToOpen(undefined, 'box.lan', 3000)).toEqual(['http://box.lan:3000']);
   });
 
   it('swaps in a renewed certificate without a restart; Origins and context.tls follow it', async () => {
