@@ -38,7 +38,7 @@ export const targets = [
       // half the size (1.8 MB to 0.9 MB). The source map keeps stack traces readable.
       minify: true,
       sourcemap: true,
-      plugins: [zodEnglishOnly(), noCjkCharsetTables(), servedMimeTypesOnly(), sqliteAddonFromPackage()],
+      plugins: [zodEnglishOnly(), acceptedCharsetsOnly(), servedMimeTypesOnly(), sqliteAddonFromPackage()],
     },
     build: buildAsciiOnly,
   },
@@ -103,21 +103,25 @@ function zodEnglishOnly() {
 }
 
 /**
- * iconv-lite (under body-parser) carries 400 KiB of Chinese, Japanese and Korean charset tables, which
- * body-parser never reaches: JSON bodies must be UTF-8/16/32 and form bodies UTF-8 or ISO-8859-1,
- * others are refused with 415 before any decoding. The tables stay out of the server bundle (a
- * quarter of its source, parsed at every start); asking for one throws.
+ * iconv-lite (under body-parser) decodes a request body's charset. body-parser accepts UTF-8, -16,
+ * -32 and -7 for JSON and UTF-8 or ISO-8859-1 for forms, and answers 415 to any other charset
+ * before decoding, so the server bundle holds those codecs only. The other single-byte codecs and
+ * the Chinese, Japanese and Korean ones stay out: 400 KiB of tables, and 70 KiB of code that every
+ * start would parse.
  */
-function noCjkCharsetTables() {
+function acceptedCharsetsOnly() {
   return {
-    name: 'no-cjk-charset-tables',
+    name: 'accepted-charsets-only',
     setup(build) {
-      build.onResolve({ filter: /^\.\/tables\/[\w-]+\.json$/ }, (args) => {
-        if (!/[\\/]node_modules[\\/]iconv-lite[\\/]encodings[\\/]dbcs-data\.js$/.test(args.importer)) return undefined;
-        return { path: args.path, namespace: 'no-cjk-charset-tables' };
+      build.onResolve({ filter: /^\.\.\/encodings$/ }, (args) => {
+        if (!/[\\/]node_modules[\\/]iconv-lite[\\/]lib[\\/]/.test(args.importer)) return undefined;
+        return { path: path.join(path.dirname(args.importer), '..', 'encodings'), namespace: 'accepted-charsets-only' };
       });
-      build.onLoad({ filter: /.*/, namespace: 'no-cjk-charset-tables' }, (args) => ({
-        contents: `throw new Error(${JSON.stringify(`charset table ${args.path} is not in the homefleet server bundle`)});`,
+      build.onLoad({ filter: /.*/, namespace: 'accepted-charsets-only' }, (args) => ({
+        contents: "const merge = require('../lib/helpers/merge-exports');\n" +
+          "for (const codecs of [require('./internal'), require('./utf32'), require('./utf16'), require('./utf7'), require('./sbcs-codec')]) merge(exports, codecs);\n" +
+          `exports.iso88591 = ${JSON.stringify(createRequire(path.join(args.path, 'index.js'))('./sbcs-data-generated.js').iso88591)};`,
+        resolveDir: args.path,
         loader: 'js',
       }));
     },

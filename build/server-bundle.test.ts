@@ -40,6 +40,15 @@ async function bundledMime(): Promise<{ mime: Mime; types: number }> {
   return { mime: bundled.mime, types: Object.keys(bundled.mime.extensions).length };
 }
 
+/** Bundles `source` as the server target does (one file, no chunks); returns the file and what went in. */
+async function bundleAsServer(name: string, source: string): Promise<{ outfile: string; inputs: string[] }> {
+  const entry = path.join(out, `${name}-entry.ts`);
+  fs.writeFileSync(entry, source);
+  const outfile = path.join(out, `${name}.mjs`);
+  const result = await esbuild.build({ ...server.options, entryPoints: [entry], outdir: undefined, outfile, splitting: false, absWorkingDir: root, logLevel: 'silent', metafile: true });
+  return { outfile, inputs: Object.keys(result.metafile!.inputs) };
+}
+
 describe('the server bundle', () => {
   it('keeps the media types of the files homefleet serves, and only those', async () => {
     const { mime, types } = await bundledMime();
@@ -56,9 +65,8 @@ describe('the server bundle', () => {
   });
 
   it('holds better-sqlite3 and loads only its compiled addon from node_modules', async () => {
-    const entry = path.join(out, 'sqlite-entry.ts');
-    fs.writeFileSync(
-      entry,
+    const { outfile } = await bundleAsServer(
+      'sqlite',
       [
         `import { openDatabase } from ${JSON.stringify(path.join(root, 'server/db/database.ts'))};`,
         "import { createRequire } from 'node:module';",
@@ -67,12 +75,20 @@ describe('the server bundle', () => {
         'process.stdout.write(JSON.stringify({ row, loaded }));',
       ].join('\n'),
     );
-    const outfile = path.join(out, 'sqlite.mjs');
-    await esbuild.build({ ...server.options, entryPoints: [entry], outdir: undefined, outfile, splitting: false, absWorkingDir: root, logLevel: 'silent' });
     const { stdout } = await execa(process.execPath, [outfile], { cwd: root });
     const { row, loaded } = JSON.parse(stdout) as { row: unknown; loaded: string[] };
     expect(row).toEqual({ answer: 42 });
     // Start-up resolves no JavaScript file of better-sqlite3 (nor the `bindings` search): only the addon is loaded.
     expect(loaded.map((file) => path.relative(root, file))).toEqual([path.join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')]);
+  });
+
+  it('decodes the charsets body-parser accepts, and only those', async () => {
+    const { outfile, inputs } = await bundleAsServer('charsets', "import iconv from 'iconv-lite';\nexport { iconv };\n");
+    const { iconv } = (await import(pathToFileURL(outfile).href)) as { iconv: { encodingExists(name: string): boolean; decode(b: Buffer, e: string): string } };
+    for (const name of ['utf-8', 'utf-16le', 'utf-16be', 'utf-32le', 'utf-7', 'iso-8859-1']) expect({ name, exists: iconv.encodingExists(name) }).toEqual({ name, exists: true });
+    for (const name of ['windows-1252', 'iso-8859-2', 'koi8-r', 'shift_jis', 'gbk']) expect({ name, exists: iconv.encodingExists(name) }).toEqual({ name, exists: false });
+    expect(iconv.decode(Buffer.from('{"a":"\u00e9"}', 'utf16le'), 'utf-16le')).toBe('{"a":"\u00e9"}');
+    expect(iconv.decode(Buffer.from([0x5a, 0x6f, 0xeb, 0x80]), 'iso-8859-1')).toBe('Zo\u00eb\u0080');
+    expect(inputs.filter((input) => /iconv-lite\/encodings\/(dbcs|sbcs-data)/.test(input))).toEqual([]);
   });
 });
