@@ -276,7 +276,7 @@ describe('server benchmarks', () => {
     const ratio = app.ms / bareBest;
     lines.push(
       `start to healthy on an existing 10k database: homefleet ${app.ms.toFixed(0)} ms, floor node -e "require('better-sqlite3')" + node:http ${bareBest.toFixed(0)} ms, ratio ${ratio.toFixed(2)} (goal <= 2.5) ${meets(ratio, '<= 2.5')}`,
-      `idle RSS 1 s after start: homefleet ${app.rss.toFixed(0)} MB (goal <= 60) ${app.rss <= 60 ? 'met' : 'NOT MET'}; bare ${bareRss.toFixed(0)} MB`,
+      `idle RSS 1 s after start: homefleet ${app.rss.toFixed(1)} MB (goal <= 60) ${app.rss <= 60 ? 'met' : 'NOT MET'}; bare ${bareRss.toFixed(1)} MB`,
       `idle RSS ${(1 + SETTLE_MS / 1000).toFixed(0)} s after start (after V8's memory reducer; a measure, not the goal's): homefleet ${appIdle.settled.toFixed(1)} MB, bare ${bareIdle.settled.toFixed(1)} MB`,
     );
     expect(app.ms).toBeLessThan(10_000);
