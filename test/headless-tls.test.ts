@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './helpers/build.js';
+import { killWhenTestEnds } from './helpers/listening.js';
 
 // `HOST=0.0.0.0 npm start` on a clean data folder: the built server is spawned as npm start runs it.
 // It binds every interface, but this test connects only to 127.0.0.1.
@@ -21,6 +22,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** Starts dist/server/main.js and collects its log lines until the listening line (and the certificate line, if any). */
 async function startHeadless(env: Record<string, string>, lines = 1, nodeArgs: string[] = []) {
   const child = execa(process.execPath, [...nodeArgs, 'dist/server/main.js'], { cwd: root, env: { PORT: '0', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false });
+  killWhenTestEnds(child);
   const log = await new Promise<Array<Record<string, any>>>((resolve, reject) => {
     let out = '';
     // A server that never gets there is stopped, not left running past the test.
