@@ -22,24 +22,6 @@ interface Mime {
 }
 const fullMime = createRequire(import.meta.url)('mime-types') as Mime;
 
-/** mime-types as the server bundle has it: bundled with the server target's plugins. */
-async function bundledMime(): Promise<{ mime: Mime; types: number }> {
-  const entry = path.join(out, 'entry.mjs');
-  fs.writeFileSync(entry, "import mime from 'mime-types';\nexport { mime };\n");
-  await esbuild.build({
-    entryPoints: [entry],
-    outfile: path.join(out, 'mime.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    absWorkingDir: root,
-    plugins: server.options.plugins,
-    logLevel: 'silent',
-  });
-  const bundled = await import(pathToFileURL(path.join(out, 'mime.mjs')).href);
-  return { mime: bundled.mime, types: Object.keys(bundled.mime.extensions).length };
-}
-
 /** Bundles `source` as the server target does (one file, no chunks); returns the file and what went in. */
 async function bundleAsServer(name: string, source: string): Promise<{ outfile: string; inputs: string[] }> {
   const entry = path.join(out, `${name}-entry.ts`);
@@ -47,6 +29,13 @@ async function bundleAsServer(name: string, source: string): Promise<{ outfile: 
   const outfile = path.join(out, `${name}.mjs`);
   const result = await esbuild.build({ ...server.options, entryPoints: [entry], outdir: undefined, outfile, splitting: false, absWorkingDir: root, logLevel: 'silent', metafile: true });
   return { outfile, inputs: Object.keys(result.metafile!.inputs) };
+}
+
+/** mime-types as the server bundle has it. */
+async function bundledMime(): Promise<{ mime: Mime; types: number }> {
+  const { outfile } = await bundleAsServer('mime', "import mime from 'mime-types';\nexport { mime };\n");
+  const bundled = await import(pathToFileURL(outfile).href);
+  return { mime: bundled.mime, types: Object.keys(bundled.mime.extensions).length };
 }
 
 describe('the server bundle', () => {
