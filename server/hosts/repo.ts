@@ -62,6 +62,13 @@ export interface FactsUpdate {
   hypervisor_version: string;
 }
 
+/** What drift needs of a registered instance. */
+export interface InstanceRef {
+  vmid: number;
+  name: string;
+  stack: 'production' | 'development';
+}
+
 export type HostRepo = ReturnType<typeof createHostRepo>;
 
 /** SQL of hosts and agents; every statement prepared once. */
@@ -123,11 +130,24 @@ export function createHostRepo(db: Db) {
     insertGuest: db.prepare<[number, number, string, string, string]>(
       'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status) VALUES (?, ?, ?, ?, ?)',
     ),
+    // Drift per host as computeDrift counts it: a guest without instance, a differing name, or a vmid another live host reports too.
     guestCounts: db.prepare<[], { host_id: number; guests: number; drift: number }>(
       `SELECT g.host_id, count(*) AS guests,
-              sum(CASE WHEN i.vmid IS NULL OR i.name != g.name THEN 1 ELSE 0 END) AS drift
+              sum(CASE WHEN i.vmid IS NULL OR i.name != g.name OR EXISTS (
+                    SELECT 1 FROM host_guests o JOIN hosts oh ON oh.id = o.host_id
+                     WHERE o.vmid = g.vmid AND o.host_id != g.host_id AND oh.state != 'deleted')
+                  THEN 1 ELSE 0 END) AS drift
          FROM host_guests g LEFT JOIN instances i ON i.vmid = g.vmid
         GROUP BY g.host_id`,
+    ),
+    // The other live hosts that report a vmid this host reports.
+    sharedVmids: db.prepare<[number], { vmid: number; id: number; hostname: string }>(
+      `SELECT g.vmid, oh.id, oh.hostname
+         FROM host_guests g
+         JOIN host_guests o ON o.vmid = g.vmid AND o.host_id != g.host_id
+         JOIN hosts oh ON oh.id = o.host_id AND oh.state != 'deleted'
+        WHERE g.host_id = ?
+        ORDER BY g.vmid, oh.id`,
     ),
     // Instances no guest of a live host has (one query for all hosts).
     orphanInstances: db.prepare<[], { vmid: number; name: string }>(
@@ -136,8 +156,8 @@ export function createHostRepo(db: Db) {
                            WHERE g.vmid = i.vmid AND h.state != 'deleted')
         ORDER BY i.vmid`,
     ),
-    instancesForGuests: db.prepare<[number], { vmid: number; name: string }>(
-      'SELECT i.vmid, i.name FROM instances i JOIN host_guests g ON g.vmid = i.vmid WHERE g.host_id = ?',
+    instancesForGuests: db.prepare<[number], InstanceRef>(
+      'SELECT i.vmid, i.name, i.stack FROM instances i JOIN host_guests g ON g.vmid = i.vmid WHERE g.host_id = ?',
     ),
 
     insertDeletion: db.prepare<[string, number, string | null, number]>(
@@ -207,6 +227,7 @@ export function createHostRepo(db: Db) {
     guestCounts: () => s.guestCounts.all(),
     orphanInstances: () => s.orphanInstances.all(),
     instancesForGuests: (hostId: number) => s.instancesForGuests.all(hostId),
+    sharedVmids: (hostId: number) => s.sharedVmids.all(hostId),
 
     insertDeletion: (id: string, hostId: number, by: string | null, now: number) => void s.insertDeletion.run(id, hostId, by, now),
     deletionById: (id: string) => s.deletionById.get(id),

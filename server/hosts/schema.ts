@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import * as z from 'zod';
 import { VERSION_PATTERN } from './releases.js';
 
@@ -53,12 +54,26 @@ const count = z.union(
   { error: 'must be a non-negative number of seconds' },
 );
 
+/**
+ * C0 and C1 controls, DEL, and the bidirectional overrides that make a text display as another: a
+ * host reports these strings and the dashboard, the registry (through drift) and notifications show them.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const text = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' });
+
 export const Guest = z.object(
   {
     vmid: z.union([z.int().positive(), z.string().regex(/^[1-9]\d{0,14}$/).transform(Number)], { error: 'must be a positive integer' }),
-    name: z.string({ error: 'must be a string' }).max(200, { error: 'must be at most 200 characters' }).default(''),
+    // A Proxmox guest name is a DNS name; markup in one is an attempt to inject it where names are shown.
+    name: text(200)
+      .refine((v) => !/[<>]/.test(v), { error: 'must not contain < or >' })
+      .default(''),
     type: z.enum(['qemu', 'lxc'], { error: 'must be qemu or lxc' }),
-    status: z.string({ error: 'must be a string' }).max(32, { error: 'must be at most 32 characters' }).default(''),
+    status: text(32).default(''),
   },
   { error: 'must be an object' },
 );
@@ -84,11 +99,11 @@ export const HeartbeatBody = z.object(
     started_at: isoUtc,
     hostname,
     addresses: z
-      .array(z.string().max(64, { error: 'must be at most 64 characters' }), { error: 'must be an array of strings' })
+      .array(z.string({ error: 'must be an IP address' }).refine((v) => isIP(v) !== 0, { error: 'must be an IP address' }), { error: 'must be an array of strings' })
       .max(256, { error: 'must hold at most 256 addresses' })
       .default([]),
     uptime_s: count.optional(),
-    hypervisor_version: z.string({ error: 'must be a string' }).max(200, { error: 'must be at most 200 characters' }).default(''),
+    hypervisor_version: text(200).default(''),
     guests: z.array(Guest, { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
   },
   { error: 'must be a JSON object' },
@@ -131,10 +146,17 @@ export type DriftApply = z.infer<typeof DriftApply>;
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
 export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
 
+export interface HostRef {
+  id: number;
+  hostname: string;
+}
+
 export type DriftItem =
   | { kind: 'guest_without_instance'; vmid: number; guest_name: string; guest_type: 'qemu' | 'lxc' }
-  | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string }
-  | { kind: 'instance_without_guest'; vmid: number; instance_name: string };
+  | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string; instance_stack: 'production' | 'development' }
+  | { kind: 'instance_without_guest'; vmid: number; instance_name: string }
+  /** Another live host reports the same vmid: shown on each of them, never applied. */
+  | { kind: 'conflict'; vmid: number; guest_name: string; instance_name: string | null; other_hosts: HostRef[] };
 
 /** A host as the API shows it (list rows carry counts; the detail adds guests, drift and deletion). */
 export interface HostSummary {

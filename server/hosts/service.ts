@@ -1,17 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createAuditLog } from '../access/audit.js';
 import type { AppContext } from '../context.js';
-import { badRequest, conflict, HttpError, invalidToken, notFound } from '../errors.js';
+import { badRequest, conflict, invalidToken, notFound } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
-import { APPLICABLE, computeDrift } from './drift.js';
-import type { Releases } from './releases.js';
+import { applyHostDrift, hostDrift } from './drift-apply.js';
+import { createHeartbeatLimit } from './heartbeat-limit.js';
+import { compareVersions, type Releases } from './releases.js';
 import { createHostRepo, type DeletionRow, type EnrollmentTokenRow, type HostRow } from './repo.js';
 import type {
   AgentCommand,
   Deletion,
   DriftApply,
-  DriftItem,
   EnrollBody,
   EnrollmentTokenCreate,
   Guest,
@@ -59,6 +59,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
   const repo = createHostRepo(db);
   const audit = createAuditLog(db, clock, events);
   const intervalS = options.heartbeatIntervalS ?? 30;
+  const heartbeatLimit = createHeartbeatLimit(clock, intervalS);
 
   function statusOf(host: HostRow, now = clock.now()): HostStatus {
     if (host.state === 'deleted') return 'deleted';
@@ -134,13 +135,6 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     const host = repo.hostById(id);
     if (!host) throw notFound('host not found');
     return host;
-  }
-
-  /** The host's drift; `withOrphans: false` leaves out the instances no guest has (a query over the whole registry), which are never applied. */
-  function driftOf(host: HostRow, guests: readonly Guest[], withOrphans = true): DriftItem[] {
-    if (host.state === 'deleted') return [];
-    const names = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i.name]));
-    return computeDrift(guests, names, withOrphans ? repo.orphanInstances() : []);
   }
 
   function enrollmentState(row: EnrollmentTokenRow, now: number): 'active' | 'expired' | 'used_up' | 'revoked' {
@@ -301,42 +295,17 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
   function applyDrift(hostId: number, request: DriftApply, who: Who | null) {
     const host = requireHost(hostId);
     if (host.state === 'deleted') throw conflict('host is deleted');
-    const actor = `agent:${host.hostname}`;
-    const items = driftOf(host, repo.guestsOf(hostId), false).filter((i) => APPLICABLE.has(i.kind));
-    const byVmid = new Map(items.map((i) => [i.vmid, i]));
-    const wanted = request.all ? items.map((i) => i.vmid) : [...new Set((request.items ?? []).map((i) => i.vmid))];
-    const applied: DriftItem[] = [];
-    const skipped: { vmid: number; error: string }[] = [];
-    for (const vmid of wanted) {
-      const item = byVmid.get(vmid);
-      if (!item) {
-        skipped.push({ vmid, error: 'no drift to apply for this vmid' });
-        continue;
-      }
-      try {
-        if (item.kind === 'guest_without_instance') {
-          const name = item.guest_name.trim() || `${item.guest_type}-${vmid}`;
-          instances.create({ vmid, name, state: 'deployed', stack: 'development' }, actor);
-        } else if (item.kind === 'name_differs') {
-          instances.update(vmid, { name: item.guest_name }, actor);
-        }
-        applied.push(item);
-      } catch (err) {
-        if (!(err instanceof HttpError)) throw err;
-        const detail = (err.body.errors as { field: string; message: string }[] | undefined)?.map((e) => `${e.field} ${e.message}`).join('; ');
-        skipped.push({ vmid, error: detail ?? String(err.body.error ?? err.message) });
-      }
+    const result = applyHostDrift(repo, instances, host, request);
+    if (who && result.applied.length) {
+      audit.write({ ...who, action: 'host.drift_apply', target: `host:${hostId}`, detail: { applied: result.applied.map((i) => i.vmid), actor: `agent:${host.hostname}` } });
     }
-    if (who && applied.length) {
-      audit.write({ ...who, action: 'host.drift_apply', target: `host:${hostId}`, detail: { applied: applied.map((i) => i.vmid), actor } });
-    }
-    return { applied, skipped };
+    return result;
   }
 
   function get(id: number): HostDetail {
     const host = requireHost(id);
     const guests = repo.guestsOf(id);
-    const drift = driftOf(host, guests);
+    const drift = hostDrift(repo, host, guests);
     return { ...present(host, { guests: guests.length, drift: drift.length }), guests, drift, deletion: presentDeletion(repo.latestDeletionOf(id)) };
   }
 
@@ -437,6 +406,11 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
         heartbeat_interval_s: intervalS,
         manifest_public_key: releases.publicKeyPem,
       };
+    },
+
+    /** Spends one heartbeat of the host's budget (before its body is read), or throws 429. */
+    admitHeartbeat(host: HostRow): void {
+      heartbeatLimit.take(host.id);
     },
 
     heartbeat(token: string, body: HeartbeatBody): { heartbeat_interval_s: number; commands: AgentCommand[] } {
