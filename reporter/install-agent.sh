@@ -125,8 +125,8 @@ HOSTNAME_VALUE="${HOSTNAME_VALUE//[[:space:]]/}"
 if [[ -z "$HOSTNAME_VALUE" ]]; then HOSTNAME_VALUE="$(uname -n)"; fi
 [[ "$HOSTNAME_VALUE" =~ ^[A-Za-z0-9._-]{1,253}$ ]] || fail "this machine's host name is not usable: $HOSTNAME_VALUE"
 
-# Installed already: this run enrolls again (a rotated host token, after an administrator allowed
-# re-binding) and replaces the files only once the new enrollment is verified; a refused one (409)
+# Installed already: this run enrolls again (a rotated host token, with a re-bind token an
+# administrator made for this host) and replaces the files only once the new enrollment is verified; a refused one (409)
 # leaves the installation as it was.
 REINSTALL=0
 if [[ -e "$STATE_DIR/host_token" || -e "$AGENT_FILE" ]]; then
@@ -236,7 +236,7 @@ case "$HTTP_CODE" in
   201 | 200) ;;
   401) fail "the enrollment token was refused (wrong, expired, used up or revoked): create a new one" ;;
   403) fail "enrollment refused (403): the controller requires https" ;;
-  409) fail "this machine (machine id $MACHINE_ID) is already enrolled: delete that host, or allow re-binding it (or revoke its token), then retry" ;;
+  409) fail "this machine (machine id $MACHINE_ID) is already enrolled, or the token re-binds another host: enroll it again with a re-bind token made for its host (POST /api/hosts/enrollment-tokens with host_id), or delete that host first" ;;
   *) fail "enrollment failed: the controller answered $HTTP_CODE" ;;
 esac
 ANSWER="$(head -c 65536 "$WORK/enroll-answer.json")"

@@ -61,8 +61,8 @@ async function agentOnce() {
   return execa('bash', [agent, '--root', hostRoot, '--once'], { env, extendEnv: false, reject: false, timeout: 30_000 });
 }
 
-async function enrollmentToken(): Promise<string> {
-  const res = await server.client.post('/api/hosts/enrollment-tokens', { name: 'e2e' });
+async function enrollmentToken(body: Record<string, unknown> = {}): Promise<string> {
+  const res = await server.client.post('/api/hosts/enrollment-tokens', { name: 'e2e', ...body });
   expect(res.status, res.text).toBe(201);
   return res.body.token;
 }
@@ -149,7 +149,7 @@ describe('the real agent against the real server', () => {
     expect(after.body.deletion).toMatchObject({ operation_id: deletion.body.operation_id, status: 'confirmed' });
   });
 
-  it('a leaked host token is rotated: revoke it, install again, the agent reports with the new token', async () => {
+  it('a leaked host token is rotated: revoke it, install again with a re-bind token, the agent reports with the new token', async () => {
     expect((await install(await enrollmentToken())).exitCode).toBe(0);
     expect((await agentOnce()).exitCode).toBe(0);
     const [host] = (await server.client.get('/api/hosts')).body;
@@ -161,7 +161,13 @@ describe('the real agent against the real server', () => {
     expect(refused.exitCode).toBe(75);
     expect(refused.stderr).toContain("refused this host's token (401)");
 
-    const again = await install(await enrollmentToken());
+    // Anyone's ordinary enrollment token cannot take the host over in the re-bind window.
+    const takeover = await install(await enrollmentToken());
+    expect(takeover.exitCode).toBe(1);
+    expect(takeover.stderr).toContain('already enrolled');
+    expect(fs.readFileSync(tokenFile, 'utf8')).toBe(leaked);
+
+    const again = await install(await enrollmentToken({ host_id: host.id }));
     expect(again.exitCode, again.stderr).toBe(0);
     expect(fs.readFileSync(tokenFile, 'utf8')).not.toBe(leaked);
     expect(fs.readFileSync(env.FAKE_SYSTEMCTL_LOG!, 'utf8')).toContain('restart homefleet-agent.service');

@@ -189,3 +189,32 @@ describe('heartbeat flood', () => {
     expect((await anonymous().get('/api/health')).status).toBe(200);
   });
 });
+
+describe('host takeover in the re-bind window', () => {
+  it('after revoke-token, an ordinary enrollment token cannot enroll with the victim machine id; a re-bind token made for the host can', async () => {
+    const victim = await enrolledHost({ machine_id: 'victim-machine', hostname: 'pve-victim-2' });
+    expect((await heartbeat(victim.host_token, { hostname: 'pve-victim-2', guests: [guest(7100, 'victim-web')] })).status).toBe(200);
+    // The machine id is no secret: any viewer reads it.
+    expect((await admin.get(`/api/hosts/${victim.host_id}`)).body.machine_id).toBe('victim-machine');
+    const attackerToken = await enrollmentToken({ max_uses: 5 });
+
+    expect((await admin.post(`/api/hosts/${victim.host_id}/revoke-token`)).status).toBe(204);
+    const takeover = await enroll(attackerToken, { machine_id: 'victim-machine', hostname: 'evil' });
+    expect(takeover.status, takeover.text).toBe(409);
+    expect(takeover.body).toEqual({ error: 'machine already enrolled' });
+    // The old allowance is gone too: it would have opened the same window.
+    expect((await admin.patch(`/api/hosts/${victim.host_id}`, { allow_rebind: true })).status).toBe(400);
+    expect((await enroll(attackerToken, { machine_id: 'victim-machine', hostname: 'evil' })).status).toBe(409);
+    expect((await admin.get(`/api/hosts/${victim.host_id}`)).body).toMatchObject({ hostname: 'pve-victim-2', guests: [{ vmid: 7100 }], allow_rebind: false });
+
+    const rebind = await admin.post('/api/hosts/enrollment-tokens', { host_id: victim.host_id });
+    expect(rebind.body).toMatchObject({ host_id: victim.host_id, max_uses: 1 });
+    expect((await admin.get(`/api/hosts/${victim.host_id}`)).body.allow_rebind).toBe(true);
+    // Not usable for another machine, nor for a new one.
+    expect((await enroll(rebind.body.token, { machine_id: 'someone-else' })).status).toBe(409);
+    const back = await enroll(rebind.body.token, { machine_id: 'victim-machine', hostname: 'pve-victim-2' });
+    expect(back.status, back.text).toBe(201);
+    expect(back.body.host_id).toBe(victim.host_id);
+    expect((await heartbeat(back.body.host_token, { hostname: 'pve-victim-2' })).status).toBe(200);
+  });
+});

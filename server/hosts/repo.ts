@@ -11,6 +11,8 @@ export interface EnrollmentTokenRow {
   max_uses: number;
   uses: number;
   revoked_at: number | null;
+  /** Set on a re-bind token: the host whose machine id it may enroll again. */
+  host_id: number | null;
 }
 
 export interface HostRow {
@@ -74,9 +76,13 @@ export type HostRepo = ReturnType<typeof createHostRepo>;
 /** SQL of hosts and agents; every statement prepared once. */
 export function createHostRepo(db: Db) {
   const s = {
-    insertEnrollment: db.prepare<[string, string, string | null, number, number, number]>(
-      'INSERT INTO enrollment_tokens (name, token_hash, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?)',
+    insertEnrollment: db.prepare<[string, string, string | null, number, number, number, number | null]>(
+      'INSERT INTO enrollment_tokens (name, token_hash, created_by, created_at, expires_at, max_uses, host_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
+    // Hosts that an administrator allowed to be re-bound: an unused, unexpired, unrevoked re-bind token exists.
+    rebindable: db.prepare<[number], number>(
+      'SELECT DISTINCT host_id FROM enrollment_tokens WHERE host_id IS NOT NULL AND revoked_at IS NULL AND uses < max_uses AND expires_at > ?',
+    ).pluck(),
     enrollmentById: db.prepare<[number], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens WHERE id = ?'),
     enrollmentByHash: db.prepare<[string], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens WHERE token_hash = ?'),
     listEnrollment: db.prepare<[], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens ORDER BY id DESC'),
@@ -177,8 +183,9 @@ export function createHostRepo(db: Db) {
   };
 
   return {
-    insertEnrollmentToken: (name: string, hash: string, by: string | null, now: number, expiresAt: number, maxUses: number) =>
-      Number(s.insertEnrollment.run(name, hash, by, now, expiresAt, maxUses).lastInsertRowid),
+    insertEnrollmentToken: (name: string, hash: string, by: string | null, now: number, expiresAt: number, maxUses: number, hostId: number | null) =>
+      Number(s.insertEnrollment.run(name, hash, by, now, expiresAt, maxUses, hostId).lastInsertRowid),
+    rebindableHosts: (now: number) => new Set(s.rebindable.all(now)),
     enrollmentTokenById: (id: number) => s.enrollmentById.get(id),
     enrollmentTokenByHash: (hash: string) => s.enrollmentByHash.get(hash),
     listEnrollmentTokens: () => s.listEnrollment.all(),

@@ -14,9 +14,11 @@ export const EnrollmentTokenCreate = z.object(
       .max(30 * DAY_S, { error: 'must be at most 2592000 (30 days)' })
       .default(DAY_S),
     max_uses: z.int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).default(1),
+    /** A re-bind token: it enrolls only this host's machine id again (onto the same host, with a new host token). */
+    host_id: z.int({ error: 'must be a host id' }).positive({ error: 'must be a host id' }).optional(),
   },
   { error: 'must be a JSON object' },
-);
+).refine((v) => v.host_id === undefined || v.max_uses === 1, { error: 'a re-bind token (host_id) is used once: max_uses must be 1', path: ['max_uses'] });
 export type EnrollmentTokenCreate = z.infer<typeof EnrollmentTokenCreate>;
 
 const hostname = z
@@ -115,11 +117,12 @@ export const HostPatch = z
   .object(
     {
       sync_registry: z.boolean({ error: 'must be true or false' }).optional(),
-      allow_rebind: z.boolean({ error: 'must be true or false' }).optional(),
+      // Allowing any enrollment token to re-bind the host was a takeover window; say what replaced it.
+      allow_rebind: z.never({ error: 'is replaced by re-bind tokens: POST /api/hosts/enrollment-tokens with {"host_id": <this host>}' }).optional(),
     },
     { error: 'must be a JSON object' },
   )
-  .refine((v) => v.sync_registry !== undefined || v.allow_rebind !== undefined, { error: 'give sync_registry or allow_rebind' });
+  .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' });
 export type HostPatch = z.infer<typeof HostPatch>;
 
 /** POST /api/hosts/:id/upgrade: no version means the manifest's current one. */
@@ -173,6 +176,7 @@ export interface HostSummary {
   uptime_s: number | null;
   hypervisor_version: string;
   sync_registry: boolean;
+  /** An unused, unexpired re-bind token exists for this host. */
   allow_rebind: boolean;
   deleted_at: string | null;
   upgrade: {

@@ -6,7 +6,7 @@ import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { applyHostDrift, hostDrift } from './drift-apply.js';
 import { createHeartbeatLimit } from './heartbeat-limit.js';
-import { compareVersions, type Releases } from './releases.js';
+import type { Releases } from './releases.js';
 import { createHostRepo, type DeletionRow, type EnrollmentTokenRow, type HostRow } from './repo.js';
 import type {
   AgentCommand,
@@ -82,7 +82,10 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     };
   }
 
-  function present(host: HostRow, counts: { guests: number; drift: number }, now = clock.now()): HostSummary {
+  /** What every host row shows that is not in the row: counted once per list, not per host. */
+  const contextOf = (now: number) => ({ rebindable: repo.rebindableHosts(now) });
+
+  function present(host: HostRow, counts: { guests: number; drift: number }, now = clock.now(), context = contextOf(now)): HostSummary {
     return {
       id: host.id,
       hostname: host.hostname,
@@ -97,7 +100,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       uptime_s: host.uptime_s,
       hypervisor_version: host.hypervisor_version,
       sync_registry: host.sync_registry === 1,
-      allow_rebind: host.allow_rebind === 1,
+      allow_rebind: context.rebindable.has(host.id),
       deleted_at: iso(host.deleted_at),
       upgrade: upgradeOf(host, now),
       guest_count: counts.guests,
@@ -154,13 +157,22 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     uses: row.uses,
     revoked_at: iso(row.revoked_at),
     state: enrollmentState(row, now),
+    host_id: row.host_id,
   });
 
   // ---- enrollment -------------------------------------------------------------------------
 
   const enrollTx = db.transaction((tokenId: number, body: EnrollBody, now: number) => {
     const existing = repo.liveHostByMachine(body.machine_id);
-    if (existing && !(existing.state === 'active' && existing.allow_rebind === 1)) throw conflict('machine already enrolled');
+    // Only a token made for the host re-binds it: a machine id is no secret (viewers read it), and an
+    // ordinary token must not take over a host and its history.
+    const rebindFor = repo.enrollmentTokenById(tokenId)?.host_id ?? null;
+    if (rebindFor !== null) {
+      if (existing?.id !== rebindFor) throw conflict('this enrollment token re-binds another machine');
+      if (existing.state !== 'active') throw conflict('host is being deleted');
+    } else if (existing) {
+      throw conflict('machine already enrolled');
+    }
     // The use is taken here, inside the transaction that creates the host: two enrollments racing
     // for the last use cannot both get one.
     if (!repo.useEnrollmentToken(tokenId, now)) throw invalidToken();
@@ -281,7 +293,15 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     if (!host) throw notFound('host not found');
     if (host.state !== 'active') throw conflict('host is being deleted');
     repo.revokeHostTokens(hostId, now);
-    repo.setSettings(hostId, undefined, true);
+  });
+
+  const createTokenTx = db.transaction((input: EnrollmentTokenCreate, hash: string, hostId: number | null, by: string | null, now: number) => {
+    if (hostId !== null) {
+      const host = repo.hostById(hostId);
+      if (!host) throw notFound('host not found');
+      if (host.state !== 'active') throw conflict(host.state === 'deleted' ? 'host is deleted' : 'host is being deleted');
+    }
+    return repo.insertEnrollmentToken(input.name, hash, by, now, now + input.expires_in_s * 1000, input.max_uses, hostId);
   });
 
   const upgradeTx = db.transaction((hostId: number, version: string, now: number) => {
@@ -354,9 +374,11 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     createEnrollmentToken(input: EnrollmentTokenCreate, who: Who) {
       const now = clock.now();
       const { token, hash } = issueToken('enrollment');
-      const id = repo.insertEnrollmentToken(input.name, hash, who.actor, now, now + input.expires_in_s * 1000, input.max_uses);
-      audit.write({ ...who, action: 'enrollment_token.create', target: `enrollment_token:${id}`, detail: { name: input.name, max_uses: input.max_uses, expires_in_s: input.expires_in_s } });
-      return { id, token, expires_at: isoMillis(now + input.expires_in_s * 1000), max_uses: input.max_uses };
+      const hostId = input.host_id ?? null;
+      const id = createTokenTx(input, hash, hostId, who.actor, now);
+      const detail = { name: input.name, max_uses: input.max_uses, expires_in_s: input.expires_in_s, ...(hostId !== null ? { host_id: hostId } : {}) };
+      audit.write({ ...who, action: 'enrollment_token.create', target: `enrollment_token:${id}`, detail });
+      return { id, token, expires_at: isoMillis(now + input.expires_in_s * 1000), max_uses: input.max_uses, host_id: hostId };
     },
     listEnrollmentTokens: () => {
       const now = clock.now();
@@ -442,12 +464,13 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
 
     list(): HostSummary[] {
       const now = clock.now();
+      const context = contextOf(now);
       const counts = new Map(repo.guestCounts().map((c) => [c.host_id, c]));
       const orphans = repo.orphanInstances().length;
       return repo.listHosts().map((host) => {
         const c = counts.get(host.id);
         const drift = host.state === 'deleted' ? 0 : (c?.drift ?? 0) + orphans;
-        return present(host, { guests: c?.guests ?? 0, drift }, now);
+        return present(host, { guests: c?.guests ?? 0, drift }, now, context);
       });
     },
 
@@ -456,7 +479,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     update(id: number, patch: HostPatch, who: Who): HostDetail {
       const host = requireHost(id);
       if (host.state === 'deleted') throw conflict('host is deleted');
-      repo.setSettings(id, patch.sync_registry, patch.allow_rebind);
+      repo.setSettings(id, patch.sync_registry, undefined);
       audit.write({ ...who, action: 'host.update', target: `host:${id}`, detail: { ...patch } });
       return get(id);
     },
@@ -468,7 +491,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       return presentDeletion(deletion)!;
     },
 
-    /** A leaked host token: revoked at once; the host may enroll again (same host, new token) with a new enrollment token. */
+    /** A leaked host token: revoked at once; the host enrolls again (same host, new token) with a re-bind token made for it. */
     revokeHostToken(id: number, who: Who): void {
       revokeTokenTx(id, clock.now());
       audit.write({ ...who, action: 'host.revoke_token', target: `host:${id}` });
