@@ -218,3 +218,27 @@ describe('host takeover in the re-bind window', () => {
     expect((await heartbeat(back.body.host_token, { hostname: 'pve-victim-2' })).status).toBe(200);
   });
 });
+
+describe('agent versions', () => {
+  it('the host JSON says whether a newer agent ships (upgrade_available)', async () => {
+    const older = await enrolledHost({ agent_version: '0.0.1' });
+    const current = await enrolledHost({ agent_version: shipped });
+    const hosts = (await admin.get('/api/hosts')).body as { id: number; upgrade_available: boolean }[];
+    expect(hosts.find((h) => h.id === older.host_id)!.upgrade_available).toBe(true);
+    expect(hosts.find((h) => h.id === current.host_id)!.upgrade_available).toBe(false);
+    expect((await admin.get(`/api/hosts/${older.host_id}`)).body.upgrade_available).toBe(true);
+  });
+
+  it('a downgrade is requested only as an explicit rollback, and the command then says so', async () => {
+    const host = await enrolledHost({ agent_version: '99.0.0' });
+    const refused = await admin.post(`/api/hosts/${host.host_id}/upgrade`, { version: shipped });
+    expect(refused).toMatchObject({ status: 409, body: { error: `${shipped} is older than the agent's 99.0.0: send "rollback": true to roll back` } });
+    expect((await admin.post(`/api/hosts/${host.host_id}/upgrade`, { version: shipped, rollback: true })).status).toBe(202);
+    const beat = await heartbeat(host.host_token, { agent_version: '99.0.0' });
+    expect(beat.body.commands).toEqual([{ type: 'upgrade', version: shipped, rollback: true }]);
+
+    const up = await enrolledHost({ agent_version: '0.0.1' });
+    expect((await admin.post(`/api/hosts/${up.host_id}/upgrade`, {})).status).toBe(202);
+    expect((await heartbeat(up.host_token, { agent_version: '0.0.1' })).body.commands).toEqual([{ type: 'upgrade', version: shipped }]);
+  });
+});

@@ -127,7 +127,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   });
 
   routes.post('/api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest, documentedResponse: doc(202, 'Upgrade requested; offered at the next heartbeat') }, (req, res) => {
-    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body.version, who(req, res));
+    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res));
     res.status(202);
     return host;
   });

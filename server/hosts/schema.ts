@@ -125,8 +125,10 @@ export const HostPatch = z
   .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' });
 export type HostPatch = z.infer<typeof HostPatch>;
 
-/** POST /api/hosts/:id/upgrade: no version means the manifest's current one. */
-export const UpgradeRequest = z.object({ version: agentVersion.optional() }, { error: 'must be a JSON object' }).default({});
+/** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. */
+export const UpgradeRequest = z
+  .object({ version: agentVersion.optional(), rollback: z.boolean({ error: 'must be true or false' }).optional() }, { error: 'must be a JSON object' })
+  .default({});
 export type UpgradeRequest = z.infer<typeof UpgradeRequest>;
 
 /** POST /api/hosts/:id/drift/apply */
@@ -178,6 +180,8 @@ export interface HostSummary {
   sync_registry: boolean;
   /** An unused, unexpired re-bind token exists for this host. */
   allow_rebind: boolean;
+  /** The shipped agent is newer than the one this host runs (and the host is not being removed). */
+  upgrade_available: boolean;
   deleted_at: string | null;
   upgrade: {
     state: UpgradeState;
@@ -209,4 +213,4 @@ export interface HostDetail extends HostSummary {
 
 export type AgentCommand =
   | { type: 'uninstall'; operation_id: string; receipt_token: string }
-  | { type: 'upgrade'; version: string };
+  | { type: 'upgrade'; version: string; rollback?: true };

@@ -6,7 +6,7 @@ import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { applyHostDrift, hostDrift } from './drift-apply.js';
 import { createHeartbeatLimit } from './heartbeat-limit.js';
-import type { Releases } from './releases.js';
+import { compareVersions, type Releases } from './releases.js';
 import { createHostRepo, type DeletionRow, type EnrollmentTokenRow, type HostRow } from './repo.js';
 import type {
   AgentCommand,
@@ -83,7 +83,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
   }
 
   /** What every host row shows that is not in the row: counted once per list, not per host. */
-  const contextOf = (now: number) => ({ rebindable: repo.rebindableHosts(now) });
+  const contextOf = (now: number) => ({ rebindable: repo.rebindableHosts(now), shipped: releases.currentVersion() });
 
   function present(host: HostRow, counts: { guests: number; drift: number }, now = clock.now(), context = contextOf(now)): HostSummary {
     return {
@@ -101,6 +101,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       hypervisor_version: host.hypervisor_version,
       sync_registry: host.sync_registry === 1,
       allow_rebind: context.rebindable.has(host.id),
+      upgrade_available: host.state === 'active' && !!context.shipped && compareVersions(context.shipped, host.agent_version) > 0,
       deleted_at: iso(host.deleted_at),
       upgrade: upgradeOf(host, now),
       guest_count: counts.guests,
@@ -256,7 +257,9 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
         startedAt: now,
         finishedAt: null,
       });
-      commands.push({ type: 'upgrade', version: host.upgrade_version });
+      // A downgrade was requested with rollback: true (requestUpgrade refuses it otherwise); the agent needs to be told.
+      const rollback = host.upgrade_from !== null && compareVersions(host.upgrade_version, host.upgrade_from) < 0;
+      commands.push({ type: 'upgrade', version: host.upgrade_version, ...(rollback ? { rollback: true as const } : {}) });
       upgradeResult = 'offered';
     }
     return { host: repo.hostById(host.id)!, commands, wasOnline, upgradeResult };
@@ -304,11 +307,14 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     return repo.insertEnrollmentToken(input.name, hash, by, now, now + input.expires_in_s * 1000, input.max_uses, hostId);
   });
 
-  const upgradeTx = db.transaction((hostId: number, version: string, now: number) => {
+  const upgradeTx = db.transaction((hostId: number, version: string, rollback: boolean, now: number) => {
     const host = repo.hostById(hostId);
     if (!host) throw notFound('host not found');
     if (host.state !== 'active') throw conflict('host is being deleted');
     if (host.agent_version === version) throw conflict('host already runs that version');
+    if (compareVersions(version, host.agent_version) < 0 && !rollback) {
+      throw conflict(`${version} is older than the agent's ${host.agent_version}: send "rollback": true to roll back`);
+    }
     repo.setUpgrade(hostId, { state: 'pending', version, from: host.agent_version, requestedAt: now, startedAt: null, finishedAt: null });
   });
 
@@ -498,12 +504,13 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       emitStatus(id);
     },
 
-    requestUpgrade(id: number, version: string | undefined, who: Who): HostDetail {
-      const target = version ?? releases.currentVersion();
+    requestUpgrade(id: number, request: { version?: string; rollback?: boolean }, who: Who): HostDetail {
+      const target = request.version ?? releases.currentVersion();
       if (!target) throw conflict('no agent release is available');
       if (!releases.versions().includes(target)) throw badRequest('unknown agent version');
-      upgradeTx(id, target, clock.now());
-      audit.write({ ...who, action: 'host.upgrade_request', target: `host:${id}`, detail: { version: target } });
+      const rollback = request.rollback === true;
+      upgradeTx(id, target, rollback, clock.now());
+      audit.write({ ...who, action: 'host.upgrade_request', target: `host:${id}`, detail: { version: target, ...(rollback ? { rollback } : {}) } });
       return get(id);
     },
 
