@@ -75,6 +75,17 @@ readonly UPGRADE_RETRY_BLOCK_S=600
 
 log() { printf 'homefleet-agent: %s\n' "$*" >&2; }
 
+# Private folders made with mktemp -d (never a name beside one: a guessable name in /tmp is a
+# symlink race), removed on exit.
+TEMP_DIRS=()
+private_dir() {
+  local made
+  made="$(mktemp -d "$1")" || return 1
+  TEMP_DIRS+=("$made")
+  REPLY="$made"
+}
+trap 'rm -rf ${TEMP_DIRS[@]+"${TEMP_DIRS[@]}"}' EXIT
+
 # A whole number from $1 within [$2, $3], else $4.
 bounded_int() {
   local value="$1"
@@ -386,9 +397,9 @@ run_uninstall() {
   [[ "$operation" =~ ^[A-Za-z0-9_-]{1,128}$ ]] || { log "uninstall: invalid operation_id; ignored"; return 0; }
   [[ "$receipt" =~ ^hfr_[A-Za-z0-9_-]{20,200}$ ]] || { log "uninstall: invalid receipt token; ignored"; return 0; }
   log "uninstall: removing the agent (operation $operation)"
-  # The work files must outlive the removal of the state folder.
-  out="$(mktemp "${TMPDIR:-/tmp}/homefleet-receipt.XXXXXX")"
-  body="$out.body"
+  # In the private work folder, which outlives the removal of the state folder.
+  out="$WORK_DIR/receipt-answer.json"
+  body="$WORK_DIR/receipt.json"
   printf '{}' >"$body"
   remove_installation
   log "uninstall: removed; confirming with the receipt token"
@@ -396,12 +407,10 @@ run_uninstall() {
   while :; do
     if http POST "/api/agent/receipts/$operation" "$out" "$body" "$receipt" && [[ "$HTTP_CODE" == 2?? ]]; then
       log "uninstall: the server confirmed the removal"
-      rm -f "$out" "$body"
       exit 0
     fi
     if ((SECONDS + delay > deadline)); then
       log "uninstall: the server did not take the receipt in time; giving up (an administrator can force the deletion)"
-      rm -f "$out" "$body"
       exit 1
     fi
     log "uninstall: receipt not accepted (${HTTP_CODE:-no answer}); retrying in ${delay}s"
@@ -505,7 +514,8 @@ run_upgrade() {
   fi
   log "upgrade: $HOMEFLEET_AGENT_VERSION -> $version"
   [[ -f "$AGENT_FILE" ]] || { log "upgrade: $AGENT_FILE is missing; not installed by the installer"; return 1; }
-  dir="$(mktemp -d "$LIB_DIR/.upgrade.XXXXXX")" || return 1
+  private_dir "$LIB_DIR/.upgrade.XXXXXX" || return 1
+  dir="$REPLY"
   if ! fetch_verified_manifest "$dir" || ! manifest_entry "$(<"$dir/manifest.json")" "$version" ||
     ! fetch_verified_agent "$dir" "$version" "$ENTRY"; then
     [[ -n "$ENTRY" ]] || log "upgrade: version $version is not in the verified manifest"
@@ -563,7 +573,9 @@ run_watchdog() {
   fi
   log "watchdog: version $version did not heartbeat within ${UPGRADE_TIMEOUT}s; restoring the previous version"
   [[ -f "$PREVIOUS_FILE" ]] || { log "watchdog: no previous version to restore"; return 1; }
-  { cp -p "$PREVIOUS_FILE" "$LIB_DIR/.restore" && mv -f "$LIB_DIR/.restore" "$AGENT_FILE"; } || { log "watchdog: restore failed"; return 1; }
+  # Copied in a private folder beside the agent, so the rename puts it in place in one step.
+  private_dir "$LIB_DIR/.restore.XXXXXX" || { log "watchdog: restore failed"; return 1; }
+  { cp -p "$PREVIOUS_FILE" "$REPLY/host-agent.sh" && mv -f "$REPLY/host-agent.sh" "$AGENT_FILE"; } || { log "watchdog: restore failed"; return 1; }
   rm -f "$UPGRADE_FILE" "$UPGRADE_OK_FILE"
   printf 'version=%s\nat=%s\n' "$version" "$(date -u +%s)" >"$UPGRADE_FAILED_FILE" || true
   if command -v systemctl >/dev/null 2>&1; then
@@ -581,8 +593,8 @@ if [[ "$MODE" == watchdog ]]; then
 fi
 
 load_state || exit 1
-WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/homefleet-agent.XXXXXX")"
-trap 'rm -rf "$WORK_DIR"' EXIT
+private_dir "${TMPDIR:-/tmp}/homefleet-agent.XXXXXX" || exit 1
+WORK_DIR="$REPLY"
 trap 'exit 0' TERM INT
 
 if ((ONCE)); then

@@ -281,8 +281,11 @@ rm -f "$STATE_DIR/tls_pin" "$STATE_DIR/upgrade" "$STATE_DIR/upgrade.ok" "$STATE_
   if [[ -n "$TLS_PIN" ]]; then printf '%s\n' "$TLS_PIN" >"$STATE_DIR/tls_pin"; fi
 )
 chmod 0600 "$STATE_DIR"/*
-install -m 0755 "$WORK/host-agent.sh" "$LIB_DIR/.host-agent.sh.new"
-mv -f "$LIB_DIR/.host-agent.sh.new" "$AGENT_FILE"
+# Staged in a private folder beside the agent, so the rename puts it in place in one step.
+STAGE="$(mktemp -d "$LIB_DIR/.install.XXXXXX")"
+trap 'rm -rf "$WORK" "$STAGE"' EXIT
+install -m 0755 "$WORK/host-agent.sh" "$STAGE/host-agent.sh"
+mv -f "$STAGE/host-agent.sh" "$AGENT_FILE"
 
 ROOT_ARGS=''
 if [[ -n "$PREFIX" ]]; then ROOT_ARGS=" --root $PREFIX"; fi
