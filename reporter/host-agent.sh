@@ -13,11 +13,13 @@
 #   host_token               this host's hfh_ token (never logged, never on a command line)
 #   manifest_public_key.pem  the controller's Ed25519 key, pinned at enrollment
 #   tls_pin                  optional: sha256//<base64 SHA-256 of the certificate's public key>
+#   manifest_issued_at       the newest issued_at of a verified manifest (seconds): older ones are replays
 #
 # Heartbeat: POST /api/agent/heartbeat every heartbeat_interval_s the server answers (bounded).
 # Commands in the answer: {"type":"uninstall","operation_id","receipt_token"} removes the agent and
 # confirms with the receipt token until the server takes it; {"type":"upgrade","version"} verifies
-# the signed manifest and the file's SHA-256 and size, installs it keeping the previous version,
+# the signed manifest (not issued before the newest one seen) and the file's SHA-256 and size
+# (an older version only when the command says "rollback":true), installs it keeping the previous version,
 # starts the watchdog (a separate systemd unit running the PREVIOUS copy, so it is not the process
 # being replaced) and restarts into the new version. The watchdog puts the previous version back
 # when the new one has not heartbeated successfully within HOMEFLEET_UPGRADE_TIMEOUT_S (300).
@@ -69,6 +71,7 @@ PREVIOUS_FILE="$LIB_DIR/host-agent.sh.previous"
 UPGRADE_FILE="$STATE_DIR/upgrade"
 UPGRADE_OK_FILE="$STATE_DIR/upgrade.ok"
 UPGRADE_FAILED_FILE="$STATE_DIR/upgrade.failed"
+ISSUED_FILE="$STATE_DIR/manifest_issued_at"
 # A version the watchdog rolled back is not tried again for this long: the controller marks the
 # upgrade failed after the same 5 minutes, and until it has, it may still offer it.
 readonly UPGRADE_RETRY_BLOCK_S=600
@@ -158,6 +161,25 @@ json_objects_after() {
 }
 
 is_version() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ && ${#1} -le 64 ]]; }
+
+# 0 when version $1 is older than $2: x.y.z compared as numbers, a pre-release before its release
+# (as the controller compares them).
+version_lt() {
+  local a="$1" b="$2" i x y pa pb
+  local -a na nb
+  IFS=. read -r -a na <<<"${a%%[-+]*}"
+  IFS=. read -r -a nb <<<"${b%%[-+]*}"
+  for ((i = 0; i < 3; i++)); do
+    x=$((10#${na[i]:-0}))
+    y=$((10#${nb[i]:-0}))
+    if ((x != y)); then ((x < y)); return; fi
+  done
+  if [[ "$a" != *-* ]]; then return 1; fi
+  if [[ "$b" != *-* ]]; then return 0; fi
+  pa="${a#*[-+]}"
+  pb="${b#*[-+]}"
+  [[ "${pa%%[-+]*}" < "${pb%%[-+]*}" ]]
+}
 
 # ---------------------------------------------------------------------------------------------
 # HTTP
@@ -423,10 +445,10 @@ run_uninstall() {
 # ---------------------------------------------------------------------------------------------
 # Upgrade
 
-# Fetches the manifest and its signature into $1/, checks the signature with the pinned key and
-# the expiry. 0 when the manifest can be trusted.
+# Fetches the manifest and its signature into $1/, checks the signature with the pinned key, the
+# expiry and that it was not issued before the newest manifest seen. 0 when it can be trusted.
 fetch_verified_manifest() {
-  local dir="$1" key="$STATE_DIR/manifest_public_key.pem" expires now
+  local dir="$1" key="$STATE_DIR/manifest_public_key.pem" expires now issued seen text
   [[ -r "$key" ]] || { log "upgrade: no pinned manifest key"; return 1; }
   http_ok GET /api/agent/releases/manifest.json "$dir/manifest.json" ||
     { log "upgrade: could not download the manifest (${HTTP_CODE:-no answer})"; return 1; }
@@ -437,12 +459,23 @@ fetch_verified_manifest() {
     log "upgrade: the manifest signature does not verify with the pinned key; refused"
     return 1
   fi
-  # A replayed old manifest is signed too: its expiry stops it.
-  if json_get_string "$(<"$dir/manifest.json")" expires_at; then
+  text="$(<"$dir/manifest.json")"
+  # A replayed old manifest is signed too: its expiry stops it once it has expired, and until then
+  # the newest issued_at seen does (a replay could otherwise offer an older, vulnerable agent).
+  if json_get_string "$text" expires_at; then
     expires="$(date -u -d "$REPLY" +%s 2>/dev/null || echo 0)"
     now="$(date -u +%s)"
     if ((expires <= now)); then log "upgrade: the manifest has expired; refused"; return 1; fi
   fi
+  { json_get_string "$text" issued_at && issued="$(date -u -d "$REPLY" +%s 2>/dev/null)" && [[ "$issued" =~ ^[0-9]{1,12}$ ]]; } ||
+    { log "upgrade: the manifest has no valid issued_at; refused"; return 1; }
+  seen="$(read_state_file manifest_issued_at 2>/dev/null)" || seen=0
+  [[ "$seen" =~ ^[0-9]{1,12}$ ]] || seen=0
+  if ((issued < seen)); then
+    log "upgrade: the manifest was issued at $REPLY, before the newest one this host has seen: a replayed older manifest; refused"
+    return 1
+  fi
+  if ((issued > seen)); then printf '%s\n' "$issued" >"$ISSUED_FILE" || true; fi
 }
 
 # Sets ENTRY to the manifest's object for version $2 (manifest text in $1).
@@ -504,6 +537,11 @@ run_upgrade() {
   { json_get_string "$object" version && is_version "$REPLY"; } || { log "upgrade: invalid version; ignored"; return 1; }
   version="$REPLY"
   [[ "$version" != "$HOMEFLEET_AGENT_VERSION" ]] || return 0
+  # A downgrade only when an administrator asked for it by name: the command says rollback.
+  if version_lt "$version" "$HOMEFLEET_AGENT_VERSION" && ! [[ "$object" =~ \"rollback\"[[:space:]]*:[[:space:]]*true ]]; then
+    log "upgrade: $version is older than the running $HOMEFLEET_AGENT_VERSION and the command does not name it a rollback; refused"
+    return 1
+  fi
   if [[ -f "$UPGRADE_FAILED_FILE" ]] && [[ "$(sed -n 's/^version=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)" == "$version" ]]; then
     local failed_at
     failed_at="$(sed -n 's/^at=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)"
