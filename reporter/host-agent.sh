@@ -3,6 +3,7 @@
 #
 #   host-agent.sh [--once] [--root DIR]     heartbeat loop (--once: one cycle, then exit)
 #   host-agent.sh --watchdog [--root DIR]   upgrade watchdog (started by the agent, see below)
+#   host-agent.sh --repin SHA256 [--root DIR]  pin the controller's new certificate key (as root)
 #   host-agent.sh --version
 #
 # Installed by install-agent.sh as a systemd service. Needs bash, curl, coreutils and openssl, plus
@@ -45,17 +46,24 @@ ORIGINAL_ARGS=("$@")
 ONCE=0
 MODE=run
 ROOT=/
+REPIN=''
 while (($# > 0)); do
   case "$1" in
     --once) ONCE=1 ;;
     --watchdog) MODE=watchdog ;;
+    --repin)
+      [[ $# -ge 2 && -n "$2" ]] || { echo "homefleet-agent: --repin needs the SHA-256 of the controller's certificate key" >&2; exit 2; }
+      MODE=repin
+      REPIN="$2"
+      shift
+      ;;
     --root)
       [[ $# -ge 2 && -n "$2" ]] || { echo "homefleet-agent: --root needs a directory" >&2; exit 2; }
       ROOT="$2"
       shift
       ;;
     --version) echo "$HOMEFLEET_AGENT_VERSION"; exit 0 ;;
-    -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "homefleet-agent: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -190,6 +198,7 @@ ENTRY=''
 OBJECTS=()
 TLS_PIN=''
 HTTP_CODE=''
+CURL_EXIT=0
 
 read_state_file() {
   local file="$STATE_DIR/$1" line=''
@@ -220,12 +229,24 @@ http() {
   if [[ -n "$body" ]]; then args+=(-H 'Content-Type: application/json' --data-binary "@$body"); fi
   if [[ -n "$token" ]]; then config="header = \"Authorization: Bearer $token\""; fi
   HTTP_CODE=''
-  code="$(curl "${args[@]}" -K - "$url" <<<"$config" 2>/dev/null)" || code=''
+  CURL_EXIT=0
+  code="$(curl "${args[@]}" -K - "$url" <<<"$config" 2>/dev/null)" || CURL_EXIT=$?
   [[ "$code" =~ ^[0-9]{3}$ && "$code" != 000 ]] || return 1
   HTTP_CODE="$code"
 }
 
 http_ok() { http "$@" && [[ "$HTTP_CODE" == 200 ]]; }
+
+# Why the last request got no answer, from curl's exit status.
+no_answer() {
+  local repin="$AGENT_FILE${PREFIX:+ --root $PREFIX} --repin <sha256>"
+  case "$CURL_EXIT" in
+    90) printf "TLS pin mismatch: the certificate of %s does not match the pinned key %s. If the controller's certificate was re-issued with a new key, check its new fingerprint (the dashboard's install command shows it after --fingerprint) and re-pin as root: %s" "$SERVER_URL" "$TLS_PIN" "$repin" ;;
+    35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 91) printf 'the TLS connection to %s failed (curl exit %s): its certificate is not trusted or the handshake failed' "$SERVER_URL" "$CURL_EXIT" ;;
+    28) printf 'the server at %s did not answer in time' "$SERVER_URL" ;;
+    *) printf 'the server at %s did not answer' "$SERVER_URL" ;;
+  esac
+}
 
 # ---------------------------------------------------------------------------------------------
 # Facts about this host
@@ -358,13 +379,14 @@ heartbeat() {
   heartbeat_body >"$body"
   rm -f "$answer"
   if ! http POST /api/agent/heartbeat "$answer" "$body" "$HOST_TOKEN"; then
-    log "heartbeat: the server at $SERVER_URL did not answer"
+    log "heartbeat: $(no_answer)"
     return 1
   fi
   if [[ "$HTTP_CODE" != 200 ]]; then
     case "$HTTP_CODE" in
       401) log "heartbeat: the server refused this host's token (401); the host may have been deleted" ;;
       403) log "heartbeat: refused (403): the server requires https" ;;
+      429) log "heartbeat: the server asks this host to slow down (429): more heartbeats than it takes within one interval" ;;
       *) log "heartbeat: the server answered $HTTP_CODE" ;;
     esac
     return 1
@@ -585,6 +607,46 @@ run_upgrade() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# --repin: the controller's certificate was re-issued with a new key, so the pin no longer matches
+# and nothing is sent. The person who checked the new fingerprint pins it here.
+
+# The pin curl takes (sha256//<base64>) from $1 given as sha256//<base64>, <base64> or 64 hex digits.
+normalize_pin() {
+  local fp="${1#sha256//}" hex escaped='' i
+  fp="${fp#SHA256:}"
+  if [[ "$fp" =~ ^[A-Za-z0-9+/]{43}=$ ]]; then
+    REPLY="sha256//$fp"
+  elif hex="${fp//:/}" && [[ "$hex" =~ ^[0-9A-Fa-f]{64}$ ]]; then
+    for ((i = 0; i < 64; i += 2)); do escaped+="\\x${hex:i:2}"; done
+    REPLY="sha256//$(printf '%b' "$escaped" | base64 -w0)"
+  else
+    return 1
+  fi
+}
+
+run_repin() {
+  local pin old=''
+  normalize_pin "$REPIN" || {
+    echo "homefleet-agent: --repin takes the SHA-256 of the controller's certificate key: base64 as the dashboard shows it (sha256//<base64> or <base64>) or 64 hex digits" >&2
+    return 2
+  }
+  pin="$REPLY"
+  SERVER_URL="$(read_state_file server_url)" || { log "not installed: $STATE_DIR/server_url is missing"; return 1; }
+  [[ "$SERVER_URL" == https://* ]] || { log "the agent reports to $SERVER_URL, which has no certificate to pin"; return 1; }
+  old="$(read_state_file tls_pin 2>/dev/null)" || old='none'
+  { printf '%s\n' "$pin" >"$STATE_DIR/tls_pin" && chmod 0600 "$STATE_DIR/tls_pin"; } 2>/dev/null ||
+    { log "cannot write $STATE_DIR/tls_pin: run as root"; return 1; }
+  log "pinned $pin for $SERVER_URL in $STATE_DIR/tls_pin (was $old)"
+  if command -v systemctl >/dev/null 2>&1 && [[ -f "$UNIT_DIR/$AGENT_UNIT" ]]; then
+    if timeout 30 systemctl try-restart "$AGENT_UNIT" >/dev/null 2>&1; then
+      log "restarted $AGENT_UNIT (if it was running) to use the new pin"
+    else
+      log "could not restart $AGENT_UNIT: restart it to use the new pin"
+    fi
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
 # Watchdog: runs from the previous version's copy in its own systemd unit, so restarting or
 # crashing the agent's service does not take it down.
 
@@ -627,6 +689,10 @@ run_watchdog() {
 
 if [[ "$MODE" == watchdog ]]; then
   run_watchdog
+  exit $?
+fi
+if [[ "$MODE" == repin ]]; then
+  run_repin
   exit $?
 fi
 
