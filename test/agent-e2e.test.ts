@@ -147,6 +147,8 @@ describe('the real agent against the real server', () => {
     const after = await server.client.get(`/api/hosts/${host.id}`);
     expect(after.body.status).toBe('deleted');
     expect(after.body.deletion).toMatchObject({ operation_id: deletion.body.operation_id, status: 'confirmed' });
+    // The list says so too, and offers nothing more for it.
+    expect((await server.client.get('/api/hosts')).body[0]).toMatchObject({ id: host.id, status: 'deleted', upgrade_available: false });
   });
 
   it('a leaked host token is rotated: revoke it, install again with a re-bind token, the agent reports with the new token', async () => {
@@ -245,6 +247,28 @@ describe('the real agent against the real server', () => {
       // The watchdog stood down: the new version stays.
       await until(() => !fs.existsSync(path.join(hostRoot, 'etc/homefleet-agent/upgrade')), 5000);
       expect(fs.readFileSync(installedAgent(), 'utf8')).toBe(next);
+    });
+
+    it('going back to an older version takes an explicit rollback, which the agent then carries out', async () => {
+      await serverWithReleases();
+      const host = await installedHost();
+      const next = current.replace(/^HOMEFLEET_AGENT_VERSION=.*$/m, 'HOMEFLEET_AGENT_VERSION="99.0.0"');
+      ship(next);
+      expect((await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: '99.0.0' })).status).toBe(202);
+      env.FAKE_SYSTEMCTL_ROOT = hostRoot;
+      env.HOMEFLEET_UPGRADE_TIMEOUT_S = '30';
+      expect((await agentOnce()).exitCode).toBe(0);
+      await until(() => !fs.existsSync(path.join(hostRoot, 'etc/homefleet-agent/upgrade')), 5000);
+      expect((await server.client.get(`/api/hosts/${host.id}`)).body).toMatchObject({ agent_version: '99.0.0', upgrade_available: false });
+
+      const refused = await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: agentVersion });
+      expect(refused.status, refused.text).toBe(409);
+      expect((await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: agentVersion, rollback: true })).status).toBe(202);
+      const run = await agentOnce();
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(fs.readFileSync(installedAgent(), 'utf8')).toBe(current);
+      const after = (await server.client.get(`/api/hosts/${host.id}`)).body;
+      expect(after).toMatchObject({ agent_version: agentVersion, upgrade: { state: 'succeeded', version: agentVersion, from: '99.0.0' }, upgrade_available: true });
     });
 
     it('a new version that never heartbeats is rolled back by the watchdog and the old one reports again', async () => {
