@@ -3,6 +3,7 @@
 #
 #   host-agent.sh [--once] [--root DIR]     heartbeat loop (--once: one cycle, then exit)
 #   host-agent.sh --watchdog [--root DIR]   upgrade watchdog (started by the agent, see below)
+#   host-agent.sh --repin SHA256 [--root DIR]  pin the controller's new certificate key (as root)
 #   host-agent.sh --version
 #
 # Installed by install-agent.sh as a systemd service. Needs bash, curl, coreutils and openssl, plus
@@ -13,11 +14,13 @@
 #   host_token               this host's hfh_ token (never logged, never on a command line)
 #   manifest_public_key.pem  the controller's Ed25519 key, pinned at enrollment
 #   tls_pin                  optional: sha256//<base64 SHA-256 of the certificate's public key>
+#   manifest_issued_at       the newest issued_at of a verified manifest (seconds): older ones are replays
 #
 # Heartbeat: POST /api/agent/heartbeat every heartbeat_interval_s the server answers (bounded).
 # Commands in the answer: {"type":"uninstall","operation_id","receipt_token"} removes the agent and
 # confirms with the receipt token until the server takes it; {"type":"upgrade","version"} verifies
-# the signed manifest and the file's SHA-256 and size, installs it keeping the previous version,
+# the signed manifest (not issued before the newest one seen) and the file's SHA-256 and size
+# (an older version only when the command says "rollback":true), installs it keeping the previous version,
 # starts the watchdog (a separate systemd unit running the PREVIOUS copy, so it is not the process
 # being replaced) and restarts into the new version. The watchdog puts the previous version back
 # when the new one has not heartbeated successfully within HOMEFLEET_UPGRADE_TIMEOUT_S (300).
@@ -43,17 +46,24 @@ ORIGINAL_ARGS=("$@")
 ONCE=0
 MODE=run
 ROOT=/
+REPIN=''
 while (($# > 0)); do
   case "$1" in
     --once) ONCE=1 ;;
     --watchdog) MODE=watchdog ;;
+    --repin)
+      [[ $# -ge 2 && -n "$2" ]] || { echo "homefleet-agent: --repin needs the SHA-256 of the controller's certificate key" >&2; exit 2; }
+      MODE=repin
+      REPIN="$2"
+      shift
+      ;;
     --root)
       [[ $# -ge 2 && -n "$2" ]] || { echo "homefleet-agent: --root needs a directory" >&2; exit 2; }
       ROOT="$2"
       shift
       ;;
     --version) echo "$HOMEFLEET_AGENT_VERSION"; exit 0 ;;
-    -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "homefleet-agent: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -69,11 +79,23 @@ PREVIOUS_FILE="$LIB_DIR/host-agent.sh.previous"
 UPGRADE_FILE="$STATE_DIR/upgrade"
 UPGRADE_OK_FILE="$STATE_DIR/upgrade.ok"
 UPGRADE_FAILED_FILE="$STATE_DIR/upgrade.failed"
+ISSUED_FILE="$STATE_DIR/manifest_issued_at"
 # A version the watchdog rolled back is not tried again for this long: the controller marks the
 # upgrade failed after the same 5 minutes, and until it has, it may still offer it.
 readonly UPGRADE_RETRY_BLOCK_S=600
 
 log() { printf 'homefleet-agent: %s\n' "$*" >&2; }
+
+# Private folders made with mktemp -d (never a name beside one: a guessable name in /tmp is a
+# symlink race), removed on exit.
+TEMP_DIRS=()
+private_dir() {
+  local made
+  made="$(mktemp -d "$1")" || return 1
+  TEMP_DIRS+=("$made")
+  REPLY="$made"
+}
+trap 'rm -rf ${TEMP_DIRS[@]+"${TEMP_DIRS[@]}"}' EXIT
 
 # A whole number from $1 within [$2, $3], else $4.
 bounded_int() {
@@ -148,6 +170,25 @@ json_objects_after() {
 
 is_version() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ && ${#1} -le 64 ]]; }
 
+# 0 when version $1 is older than $2: x.y.z compared as numbers, a pre-release before its release
+# (as the controller compares them).
+version_lt() {
+  local a="$1" b="$2" i x y pa pb
+  local -a na nb
+  IFS=. read -r -a na <<<"${a%%[-+]*}"
+  IFS=. read -r -a nb <<<"${b%%[-+]*}"
+  for ((i = 0; i < 3; i++)); do
+    x=$((10#${na[i]:-0}))
+    y=$((10#${nb[i]:-0}))
+    if ((x != y)); then ((x < y)); return; fi
+  done
+  if [[ "$a" != *-* ]]; then return 1; fi
+  if [[ "$b" != *-* ]]; then return 0; fi
+  pa="${a#*[-+]}"
+  pb="${b#*[-+]}"
+  [[ "${pa%%[-+]*}" < "${pb%%[-+]*}" ]]
+}
+
 # ---------------------------------------------------------------------------------------------
 # HTTP
 
@@ -157,6 +198,7 @@ ENTRY=''
 OBJECTS=()
 TLS_PIN=''
 HTTP_CODE=''
+CURL_EXIT=0
 
 read_state_file() {
   local file="$STATE_DIR/$1" line=''
@@ -187,12 +229,24 @@ http() {
   if [[ -n "$body" ]]; then args+=(-H 'Content-Type: application/json' --data-binary "@$body"); fi
   if [[ -n "$token" ]]; then config="header = \"Authorization: Bearer $token\""; fi
   HTTP_CODE=''
-  code="$(curl "${args[@]}" -K - "$url" <<<"$config" 2>/dev/null)" || code=''
+  CURL_EXIT=0
+  code="$(curl "${args[@]}" -K - "$url" <<<"$config" 2>/dev/null)" || CURL_EXIT=$?
   [[ "$code" =~ ^[0-9]{3}$ && "$code" != 000 ]] || return 1
   HTTP_CODE="$code"
 }
 
 http_ok() { http "$@" && [[ "$HTTP_CODE" == 200 ]]; }
+
+# Why the last request got no answer, from curl's exit status.
+no_answer() {
+  local repin="$AGENT_FILE${PREFIX:+ --root $PREFIX} --repin <sha256>"
+  case "$CURL_EXIT" in
+    90) printf "TLS pin mismatch: the certificate of %s does not match the pinned key %s. If the controller's certificate was re-issued with a new key, check its new fingerprint (the dashboard's install command shows it after --fingerprint) and re-pin as root: %s" "$SERVER_URL" "$TLS_PIN" "$repin" ;;
+    35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 91) printf 'the TLS connection to %s failed (curl exit %s): its certificate is not trusted or the handshake failed' "$SERVER_URL" "$CURL_EXIT" ;;
+    28) printf 'the server at %s did not answer in time' "$SERVER_URL" ;;
+    *) printf 'the server at %s did not answer' "$SERVER_URL" ;;
+  esac
+}
 
 # ---------------------------------------------------------------------------------------------
 # Facts about this host
@@ -325,13 +379,14 @@ heartbeat() {
   heartbeat_body >"$body"
   rm -f "$answer"
   if ! http POST /api/agent/heartbeat "$answer" "$body" "$HOST_TOKEN"; then
-    log "heartbeat: the server at $SERVER_URL did not answer"
+    log "heartbeat: $(no_answer)"
     return 1
   fi
   if [[ "$HTTP_CODE" != 200 ]]; then
     case "$HTTP_CODE" in
       401) log "heartbeat: the server refused this host's token (401); the host may have been deleted" ;;
       403) log "heartbeat: refused (403): the server requires https" ;;
+      429) log "heartbeat: the server asks this host to slow down (429): more heartbeats than it takes within one interval" ;;
       *) log "heartbeat: the server answered $HTTP_CODE" ;;
     esac
     return 1
@@ -386,9 +441,9 @@ run_uninstall() {
   [[ "$operation" =~ ^[A-Za-z0-9_-]{1,128}$ ]] || { log "uninstall: invalid operation_id; ignored"; return 0; }
   [[ "$receipt" =~ ^hfr_[A-Za-z0-9_-]{20,200}$ ]] || { log "uninstall: invalid receipt token; ignored"; return 0; }
   log "uninstall: removing the agent (operation $operation)"
-  # The work files must outlive the removal of the state folder.
-  out="$(mktemp "${TMPDIR:-/tmp}/homefleet-receipt.XXXXXX")"
-  body="$out.body"
+  # In the private work folder, which outlives the removal of the state folder.
+  out="$WORK_DIR/receipt-answer.json"
+  body="$WORK_DIR/receipt.json"
   printf '{}' >"$body"
   remove_installation
   log "uninstall: removed; confirming with the receipt token"
@@ -396,12 +451,10 @@ run_uninstall() {
   while :; do
     if http POST "/api/agent/receipts/$operation" "$out" "$body" "$receipt" && [[ "$HTTP_CODE" == 2?? ]]; then
       log "uninstall: the server confirmed the removal"
-      rm -f "$out" "$body"
       exit 0
     fi
     if ((SECONDS + delay > deadline)); then
       log "uninstall: the server did not take the receipt in time; giving up (an administrator can force the deletion)"
-      rm -f "$out" "$body"
       exit 1
     fi
     log "uninstall: receipt not accepted (${HTTP_CODE:-no answer}); retrying in ${delay}s"
@@ -414,10 +467,10 @@ run_uninstall() {
 # ---------------------------------------------------------------------------------------------
 # Upgrade
 
-# Fetches the manifest and its signature into $1/, checks the signature with the pinned key and
-# the expiry. 0 when the manifest can be trusted.
+# Fetches the manifest and its signature into $1/, checks the signature with the pinned key, the
+# expiry and that it was not issued before the newest manifest seen. 0 when it can be trusted.
 fetch_verified_manifest() {
-  local dir="$1" key="$STATE_DIR/manifest_public_key.pem" expires now
+  local dir="$1" key="$STATE_DIR/manifest_public_key.pem" expires now issued seen text
   [[ -r "$key" ]] || { log "upgrade: no pinned manifest key"; return 1; }
   http_ok GET /api/agent/releases/manifest.json "$dir/manifest.json" ||
     { log "upgrade: could not download the manifest (${HTTP_CODE:-no answer})"; return 1; }
@@ -428,12 +481,23 @@ fetch_verified_manifest() {
     log "upgrade: the manifest signature does not verify with the pinned key; refused"
     return 1
   fi
-  # A replayed old manifest is signed too: its expiry stops it.
-  if json_get_string "$(<"$dir/manifest.json")" expires_at; then
+  text="$(<"$dir/manifest.json")"
+  # A replayed old manifest is signed too: its expiry stops it once it has expired, and until then
+  # the newest issued_at seen does (a replay could otherwise offer an older, vulnerable agent).
+  if json_get_string "$text" expires_at; then
     expires="$(date -u -d "$REPLY" +%s 2>/dev/null || echo 0)"
     now="$(date -u +%s)"
     if ((expires <= now)); then log "upgrade: the manifest has expired; refused"; return 1; fi
   fi
+  { json_get_string "$text" issued_at && issued="$(date -u -d "$REPLY" +%s 2>/dev/null)" && [[ "$issued" =~ ^[0-9]{1,12}$ ]]; } ||
+    { log "upgrade: the manifest has no valid issued_at; refused"; return 1; }
+  seen="$(read_state_file manifest_issued_at 2>/dev/null)" || seen=0
+  [[ "$seen" =~ ^[0-9]{1,12}$ ]] || seen=0
+  if ((issued < seen)); then
+    log "upgrade: the manifest was issued at $REPLY, before the newest one this host has seen: a replayed older manifest; refused"
+    return 1
+  fi
+  if ((issued > seen)); then printf '%s\n' "$issued" >"$ISSUED_FILE" || true; fi
 }
 
 # Sets ENTRY to the manifest's object for version $2 (manifest text in $1).
@@ -495,6 +559,11 @@ run_upgrade() {
   { json_get_string "$object" version && is_version "$REPLY"; } || { log "upgrade: invalid version; ignored"; return 1; }
   version="$REPLY"
   [[ "$version" != "$HOMEFLEET_AGENT_VERSION" ]] || return 0
+  # A downgrade only when an administrator asked for it by name: the command says rollback.
+  if version_lt "$version" "$HOMEFLEET_AGENT_VERSION" && ! [[ "$object" =~ \"rollback\"[[:space:]]*:[[:space:]]*true ]]; then
+    log "upgrade: $version is older than the running $HOMEFLEET_AGENT_VERSION and the command does not name it a rollback; refused"
+    return 1
+  fi
   if [[ -f "$UPGRADE_FAILED_FILE" ]] && [[ "$(sed -n 's/^version=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)" == "$version" ]]; then
     local failed_at
     failed_at="$(sed -n 's/^at=//p' "$UPGRADE_FAILED_FILE" 2>/dev/null || true)"
@@ -505,7 +574,8 @@ run_upgrade() {
   fi
   log "upgrade: $HOMEFLEET_AGENT_VERSION -> $version"
   [[ -f "$AGENT_FILE" ]] || { log "upgrade: $AGENT_FILE is missing; not installed by the installer"; return 1; }
-  dir="$(mktemp -d "$LIB_DIR/.upgrade.XXXXXX")" || return 1
+  private_dir "$LIB_DIR/.upgrade.XXXXXX" || return 1
+  dir="$REPLY"
   if ! fetch_verified_manifest "$dir" || ! manifest_entry "$(<"$dir/manifest.json")" "$version" ||
     ! fetch_verified_agent "$dir" "$version" "$ENTRY"; then
     [[ -n "$ENTRY" ]] || log "upgrade: version $version is not in the verified manifest"
@@ -537,6 +607,46 @@ run_upgrade() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# --repin: the controller's certificate was re-issued with a new key, so the pin no longer matches
+# and nothing is sent. The person who checked the new fingerprint pins it here.
+
+# The pin curl takes (sha256//<base64>) from $1 given as sha256//<base64>, <base64> or 64 hex digits.
+normalize_pin() {
+  local fp="${1#sha256//}" hex escaped='' i
+  fp="${fp#SHA256:}"
+  if [[ "$fp" =~ ^[A-Za-z0-9+/]{43}=$ ]]; then
+    REPLY="sha256//$fp"
+  elif hex="${fp//:/}" && [[ "$hex" =~ ^[0-9A-Fa-f]{64}$ ]]; then
+    for ((i = 0; i < 64; i += 2)); do escaped+="\\x${hex:i:2}"; done
+    REPLY="sha256//$(printf '%b' "$escaped" | base64 -w0)"
+  else
+    return 1
+  fi
+}
+
+run_repin() {
+  local pin old=''
+  normalize_pin "$REPIN" || {
+    echo "homefleet-agent: --repin takes the SHA-256 of the controller's certificate key: base64 as the dashboard shows it (sha256//<base64> or <base64>) or 64 hex digits" >&2
+    return 2
+  }
+  pin="$REPLY"
+  SERVER_URL="$(read_state_file server_url)" || { log "not installed: $STATE_DIR/server_url is missing"; return 1; }
+  [[ "$SERVER_URL" == https://* ]] || { log "the agent reports to $SERVER_URL, which has no certificate to pin"; return 1; }
+  old="$(read_state_file tls_pin 2>/dev/null)" || old='none'
+  { printf '%s\n' "$pin" >"$STATE_DIR/tls_pin" && chmod 0600 "$STATE_DIR/tls_pin"; } 2>/dev/null ||
+    { log "cannot write $STATE_DIR/tls_pin: run as root"; return 1; }
+  log "pinned $pin for $SERVER_URL in $STATE_DIR/tls_pin (was $old)"
+  if command -v systemctl >/dev/null 2>&1 && [[ -f "$UNIT_DIR/$AGENT_UNIT" ]]; then
+    if timeout 30 systemctl try-restart "$AGENT_UNIT" >/dev/null 2>&1; then
+      log "restarted $AGENT_UNIT (if it was running) to use the new pin"
+    else
+      log "could not restart $AGENT_UNIT: restart it to use the new pin"
+    fi
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
 # Watchdog: runs from the previous version's copy in its own systemd unit, so restarting or
 # crashing the agent's service does not take it down.
 
@@ -563,7 +673,9 @@ run_watchdog() {
   fi
   log "watchdog: version $version did not heartbeat within ${UPGRADE_TIMEOUT}s; restoring the previous version"
   [[ -f "$PREVIOUS_FILE" ]] || { log "watchdog: no previous version to restore"; return 1; }
-  { cp -p "$PREVIOUS_FILE" "$LIB_DIR/.restore" && mv -f "$LIB_DIR/.restore" "$AGENT_FILE"; } || { log "watchdog: restore failed"; return 1; }
+  # Copied in a private folder beside the agent, so the rename puts it in place in one step.
+  private_dir "$LIB_DIR/.restore.XXXXXX" || { log "watchdog: restore failed"; return 1; }
+  { cp -p "$PREVIOUS_FILE" "$REPLY/host-agent.sh" && mv -f "$REPLY/host-agent.sh" "$AGENT_FILE"; } || { log "watchdog: restore failed"; return 1; }
   rm -f "$UPGRADE_FILE" "$UPGRADE_OK_FILE"
   printf 'version=%s\nat=%s\n' "$version" "$(date -u +%s)" >"$UPGRADE_FAILED_FILE" || true
   if command -v systemctl >/dev/null 2>&1; then
@@ -579,10 +691,14 @@ if [[ "$MODE" == watchdog ]]; then
   run_watchdog
   exit $?
 fi
+if [[ "$MODE" == repin ]]; then
+  run_repin
+  exit $?
+fi
 
 load_state || exit 1
-WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/homefleet-agent.XXXXXX")"
-trap 'rm -rf "$WORK_DIR"' EXIT
+private_dir "${TMPDIR:-/tmp}/homefleet-agent.XXXXXX" || exit 1
+WORK_DIR="$REPLY"
 trap 'exit 0' TERM INT
 
 if ((ONCE)); then

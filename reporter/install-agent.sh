@@ -19,9 +19,12 @@
 # manifest key; verifies the manifest's Ed25519 signature with that key and the agent's SHA-256 and
 # size; then installs:
 #   <root>/usr/local/lib/homefleet-agent/host-agent.sh
-#   <root>/etc/homefleet-agent/  (0700; server_url, host_token, manifest_public_key.pem, tls_pin: 0600)
+#   <root>/etc/homefleet-agent/  (0700; server_url, host_token, manifest_public_key.pem, tls_pin,
+#                                manifest_issued_at: 0600)
 #   <root>/etc/systemd/system/homefleet-agent.service, homefleet-agent-watchdog.service
 # and runs `systemctl daemon-reload` and `systemctl enable --now homefleet-agent.service`.
+# Run again where the agent is installed, it refuses a manifest issued before the newest one that
+# host has seen (a replay) and an agent older than the installed one (uninstall first for that).
 
 # Replaced by the controller when it serves this file.
 HOMEFLEET_SERVER_DEFAULT=""
@@ -125,8 +128,8 @@ HOSTNAME_VALUE="${HOSTNAME_VALUE//[[:space:]]/}"
 if [[ -z "$HOSTNAME_VALUE" ]]; then HOSTNAME_VALUE="$(uname -n)"; fi
 [[ "$HOSTNAME_VALUE" =~ ^[A-Za-z0-9._-]{1,253}$ ]] || fail "this machine's host name is not usable: $HOSTNAME_VALUE"
 
-# Installed already: this run enrolls again (a rotated host token, after an administrator allowed
-# re-binding) and replaces the files only once the new enrollment is verified; a refused one (409)
+# Installed already: this run enrolls again (a rotated host token, with a re-bind token an
+# administrator made for this host) and replaces the files only once the new enrollment is verified; a refused one (409)
 # leaves the installation as it was.
 REINSTALL=0
 if [[ -e "$STATE_DIR/host_token" || -e "$AGENT_FILE" ]]; then
@@ -165,6 +168,24 @@ json_get_int() {
   local re="\"$2\"[[:space:]]*:[[:space:]]*([0-9]{1,15})([^0-9.eE]|$)"
   [[ "$1" =~ $re ]] || return 1
   REPLY="${BASH_REMATCH[1]}"
+}
+
+# 0 when version $1 is older than $2 (the same rule as host-agent.sh's version_lt).
+version_lt() {
+  local a="$1" b="$2" i x y pa pb
+  local -a na nb
+  IFS=. read -r -a na <<<"${a%%[-+]*}"
+  IFS=. read -r -a nb <<<"${b%%[-+]*}"
+  for ((i = 0; i < 3; i++)); do
+    x=$((10#${na[i]:-0}))
+    y=$((10#${nb[i]:-0}))
+    if ((x != y)); then ((x < y)); return; fi
+  done
+  if [[ "$a" != *-* ]]; then return 1; fi
+  if [[ "$b" != *-* ]]; then return 0; fi
+  pa="${a#*[-+]}"
+  pb="${b#*[-+]}"
+  [[ "${pa%%[-+]*}" < "${pb%%[-+]*}" ]]
 }
 
 json_objects_after() {
@@ -212,7 +233,7 @@ ENTRY=''
 for object in "${OBJECTS[@]}"; do
   json_get_string "$object" version || continue
   [[ "$REPLY" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]] || continue
-  if [[ -z "$VERSION" || "$(printf '%s\n%s\n' "$VERSION" "$REPLY" | sort -V | tail -n1)" == "$REPLY" ]]; then
+  if [[ -z "$VERSION" ]] || version_lt "$VERSION" "$REPLY"; then
     VERSION="$REPLY"
     ENTRY="$object"
   fi
@@ -222,6 +243,22 @@ done
 SHA256="$REPLY"
 json_get_int "$ENTRY" size || fail "the manifest has no size for $VERSION"
 SIZE="$REPLY"
+{ json_get_string "$MANIFEST" issued_at && ISSUED="$(date -u -d "$REPLY" +%s 2>/dev/null)" && [[ "$ISSUED" =~ ^[0-9]{1,12}$ ]]; } ||
+  fail "the release manifest has no valid issued_at"
+
+# A reinstall is checked before it enrolls (which would rotate the running agent's token): a
+# signed manifest replayed from earlier, or one offering an older agent, must not roll this host back.
+if ((REINSTALL)); then
+  SEEN=''
+  if [[ -r "$STATE_DIR/manifest_issued_at" ]]; then IFS= read -r SEEN <"$STATE_DIR/manifest_issued_at" || true; fi
+  if [[ "$SEEN" =~ ^[0-9]{1,12}$ ]] && ((ISSUED < SEEN)); then
+    fail "the release manifest was issued before the newest one this host has seen: a replayed older manifest; nothing changed"
+  fi
+  INSTALLED_VERSION="$(sed -n 's/^HOMEFLEET_AGENT_VERSION="\(.*\)"$/\1/p' "$AGENT_FILE" 2>/dev/null | head -n1 || true)"
+  if [[ -n "$INSTALLED_VERSION" ]] && version_lt "$VERSION" "$INSTALLED_VERSION"; then
+    fail "the controller's newest agent ($VERSION) is older than the installed one ($INSTALLED_VERSION): not downgrading; nothing changed (run --uninstall first to install an older agent)"
+  fi
+fi
 fetch "/api/agent/releases/$VERSION/host-agent.sh" "$WORK/host-agent.sh"
 
 # --- enroll -----------------------------------------------------------------------------------
@@ -236,7 +273,7 @@ case "$HTTP_CODE" in
   201 | 200) ;;
   401) fail "the enrollment token was refused (wrong, expired, used up or revoked): create a new one" ;;
   403) fail "enrollment refused (403): the controller requires https" ;;
-  409) fail "this machine (machine id $MACHINE_ID) is already enrolled: delete that host, or allow re-binding it (or revoke its token), then retry" ;;
+  409) fail "this machine (machine id $MACHINE_ID) is already enrolled, or the token re-binds another host: enroll it again with a re-bind token made for its host (POST /api/hosts/enrollment-tokens with host_id), or delete that host first" ;;
   *) fail "enrollment failed: the controller answered $HTTP_CODE" ;;
 esac
 ANSWER="$(head -c 65536 "$WORK/enroll-answer.json")"
@@ -279,10 +316,14 @@ rm -f "$STATE_DIR/tls_pin" "$STATE_DIR/upgrade" "$STATE_DIR/upgrade.ok" "$STATE_
   printf '%s\n' "$HOST_TOKEN" >"$STATE_DIR/host_token"
   cp "$WORK/manifest_public_key.pem" "$STATE_DIR/manifest_public_key.pem"
   if [[ -n "$TLS_PIN" ]]; then printf '%s\n' "$TLS_PIN" >"$STATE_DIR/tls_pin"; fi
+  printf '%s\n' "$ISSUED" >"$STATE_DIR/manifest_issued_at"
 )
 chmod 0600 "$STATE_DIR"/*
-install -m 0755 "$WORK/host-agent.sh" "$LIB_DIR/.host-agent.sh.new"
-mv -f "$LIB_DIR/.host-agent.sh.new" "$AGENT_FILE"
+# Staged in a private folder beside the agent, so the rename puts it in place in one step.
+STAGE="$(mktemp -d "$LIB_DIR/.install.XXXXXX")"
+trap 'rm -rf "$WORK" "$STAGE"' EXIT
+install -m 0755 "$WORK/host-agent.sh" "$STAGE/host-agent.sh"
+mv -f "$STAGE/host-agent.sh" "$AGENT_FILE"
 
 ROOT_ARGS=''
 if [[ -n "$PREFIX" ]]; then ROOT_ARGS=" --root $PREFIX"; fi

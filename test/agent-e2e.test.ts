@@ -61,8 +61,8 @@ async function agentOnce() {
   return execa('bash', [agent, '--root', hostRoot, '--once'], { env, extendEnv: false, reject: false, timeout: 30_000 });
 }
 
-async function enrollmentToken(): Promise<string> {
-  const res = await server.client.post('/api/hosts/enrollment-tokens', { name: 'e2e' });
+async function enrollmentToken(body: Record<string, unknown> = {}): Promise<string> {
+  const res = await server.client.post('/api/hosts/enrollment-tokens', { name: 'e2e', ...body });
   expect(res.status, res.text).toBe(201);
   return res.body.token;
 }
@@ -147,9 +147,11 @@ describe('the real agent against the real server', () => {
     const after = await server.client.get(`/api/hosts/${host.id}`);
     expect(after.body.status).toBe('deleted');
     expect(after.body.deletion).toMatchObject({ operation_id: deletion.body.operation_id, status: 'confirmed' });
+    // The list says so too, and offers nothing more for it.
+    expect((await server.client.get('/api/hosts')).body[0]).toMatchObject({ id: host.id, status: 'deleted', upgrade_available: false });
   });
 
-  it('a leaked host token is rotated: revoke it, install again, the agent reports with the new token', async () => {
+  it('a leaked host token is rotated: revoke it, install again with a re-bind token, the agent reports with the new token', async () => {
     expect((await install(await enrollmentToken())).exitCode).toBe(0);
     expect((await agentOnce()).exitCode).toBe(0);
     const [host] = (await server.client.get('/api/hosts')).body;
@@ -161,7 +163,13 @@ describe('the real agent against the real server', () => {
     expect(refused.exitCode).toBe(75);
     expect(refused.stderr).toContain("refused this host's token (401)");
 
-    const again = await install(await enrollmentToken());
+    // Anyone's ordinary enrollment token cannot take the host over in the re-bind window.
+    const takeover = await install(await enrollmentToken());
+    expect(takeover.exitCode).toBe(1);
+    expect(takeover.stderr).toContain('already enrolled');
+    expect(fs.readFileSync(tokenFile, 'utf8')).toBe(leaked);
+
+    const again = await install(await enrollmentToken({ host_id: host.id }));
     expect(again.exitCode, again.stderr).toBe(0);
     expect(fs.readFileSync(tokenFile, 'utf8')).not.toBe(leaked);
     expect(fs.readFileSync(env.FAKE_SYSTEMCTL_LOG!, 'utf8')).toContain('restart homefleet-agent.service');
@@ -239,6 +247,28 @@ describe('the real agent against the real server', () => {
       // The watchdog stood down: the new version stays.
       await until(() => !fs.existsSync(path.join(hostRoot, 'etc/homefleet-agent/upgrade')), 5000);
       expect(fs.readFileSync(installedAgent(), 'utf8')).toBe(next);
+    });
+
+    it('going back to an older version takes an explicit rollback, which the agent then carries out', async () => {
+      await serverWithReleases();
+      const host = await installedHost();
+      const next = current.replace(/^HOMEFLEET_AGENT_VERSION=.*$/m, 'HOMEFLEET_AGENT_VERSION="99.0.0"');
+      ship(next);
+      expect((await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: '99.0.0' })).status).toBe(202);
+      env.FAKE_SYSTEMCTL_ROOT = hostRoot;
+      env.HOMEFLEET_UPGRADE_TIMEOUT_S = '30';
+      expect((await agentOnce()).exitCode).toBe(0);
+      await until(() => !fs.existsSync(path.join(hostRoot, 'etc/homefleet-agent/upgrade')), 5000);
+      expect((await server.client.get(`/api/hosts/${host.id}`)).body).toMatchObject({ agent_version: '99.0.0', upgrade_available: false });
+
+      const refused = await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: agentVersion });
+      expect(refused.status, refused.text).toBe(409);
+      expect((await server.client.post(`/api/hosts/${host.id}/upgrade`, { version: agentVersion, rollback: true })).status).toBe(202);
+      const run = await agentOnce();
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(fs.readFileSync(installedAgent(), 'utf8')).toBe(current);
+      const after = (await server.client.get(`/api/hosts/${host.id}`)).body;
+      expect(after).toMatchObject({ agent_version: agentVersion, upgrade: { state: 'succeeded', version: agentVersion, from: '99.0.0' }, upgrade_available: true });
     });
 
     it('a new version that never heartbeats is rolled back by the watchdog and the old one reports again', async () => {

@@ -304,6 +304,7 @@ const DRIFT_TEXT: Record<DriftItem['kind'], (item: DriftItem) => string> = {
     return `Registry says “${d.instance_name}”, the host says “${d.guest_name}”`;
   },
   instance_without_guest: (i) => `Instance “${(i as { instance_name: string }).instance_name}” runs on no reporting host`,
+  conflict: (i) => `Also reported by ${(i as { other_hosts: { hostname: string }[] }).other_hosts.map((h) => h.hostname).join(', ')}: not applied`,
 };
 
 export function HostDetailPage({ id }: { id: string }) {
@@ -342,7 +343,7 @@ export function HostDetailPage({ id }: { id: string }) {
       const result = await api<{ applied: unknown[]; skipped: { vmid: number; error: string }[] }>('POST', `/api/hosts/${h.id}/drift/apply`, body);
       if (result.skipped.length) throw new ApiError(200, `Not applied: ${result.skipped.map((s) => `${s.vmid} ${s.error}`).join('; ')}.`);
     }, 'Applied to the registry.');
-  const applicable = h.drift.filter((d) => d.kind !== 'instance_without_guest');
+  const applicable = h.drift.filter((d) => d.kind !== 'instance_without_guest' && d.kind !== 'conflict');
   // Guests with no instance have no registry page to link to.
   const unregistered = new Set(h.drift.filter((d) => d.kind === 'guest_without_instance').map((d) => d.vmid));
 
@@ -423,7 +424,7 @@ export function HostDetailPage({ id }: { id: string }) {
                 {h.drift.map((item) => (
                   <li key={`${item.kind}-${item.vmid}`} data-drift={item.kind} data-vmid={item.vmid}>
                     <span class="mono">{item.vmid}</span> {DRIFT_TEXT[item.kind](item)}{' '}
-                    {operate && item.kind !== 'instance_without_guest' && (
+                    {operate && item.kind !== 'instance_without_guest' && item.kind !== 'conflict' && (
                       <button type="button" onClick={() => apply({ items: [{ vmid: item.vmid }] })}>
                         {item.kind === 'guest_without_instance' ? 'Create instance' : 'Rename instance'}
                       </button>

@@ -78,6 +78,9 @@ assert_no_crash() {
   control '{"heartbeat_status":403,"heartbeat_body":"{\"error\":\"https required\"}"}'
   run_agent -- --once
   [[ "$status" -eq 75 && "$output" == *"https"* ]]
+  control '{"heartbeat_status":429,"heartbeat_body":"{\"error\":\"too many heartbeats from this host\"}"}'
+  run_agent -- --once
+  [[ "$status" -eq 75 && "$output" == *"slow down (429)"* ]]
   printf 'hfh_revoked-token-0123456789abcdefghij\n' >"$STATE/host_token"
   run_agent -- --once
   [[ "$status" -eq 75 && "$output" == *"refused this host's token (401)"* ]]

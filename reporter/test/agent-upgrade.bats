@@ -176,3 +176,65 @@ assert_not_upgraded() {
   assert_equal "$(request_count /api/agent/releases/manifest.json)" 0
   assert_not_upgraded
 }
+
+# The manifest and signature the mock serves now, kept aside to be replayed later.
+capture_manifest() {
+  mkdir -p "$1"
+  curl -fsS "$MOCK/api/agent/releases/manifest.json" -o "$1/manifest.json"
+  curl -fsS "$MOCK/api/agent/releases/manifest.json.sig" -o "$1/manifest.json.sig"
+}
+
+@test "a replayed older signed manifest, still unexpired, is refused: the newest issued_at seen is kept" {
+  make_release 1.1.0
+  # Signed by the controller's key, listing 1.1.0, issued a day ago and valid for another.
+  control '{"issued_at_offset_s":-86400}'
+  capture_manifest "$BATS_TEST_TMPDIR/replay"
+  # The installer recorded the manifest it installed from (issued when the template was made).
+  [[ "$(cat "$STATE/manifest_issued_at")" =~ ^[0-9]+$ ]]
+  control "{\"replay\":\"$BATS_TEST_TMPDIR/replay\",\"commands\":[{\"type\":\"upgrade\",\"version\":\"1.1.0\"}]}"
+  run_upgrading_agent -- --once
+  [[ "$status" -eq 0 && "$output" == *"before the newest one this host has seen: a replayed older manifest; refused"* ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(request_count /api/agent/releases/1.1.0/host-agent.sh)" 0
+  assert_not_upgraded
+  # The same upgrade from a current manifest goes ahead.
+  upgrade_to 1.1.0
+  run_upgrading_agent -- --once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  cmp "$INSTALLED_AGENT" "$MOCK_DIR/releases/1.1.0/host-agent.sh"
+}
+
+@test "the agent remembers the newest manifest it verified, and refuses one issued before it" {
+  make_release 1.1.0
+  # A verified manifest issued an hour ahead (the upgrade itself stops at the watchdog).
+  control '{"issued_at_offset_s":3600,"commands":[{"type":"upgrade","version":"1.1.0"}]}'
+  run_upgrading_agent FAKE_SYSTEMCTL_FAIL=start -- --once
+  [[ "$output" == *"watchdog could not be started"* ]] || { echo "$output" >&2; return 1; }
+  local seen
+  seen="$(cat "$STATE/manifest_issued_at")"
+  ((seen > $(date -u +%s) + 3000))
+  assert_equal "$(stat -c %a "$STATE/manifest_issued_at")" 600
+  upgrade_to 1.1.0
+  : >"$MOCK_DIR/requests.jsonl"
+  run_upgrading_agent -- --once
+  [[ "$output" == *"a replayed older manifest; refused"* ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(request_count /api/agent/releases/1.1.0/host-agent.sh)" 0
+  cmp "$INSTALLED_AGENT" "$AGENT"
+  assert_equal "$(cat "$STATE/manifest_issued_at")" "$seen"
+}
+
+@test "an older version is refused unless the command names it a rollback" {
+  make_release 0.9.0
+  upgrade_to 0.9.0
+  run_upgrading_agent -- --once
+  [[ "$status" -eq 0 && "$output" == *"0.9.0 is older than the running 1.0.0 and the command does not name it a rollback; refused"* ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(request_count /api/agent/releases/manifest.json)" 0
+  assert_not_upgraded
+  control '{"commands":[{"type":"upgrade","version":"0.9.0","rollback":false}]}'
+  run_upgrading_agent -- --once
+  assert_not_upgraded
+  control '{"commands":[{"type":"upgrade","version":"0.9.0","rollback":true}]}'
+  run_upgrading_agent -- --once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  cmp "$INSTALLED_AGENT" "$MOCK_DIR/releases/0.9.0/host-agent.sh"
+  assert_equal "$(last_request /api/agent/heartbeat r.json.agent_version)" 0.9.0
+}

@@ -131,6 +131,36 @@ setup() { load agent_helper; reset_agent_test; }
   [[ ! -s "$SYSTEMCTL_LOG" ]]
 }
 
+@test "installing again refuses a replayed manifest issued before the one this host installed from, before enrolling" {
+  install_ok
+  [[ "$(cat "$STATE/manifest_issued_at")" =~ ^[0-9]+$ ]]
+  assert_equal "$(stat -c %a "$STATE/manifest_issued_at")" 600
+  : >"$SYSTEMCTL_LOG"
+  : >"$MOCK_DIR/requests.jsonl"
+  control '{"issued_at_offset_s":-86400,"host_token":"hfh_rotated-host-token-0123456789abcdef"}'
+  run_installer -- --server "$MOCK" --token "$ENROLL_TOKEN" --root "$ROOT_DIR"
+  [[ "$status" -eq 1 && "$output" == *"a replayed older manifest; nothing changed"* ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(request_count /api/agent/enroll)" 0
+  assert_equal "$(cat "$STATE/host_token")" "$HOST_TOKEN"
+  cmp "$INSTALLED_AGENT" "$AGENT"
+  [[ ! -s "$SYSTEMCTL_LOG" ]]
+}
+
+@test "installing again does not downgrade the installed agent" {
+  install_ok
+  rm -rf "$MOCK_DIR/releases/1.0.0"
+  make_release 0.9.0
+  : >"$MOCK_DIR/requests.jsonl"
+  run_installer -- --server "$MOCK" --token "$ENROLL_TOKEN" --root "$ROOT_DIR"
+  [[ "$status" -eq 1 && "$output" == *"newest agent (0.9.0) is older than the installed one (1.0.0): not downgrading"* ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(request_count /api/agent/enroll)" 0
+  cmp "$INSTALLED_AGENT" "$AGENT"
+  # A fresh install (after --uninstall) takes what the controller ships.
+  run_installer -- --uninstall --root "$ROOT_DIR"
+  install_ok
+  grep -qx 'HOMEFLEET_AGENT_VERSION="0.9.0"' "$INSTALLED_AGENT"
+}
+
 @test "arguments are checked before anything is sent" {
   run_installer -- --server "$MOCK" --root "$ROOT_DIR"
   [[ "$status" -eq 1 && "$output" == *"--token"* ]]
@@ -171,7 +201,7 @@ setup() { load agent_helper; reset_agent_test; }
 
 @test "the installer's JSON helpers are the agent's, line for line (it is piped into bash, so it carries its own copy)" {
   local f
-  for f in json_string json_get_string json_get_int json_objects_after; do
+  for f in json_string json_get_string json_get_int json_objects_after version_lt; do
     run diff <(sed -n "/^$f() {/,/^}/p" "$AGENT") <(sed -n "/^$f() {/,/^}/p" "$INSTALLER")
     [[ "$status" -eq 0 && -n "$(sed -n "/^$f() {/p" "$AGENT")" ]] || { echo "$f differs: $output" >&2; return 1; }
   done

@@ -1,24 +1,49 @@
-import type { DriftItem, Guest } from './schema.js';
+import type { InstanceRef } from './repo.js';
+import type { DriftItem, Guest, HostRef } from './schema.js';
 
 /**
  * A host's guests against the registry, matched by vmid (PRODUCT.md): a guest with no instance,
  * an instance whose name differs from its guest's, and registered instances that no guest of any
- * live host has (`orphans`, found by the caller in one query).
+ * live host has (`orphans`, found by the caller in one query). A vmid that another live host
+ * reports too (`shared`) is a conflict and nothing else: which host is right is a person's call.
  */
 export function computeDrift(
   guests: readonly Guest[],
-  instanceNames: ReadonlyMap<number, string>,
+  instances: ReadonlyMap<number, InstanceRef>,
   orphans: readonly { vmid: number; name: string }[],
+  shared: ReadonlyMap<number, HostRef[]> = new Map(),
 ): DriftItem[] {
   const items: DriftItem[] = [];
   for (const guest of guests) {
-    const name = instanceNames.get(guest.vmid);
-    if (name === undefined) items.push({ kind: 'guest_without_instance', vmid: guest.vmid, guest_name: guest.name, guest_type: guest.type });
-    else if (name !== guest.name) items.push({ kind: 'name_differs', vmid: guest.vmid, guest_name: guest.name, instance_name: name });
+    const instance = instances.get(guest.vmid);
+    const others = shared.get(guest.vmid);
+    if (others?.length) {
+      items.push({ kind: 'conflict', vmid: guest.vmid, guest_name: guest.name, instance_name: instance?.name ?? null, other_hosts: others });
+    } else if (instance === undefined) {
+      items.push({ kind: 'guest_without_instance', vmid: guest.vmid, guest_name: guest.name, guest_type: guest.type });
+    } else if (instance.name !== guest.name) {
+      items.push({ kind: 'name_differs', vmid: guest.vmid, guest_name: guest.name, instance_name: instance.name, instance_stack: instance.stack });
+    }
   }
   for (const orphan of orphans) items.push({ kind: 'instance_without_guest', vmid: orphan.vmid, instance_name: orphan.name });
   return items;
 }
 
-/** Only these kinds are applied (create, rename); removing an instance stays a person's decision. */
-export const APPLICABLE: ReadonlySet<DriftItem['kind']> = new Set(['guest_without_instance', 'name_differs']);
+/**
+ * Why an item is not applied, or undefined when it is. `named`: an operator applied this very item,
+ * not "apply all" and not sync_registry. Only creating and renaming are ever applied; removing an
+ * instance stays a person's decision.
+ */
+export function refusalOf(item: DriftItem, named: boolean): string | undefined {
+  switch (item.kind) {
+    case 'conflict':
+      return `also reported by ${item.other_hosts.map((h) => `${h.hostname} (host ${h.id})`).join(', ')}: not applied until only one host reports it`;
+    case 'instance_without_guest':
+      return 'no drift to apply for this vmid';
+    case 'name_differs':
+      // A host must not rename production through a bulk action or its own heartbeats.
+      return item.instance_stack === 'production' && !named ? 'a production instance is renamed only by applying its own item' : undefined;
+    case 'guest_without_instance':
+      return undefined;
+  }
+}

@@ -25,6 +25,7 @@ describe('enrollment tokens', () => {
       token: expect.stringMatching(TOKEN),
       expires_at: '2026-11-22T11:00:00.000Z',
       max_uses: 2,
+      host_id: null,
       install_command: `curl -fsSL ${server.baseUrl}/install/agent.sh | sudo bash -s -- --token ${res.body.token}`,
     });
     const list = await server.client.get('/api/hosts/enrollment-tokens');
@@ -39,6 +40,7 @@ describe('enrollment tokens', () => {
         uses: 0,
         revoked_at: null,
         state: 'active',
+        host_id: null,
       },
     ]);
     expect(list.text).not.toContain(res.body.token);
@@ -152,25 +154,54 @@ describe('POST /api/agent/enroll', () => {
     expect((await server.client.get('/api/hosts/enrollment-tokens')).body[0]).toMatchObject({ uses: 0, state: 'active' });
   });
 
-  it('re-binds an enrolled machine id once an administrator allowed it: same host, new token, old token refused', async () => {
+  it('re-binds an enrolled machine id only with a re-bind token made for its host: same host, new token, old token refused', async () => {
     const first = await enrolledHost(server, { machine_id: 'rebind-me' });
-    const patched = await server.client.patch(`/api/hosts/${first.host_id}`, { allow_rebind: true });
-    expect(patched).toMatchObject({ status: 200, body: { allow_rebind: true } });
-    const again = await enroll(server.anonymous(), await enrollmentToken(server), { machine_id: 'rebind-me', hostname: 'pve1-new' });
+    const made = await server.client.post('/api/hosts/enrollment-tokens', { host_id: first.host_id, name: 'rebind pve1' });
+    expect(made).toMatchObject({ status: 201, body: { host_id: first.host_id, max_uses: 1 } });
+    expect((await server.client.get(`/api/hosts/${first.host_id}`)).body.allow_rebind).toBe(true);
+    expect((await server.client.get('/api/hosts/enrollment-tokens')).body[0]).toMatchObject({ id: made.body.id, host_id: first.host_id });
+    const again = await enroll(server.anonymous(), made.body.token, { machine_id: 'rebind-me', hostname: 'pve1-new' });
     expect(again.status).toBe(201);
     expect(again.body.host_id).toBe(first.host_id);
     expect(await heartbeat(server, first.host_token)).toMatchObject({ status: 401, body: INVALID });
     expect((await heartbeat(server, again.body.host_token, { hostname: 'pve1-new' })).status).toBe(200);
-    // Re-binding is allowed once.
+    // The re-bind token is used up; an ordinary token still cannot re-bind.
     expect((await server.client.get(`/api/hosts/${first.host_id}`)).body.allow_rebind).toBe(false);
+    expect((await enroll(server.anonymous(), made.body.token, { machine_id: 'rebind-me' })).status).toBe(401);
     expect((await enroll(server.anonymous(), await enrollmentToken(server), { machine_id: 'rebind-me' })).status).toBe(409);
+    const audit = server.db.prepare("SELECT detail FROM audit_log WHERE action = 'enrollment_token.create' ORDER BY id").pluck().all() as string[];
+    expect(JSON.parse(audit[1]!)).toMatchObject({ host_id: first.host_id });
   });
 
-  it('rotating a leaked host token: revoke-token stops it at once and allows the machine to enroll again', async () => {
+  it('a re-bind token enrolls no other machine, and is not made for a missing or removed host', async () => {
+    const target = await enrolledHost(server, { machine_id: 'target' });
+    const other = await enrolledHost(server, { machine_id: 'other' });
+    const rebind = (await server.client.post('/api/hosts/enrollment-tokens', { host_id: target.host_id })).body.token as string;
+    for (const machine_id of ['other', 'brand-new']) {
+      expect(await enroll(server.anonymous(), rebind, { machine_id })).toMatchObject({ status: 409, body: { error: 'this enrollment token re-binds another machine' } });
+    }
+    expect((await server.client.get('/api/hosts/enrollment-tokens')).body.find((t: { host_id: number }) => t.host_id === target.host_id)).toMatchObject({ uses: 0 });
+    expect((await server.client.post('/api/hosts/enrollment-tokens', { host_id: 9999 })).status).toBe(404);
+    expect(await server.client.post('/api/hosts/enrollment-tokens', { host_id: target.host_id, max_uses: 2 })).toMatchObject({
+      status: 400,
+      body: { errors: [{ field: 'max_uses', message: 'a re-bind token (host_id) is used once: max_uses must be 1' }] },
+    });
+    expect((await server.client.delete(`/api/hosts/${other.host_id}?force=true`)).status).toBe(200);
+    expect(await server.client.post('/api/hosts/enrollment-tokens', { host_id: other.host_id })).toMatchObject({ status: 409, body: { error: 'host is deleted' } });
+    // The allowance that any token could use is gone, with a pointer to what replaced it.
+    const patched = await server.client.patch(`/api/hosts/${target.host_id}`, { allow_rebind: true });
+    expect(patched.status).toBe(400);
+    expect(patched.body.errors[0]).toMatchObject({ field: 'allow_rebind' });
+  });
+
+  it('rotating a leaked host token: revoke-token stops it at once; the machine enrolls again with a re-bind token, not with any token', async () => {
     const host = await enrolledHost(server, { machine_id: 'leaky' });
     expect((await server.client.post(`/api/hosts/${host.host_id}/revoke-token`)).status).toBe(204);
     expect(await heartbeat(server, host.host_token)).toMatchObject({ status: 401, body: INVALID });
-    const again = await enroll(server.anonymous(), await enrollmentToken(server), { machine_id: 'leaky' });
+    expect((await server.client.get(`/api/hosts/${host.host_id}`)).body.allow_rebind).toBe(false);
+    expect(await enroll(server.anonymous(), await enrollmentToken(server), { machine_id: 'leaky' })).toMatchObject({ status: 409, body: { error: 'machine already enrolled' } });
+    const again = await enroll(server.anonymous(), await enrollmentToken(server, { host_id: host.host_id }), { machine_id: 'leaky' });
+    expect(again.status).toBe(201);
     expect(again.body.host_id).toBe(host.host_id);
   });
 
@@ -252,6 +283,7 @@ describe('bad input never crashes the server', () => {
     const anon = server.anonymous();
     const odd: unknown[] = [null, [], 'text', 42, { guests: null }, { guests: [null] }, { guests: [{ vmid: 1e300, type: 'qemu' }] }, { started_at: '2026-02-30T99:99:99Z' }];
     for (const body of odd) {
+      clock.advance(30_000); // one heartbeat interval each: more would be refused with 429 before the body is read
       const res = await anon.request('POST', '/api/agent/heartbeat', JSON.stringify(body), bearer(host.host_token));
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -274,6 +306,7 @@ describe('bad input never crashes the server', () => {
     const fine = await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: 'fleet.example:8443' });
     expect(fine.body).toContain("HOMEFLEET_SERVER_DEFAULT='http://fleet.example:8443'");
     // Still healthy.
+    clock.advance(30_000);
     expect((await heartbeat(server, host.host_token)).status).toBe(200);
   });
 });

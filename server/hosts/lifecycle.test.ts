@@ -263,7 +263,7 @@ describe('registry drift', () => {
     const detail = (await server.client.get(`/api/hosts/${host.host_id}`)).body;
     expect(detail.drift).toEqual([
       { kind: 'guest_without_instance', vmid: 9101, guest_name: 'web', guest_type: 'qemu' },
-      { kind: 'name_differs', vmid: 9102, guest_name: 'db', instance_name: 'database' },
+      { kind: 'name_differs', vmid: 9102, guest_name: 'db', instance_name: 'database', instance_stack: 'development' },
       { kind: 'instance_without_guest', vmid: 9900, instance_name: 'elsewhere' },
     ]);
     expect((await server.client.get('/api/hosts')).body[0].drift_count).toBe(3);

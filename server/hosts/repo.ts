@@ -11,6 +11,8 @@ export interface EnrollmentTokenRow {
   max_uses: number;
   uses: number;
   revoked_at: number | null;
+  /** Set on a re-bind token: the host whose machine id it may enroll again. */
+  host_id: number | null;
 }
 
 export interface HostRow {
@@ -62,14 +64,25 @@ export interface FactsUpdate {
   hypervisor_version: string;
 }
 
+/** What drift needs of a registered instance. */
+export interface InstanceRef {
+  vmid: number;
+  name: string;
+  stack: 'production' | 'development';
+}
+
 export type HostRepo = ReturnType<typeof createHostRepo>;
 
 /** SQL of hosts and agents; every statement prepared once. */
 export function createHostRepo(db: Db) {
   const s = {
-    insertEnrollment: db.prepare<[string, string, string | null, number, number, number]>(
-      'INSERT INTO enrollment_tokens (name, token_hash, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?)',
+    insertEnrollment: db.prepare<[string, string, string | null, number, number, number, number | null]>(
+      'INSERT INTO enrollment_tokens (name, token_hash, created_by, created_at, expires_at, max_uses, host_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
+    // Hosts that an administrator allowed to be re-bound: an unused, unexpired, unrevoked re-bind token exists.
+    rebindable: db.prepare<[number], number>(
+      'SELECT DISTINCT host_id FROM enrollment_tokens WHERE host_id IS NOT NULL AND revoked_at IS NULL AND uses < max_uses AND expires_at > ?',
+    ).pluck(),
     enrollmentById: db.prepare<[number], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens WHERE id = ?'),
     enrollmentByHash: db.prepare<[string], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens WHERE token_hash = ?'),
     listEnrollment: db.prepare<[], EnrollmentTokenRow>('SELECT * FROM enrollment_tokens ORDER BY id DESC'),
@@ -123,11 +136,24 @@ export function createHostRepo(db: Db) {
     insertGuest: db.prepare<[number, number, string, string, string]>(
       'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status) VALUES (?, ?, ?, ?, ?)',
     ),
+    // Drift per host as computeDrift counts it: a guest without instance, a differing name, or a vmid another live host reports too.
     guestCounts: db.prepare<[], { host_id: number; guests: number; drift: number }>(
       `SELECT g.host_id, count(*) AS guests,
-              sum(CASE WHEN i.vmid IS NULL OR i.name != g.name THEN 1 ELSE 0 END) AS drift
+              sum(CASE WHEN i.vmid IS NULL OR i.name != g.name OR EXISTS (
+                    SELECT 1 FROM host_guests o JOIN hosts oh ON oh.id = o.host_id
+                     WHERE o.vmid = g.vmid AND o.host_id != g.host_id AND oh.state != 'deleted')
+                  THEN 1 ELSE 0 END) AS drift
          FROM host_guests g LEFT JOIN instances i ON i.vmid = g.vmid
         GROUP BY g.host_id`,
+    ),
+    // The other live hosts that report a vmid this host reports.
+    sharedVmids: db.prepare<[number], { vmid: number; id: number; hostname: string }>(
+      `SELECT g.vmid, oh.id, oh.hostname
+         FROM host_guests g
+         JOIN host_guests o ON o.vmid = g.vmid AND o.host_id != g.host_id
+         JOIN hosts oh ON oh.id = o.host_id AND oh.state != 'deleted'
+        WHERE g.host_id = ?
+        ORDER BY g.vmid, oh.id`,
     ),
     // Instances no guest of a live host has (one query for all hosts).
     orphanInstances: db.prepare<[], { vmid: number; name: string }>(
@@ -136,8 +162,8 @@ export function createHostRepo(db: Db) {
                            WHERE g.vmid = i.vmid AND h.state != 'deleted')
         ORDER BY i.vmid`,
     ),
-    instancesForGuests: db.prepare<[number], { vmid: number; name: string }>(
-      'SELECT i.vmid, i.name FROM instances i JOIN host_guests g ON g.vmid = i.vmid WHERE g.host_id = ?',
+    instancesForGuests: db.prepare<[number], InstanceRef>(
+      'SELECT i.vmid, i.name, i.stack FROM instances i JOIN host_guests g ON g.vmid = i.vmid WHERE g.host_id = ?',
     ),
 
     insertDeletion: db.prepare<[string, number, string | null, number]>(
@@ -157,8 +183,9 @@ export function createHostRepo(db: Db) {
   };
 
   return {
-    insertEnrollmentToken: (name: string, hash: string, by: string | null, now: number, expiresAt: number, maxUses: number) =>
-      Number(s.insertEnrollment.run(name, hash, by, now, expiresAt, maxUses).lastInsertRowid),
+    insertEnrollmentToken: (name: string, hash: string, by: string | null, now: number, expiresAt: number, maxUses: number, hostId: number | null) =>
+      Number(s.insertEnrollment.run(name, hash, by, now, expiresAt, maxUses, hostId).lastInsertRowid),
+    rebindableHosts: (now: number) => new Set(s.rebindable.all(now)),
     enrollmentTokenById: (id: number) => s.enrollmentById.get(id),
     enrollmentTokenByHash: (hash: string) => s.enrollmentByHash.get(hash),
     listEnrollmentTokens: () => s.listEnrollment.all(),
@@ -207,6 +234,7 @@ export function createHostRepo(db: Db) {
     guestCounts: () => s.guestCounts.all(),
     orphanInstances: () => s.orphanInstances.all(),
     instancesForGuests: (hostId: number) => s.instancesForGuests.all(hostId),
+    sharedVmids: (hostId: number) => s.sharedVmids.all(hostId),
 
     insertDeletion: (id: string, hostId: number, by: string | null, now: number) => void s.insertDeletion.run(id, hostId, by, now),
     deletionById: (id: string) => s.deletionById.get(id),

@@ -5,7 +5,7 @@ import { badRequest, forbidden, invalidToken, notFound, tooManyRequests } from '
 import type { RouteTable } from '../http/routes.js';
 import { actorOf } from '../http/locals.js';
 import { parseIntegerParam } from '../http/validate.js';
-import type { DeletionRow, EnrollmentTokenRow } from './repo.js';
+import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import type { Releases } from './releases.js';
 import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
@@ -79,6 +79,11 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
     };
   }
   const bearer = (req: Request) => bearerOfKind(req.get('authorization'), 'host')!;
+  // Per host, before the body (up to 4 MiB of guests) is read: see heartbeat-limit.ts.
+  const admitHeartbeat: RequestHandler = (_req, res, next) => {
+    hosts.admitHeartbeat(res.locals.agentCredential as HostRow);
+    next();
+  };
 
   // ---- management (sessions) ------------------------------------------------------------
   // enrollment-tokens first: Express matches in order, and it is not a host id.
@@ -122,7 +127,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   });
 
   routes.post('/api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest, documentedResponse: doc(202, 'Upgrade requested; offered at the next heartbeat') }, (req, res) => {
-    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body.version, who(req, res));
+    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res));
     res.status(202);
     return host;
   });
@@ -147,7 +152,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.post(
     '/api/agent/heartbeat',
-    { access: 'machine', documentedAuth: 'agent', documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade)'), body: HeartbeatBody, bodyLimit: '4mb', before: [agentGate('host', (t) => hosts.findHostByToken(t))] },
+    { access: 'machine', documentedAuth: 'agent', documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade)'), body: HeartbeatBody, bodyLimit: '4mb', before: [agentGate('host', (t) => hosts.findHostByToken(t)), admitHeartbeat] },
     (req) => hosts.heartbeat(bearer(req), req.body),
   );
 

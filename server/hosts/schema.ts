@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import * as z from 'zod';
 import { VERSION_PATTERN } from './releases.js';
 
@@ -13,9 +14,11 @@ export const EnrollmentTokenCreate = z.object(
       .max(30 * DAY_S, { error: 'must be at most 2592000 (30 days)' })
       .default(DAY_S),
     max_uses: z.int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).default(1),
+    /** A re-bind token: it enrolls only this host's machine id again (onto the same host, with a new host token). */
+    host_id: z.int({ error: 'must be a host id' }).positive({ error: 'must be a host id' }).optional(),
   },
   { error: 'must be a JSON object' },
-);
+).refine((v) => v.host_id === undefined || v.max_uses === 1, { error: 'a re-bind token (host_id) is used once: max_uses must be 1', path: ['max_uses'] });
 export type EnrollmentTokenCreate = z.infer<typeof EnrollmentTokenCreate>;
 
 const hostname = z
@@ -53,12 +56,26 @@ const count = z.union(
   { error: 'must be a non-negative number of seconds' },
 );
 
+/**
+ * C0 and C1 controls, DEL, and the bidirectional overrides that make a text display as another: a
+ * host reports these strings and the dashboard, the registry (through drift) and notifications show them.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const text = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' });
+
 export const Guest = z.object(
   {
     vmid: z.union([z.int().positive(), z.string().regex(/^[1-9]\d{0,14}$/).transform(Number)], { error: 'must be a positive integer' }),
-    name: z.string({ error: 'must be a string' }).max(200, { error: 'must be at most 200 characters' }).default(''),
+    // A Proxmox guest name is a DNS name; markup in one is an attempt to inject it where names are shown.
+    name: text(200)
+      .refine((v) => !/[<>]/.test(v), { error: 'must not contain < or >' })
+      .default(''),
     type: z.enum(['qemu', 'lxc'], { error: 'must be qemu or lxc' }),
-    status: z.string({ error: 'must be a string' }).max(32, { error: 'must be at most 32 characters' }).default(''),
+    status: text(32).default(''),
   },
   { error: 'must be an object' },
 );
@@ -84,11 +101,11 @@ export const HeartbeatBody = z.object(
     started_at: isoUtc,
     hostname,
     addresses: z
-      .array(z.string().max(64, { error: 'must be at most 64 characters' }), { error: 'must be an array of strings' })
+      .array(z.string({ error: 'must be an IP address' }).refine((v) => isIP(v) !== 0, { error: 'must be an IP address' }), { error: 'must be an array of strings' })
       .max(256, { error: 'must hold at most 256 addresses' })
       .default([]),
     uptime_s: count.optional(),
-    hypervisor_version: z.string({ error: 'must be a string' }).max(200, { error: 'must be at most 200 characters' }).default(''),
+    hypervisor_version: text(200).default(''),
     guests: z.array(Guest, { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
   },
   { error: 'must be a JSON object' },
@@ -100,15 +117,18 @@ export const HostPatch = z
   .object(
     {
       sync_registry: z.boolean({ error: 'must be true or false' }).optional(),
-      allow_rebind: z.boolean({ error: 'must be true or false' }).optional(),
+      // Allowing any enrollment token to re-bind the host was a takeover window; say what replaced it.
+      allow_rebind: z.never({ error: 'is replaced by re-bind tokens: POST /api/hosts/enrollment-tokens with {"host_id": <this host>}' }).optional(),
     },
     { error: 'must be a JSON object' },
   )
-  .refine((v) => v.sync_registry !== undefined || v.allow_rebind !== undefined, { error: 'give sync_registry or allow_rebind' });
+  .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' });
 export type HostPatch = z.infer<typeof HostPatch>;
 
-/** POST /api/hosts/:id/upgrade: no version means the manifest's current one. */
-export const UpgradeRequest = z.object({ version: agentVersion.optional() }, { error: 'must be a JSON object' }).default({});
+/** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. */
+export const UpgradeRequest = z
+  .object({ version: agentVersion.optional(), rollback: z.boolean({ error: 'must be true or false' }).optional() }, { error: 'must be a JSON object' })
+  .default({});
 export type UpgradeRequest = z.infer<typeof UpgradeRequest>;
 
 /** POST /api/hosts/:id/drift/apply */
@@ -131,10 +151,17 @@ export type DriftApply = z.infer<typeof DriftApply>;
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
 export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
 
+export interface HostRef {
+  id: number;
+  hostname: string;
+}
+
 export type DriftItem =
   | { kind: 'guest_without_instance'; vmid: number; guest_name: string; guest_type: 'qemu' | 'lxc' }
-  | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string }
-  | { kind: 'instance_without_guest'; vmid: number; instance_name: string };
+  | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string; instance_stack: 'production' | 'development' }
+  | { kind: 'instance_without_guest'; vmid: number; instance_name: string }
+  /** Another live host reports the same vmid: shown on each of them, never applied. */
+  | { kind: 'conflict'; vmid: number; guest_name: string; instance_name: string | null; other_hosts: HostRef[] };
 
 /** A host as the API shows it (list rows carry counts; the detail adds guests, drift and deletion). */
 export interface HostSummary {
@@ -151,7 +178,10 @@ export interface HostSummary {
   uptime_s: number | null;
   hypervisor_version: string;
   sync_registry: boolean;
+  /** An unused, unexpired re-bind token exists for this host. */
   allow_rebind: boolean;
+  /** The shipped agent is newer than the one this host runs (and the host is not being removed). */
+  upgrade_available: boolean;
   deleted_at: string | null;
   upgrade: {
     state: UpgradeState;
@@ -183,4 +213,4 @@ export interface HostDetail extends HostSummary {
 
 export type AgentCommand =
   | { type: 'uninstall'; operation_id: string; receipt_token: string }
-  | { type: 'upgrade'; version: string };
+  | { type: 'upgrade'; version: string; rollback?: true };

@@ -1,17 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createAuditLog } from '../access/audit.js';
 import type { AppContext } from '../context.js';
-import { badRequest, conflict, HttpError, invalidToken, notFound } from '../errors.js';
+import { badRequest, conflict, invalidToken, notFound } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
-import { APPLICABLE, computeDrift } from './drift.js';
-import type { Releases } from './releases.js';
+import { applyHostDrift, hostDrift } from './drift-apply.js';
+import { createHeartbeatLimit } from './heartbeat-limit.js';
+import { compareVersions, type Releases } from './releases.js';
 import { createHostRepo, type DeletionRow, type EnrollmentTokenRow, type HostRow } from './repo.js';
 import type {
   AgentCommand,
   Deletion,
   DriftApply,
-  DriftItem,
   EnrollBody,
   EnrollmentTokenCreate,
   Guest,
@@ -59,6 +59,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
   const repo = createHostRepo(db);
   const audit = createAuditLog(db, clock, events);
   const intervalS = options.heartbeatIntervalS ?? 30;
+  const heartbeatLimit = createHeartbeatLimit(clock, intervalS);
 
   function statusOf(host: HostRow, now = clock.now()): HostStatus {
     if (host.state === 'deleted') return 'deleted';
@@ -81,7 +82,10 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     };
   }
 
-  function present(host: HostRow, counts: { guests: number; drift: number }, now = clock.now()): HostSummary {
+  /** What every host row shows that is not in the row: counted once per list, not per host. */
+  const contextOf = (now: number) => ({ rebindable: repo.rebindableHosts(now), shipped: releases.currentVersion() });
+
+  function present(host: HostRow, counts: { guests: number; drift: number }, now = clock.now(), context = contextOf(now)): HostSummary {
     return {
       id: host.id,
       hostname: host.hostname,
@@ -96,7 +100,8 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       uptime_s: host.uptime_s,
       hypervisor_version: host.hypervisor_version,
       sync_registry: host.sync_registry === 1,
-      allow_rebind: host.allow_rebind === 1,
+      allow_rebind: context.rebindable.has(host.id),
+      upgrade_available: host.state === 'active' && !!context.shipped && compareVersions(context.shipped, host.agent_version) > 0,
       deleted_at: iso(host.deleted_at),
       upgrade: upgradeOf(host, now),
       guest_count: counts.guests,
@@ -136,13 +141,6 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     return host;
   }
 
-  /** The host's drift; `withOrphans: false` leaves out the instances no guest has (a query over the whole registry), which are never applied. */
-  function driftOf(host: HostRow, guests: readonly Guest[], withOrphans = true): DriftItem[] {
-    if (host.state === 'deleted') return [];
-    const names = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i.name]));
-    return computeDrift(guests, names, withOrphans ? repo.orphanInstances() : []);
-  }
-
   function enrollmentState(row: EnrollmentTokenRow, now: number): 'active' | 'expired' | 'used_up' | 'revoked' {
     if (row.revoked_at !== null) return 'revoked';
     if (row.uses >= row.max_uses) return 'used_up';
@@ -160,13 +158,22 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     uses: row.uses,
     revoked_at: iso(row.revoked_at),
     state: enrollmentState(row, now),
+    host_id: row.host_id,
   });
 
   // ---- enrollment -------------------------------------------------------------------------
 
   const enrollTx = db.transaction((tokenId: number, body: EnrollBody, now: number) => {
     const existing = repo.liveHostByMachine(body.machine_id);
-    if (existing && !(existing.state === 'active' && existing.allow_rebind === 1)) throw conflict('machine already enrolled');
+    // Only a token made for the host re-binds it: a machine id is no secret (viewers read it), and an
+    // ordinary token must not take over a host and its history.
+    const rebindFor = repo.enrollmentTokenById(tokenId)?.host_id ?? null;
+    if (rebindFor !== null) {
+      if (existing?.id !== rebindFor) throw conflict('this enrollment token re-binds another machine');
+      if (existing.state !== 'active') throw conflict('host is being deleted');
+    } else if (existing) {
+      throw conflict('machine already enrolled');
+    }
     // The use is taken here, inside the transaction that creates the host: two enrollments racing
     // for the last use cannot both get one.
     if (!repo.useEnrollmentToken(tokenId, now)) throw invalidToken();
@@ -250,7 +257,9 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
         startedAt: now,
         finishedAt: null,
       });
-      commands.push({ type: 'upgrade', version: host.upgrade_version });
+      // A downgrade was requested with rollback: true (requestUpgrade refuses it otherwise); the agent needs to be told.
+      const rollback = host.upgrade_from !== null && compareVersions(host.upgrade_version, host.upgrade_from) < 0;
+      commands.push({ type: 'upgrade', version: host.upgrade_version, ...(rollback ? { rollback: true as const } : {}) });
       upgradeResult = 'offered';
     }
     return { host: repo.hostById(host.id)!, commands, wasOnline, upgradeResult };
@@ -287,56 +296,42 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     if (!host) throw notFound('host not found');
     if (host.state !== 'active') throw conflict('host is being deleted');
     repo.revokeHostTokens(hostId, now);
-    repo.setSettings(hostId, undefined, true);
   });
 
-  const upgradeTx = db.transaction((hostId: number, version: string, now: number) => {
+  const createTokenTx = db.transaction((input: EnrollmentTokenCreate, hash: string, hostId: number | null, by: string | null, now: number) => {
+    if (hostId !== null) {
+      const host = repo.hostById(hostId);
+      if (!host) throw notFound('host not found');
+      if (host.state !== 'active') throw conflict(host.state === 'deleted' ? 'host is deleted' : 'host is being deleted');
+    }
+    return repo.insertEnrollmentToken(input.name, hash, by, now, now + input.expires_in_s * 1000, input.max_uses, hostId);
+  });
+
+  const upgradeTx = db.transaction((hostId: number, version: string, rollback: boolean, now: number) => {
     const host = repo.hostById(hostId);
     if (!host) throw notFound('host not found');
     if (host.state !== 'active') throw conflict('host is being deleted');
     if (host.agent_version === version) throw conflict('host already runs that version');
+    if (compareVersions(version, host.agent_version) < 0 && !rollback) {
+      throw conflict(`${version} is older than the agent's ${host.agent_version}: send "rollback": true to roll back`);
+    }
     repo.setUpgrade(hostId, { state: 'pending', version, from: host.agent_version, requestedAt: now, startedAt: null, finishedAt: null });
   });
 
   function applyDrift(hostId: number, request: DriftApply, who: Who | null) {
     const host = requireHost(hostId);
     if (host.state === 'deleted') throw conflict('host is deleted');
-    const actor = `agent:${host.hostname}`;
-    const items = driftOf(host, repo.guestsOf(hostId), false).filter((i) => APPLICABLE.has(i.kind));
-    const byVmid = new Map(items.map((i) => [i.vmid, i]));
-    const wanted = request.all ? items.map((i) => i.vmid) : [...new Set((request.items ?? []).map((i) => i.vmid))];
-    const applied: DriftItem[] = [];
-    const skipped: { vmid: number; error: string }[] = [];
-    for (const vmid of wanted) {
-      const item = byVmid.get(vmid);
-      if (!item) {
-        skipped.push({ vmid, error: 'no drift to apply for this vmid' });
-        continue;
-      }
-      try {
-        if (item.kind === 'guest_without_instance') {
-          const name = item.guest_name.trim() || `${item.guest_type}-${vmid}`;
-          instances.create({ vmid, name, state: 'deployed', stack: 'development' }, actor);
-        } else if (item.kind === 'name_differs') {
-          instances.update(vmid, { name: item.guest_name }, actor);
-        }
-        applied.push(item);
-      } catch (err) {
-        if (!(err instanceof HttpError)) throw err;
-        const detail = (err.body.errors as { field: string; message: string }[] | undefined)?.map((e) => `${e.field} ${e.message}`).join('; ');
-        skipped.push({ vmid, error: detail ?? String(err.body.error ?? err.message) });
-      }
+    const result = applyHostDrift(repo, instances, host, request);
+    if (who && result.applied.length) {
+      audit.write({ ...who, action: 'host.drift_apply', target: `host:${hostId}`, detail: { applied: result.applied.map((i) => i.vmid), actor: `agent:${host.hostname}` } });
     }
-    if (who && applied.length) {
-      audit.write({ ...who, action: 'host.drift_apply', target: `host:${hostId}`, detail: { applied: applied.map((i) => i.vmid), actor } });
-    }
-    return { applied, skipped };
+    return result;
   }
 
   function get(id: number): HostDetail {
     const host = requireHost(id);
     const guests = repo.guestsOf(id);
-    const drift = driftOf(host, guests);
+    const drift = hostDrift(repo, host, guests);
     return { ...present(host, { guests: guests.length, drift: drift.length }), guests, drift, deletion: presentDeletion(repo.latestDeletionOf(id)) };
   }
 
@@ -385,9 +380,11 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     createEnrollmentToken(input: EnrollmentTokenCreate, who: Who) {
       const now = clock.now();
       const { token, hash } = issueToken('enrollment');
-      const id = repo.insertEnrollmentToken(input.name, hash, who.actor, now, now + input.expires_in_s * 1000, input.max_uses);
-      audit.write({ ...who, action: 'enrollment_token.create', target: `enrollment_token:${id}`, detail: { name: input.name, max_uses: input.max_uses, expires_in_s: input.expires_in_s } });
-      return { id, token, expires_at: isoMillis(now + input.expires_in_s * 1000), max_uses: input.max_uses };
+      const hostId = input.host_id ?? null;
+      const id = createTokenTx(input, hash, hostId, who.actor, now);
+      const detail = { name: input.name, max_uses: input.max_uses, expires_in_s: input.expires_in_s, ...(hostId !== null ? { host_id: hostId } : {}) };
+      audit.write({ ...who, action: 'enrollment_token.create', target: `enrollment_token:${id}`, detail });
+      return { id, token, expires_at: isoMillis(now + input.expires_in_s * 1000), max_uses: input.max_uses, host_id: hostId };
     },
     listEnrollmentTokens: () => {
       const now = clock.now();
@@ -439,6 +436,11 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       };
     },
 
+    /** Spends one heartbeat of the host's budget (before its body is read), or throws 429. */
+    admitHeartbeat(host: HostRow): void {
+      heartbeatLimit.take(host.id);
+    },
+
     heartbeat(token: string, body: HeartbeatBody): { heartbeat_interval_s: number; commands: AgentCommand[] } {
       const result = heartbeatTx(sha256(token), body, clock.now());
       const { host } = result;
@@ -468,12 +470,13 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
 
     list(): HostSummary[] {
       const now = clock.now();
+      const context = contextOf(now);
       const counts = new Map(repo.guestCounts().map((c) => [c.host_id, c]));
       const orphans = repo.orphanInstances().length;
       return repo.listHosts().map((host) => {
         const c = counts.get(host.id);
         const drift = host.state === 'deleted' ? 0 : (c?.drift ?? 0) + orphans;
-        return present(host, { guests: c?.guests ?? 0, drift }, now);
+        return present(host, { guests: c?.guests ?? 0, drift }, now, context);
       });
     },
 
@@ -482,7 +485,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     update(id: number, patch: HostPatch, who: Who): HostDetail {
       const host = requireHost(id);
       if (host.state === 'deleted') throw conflict('host is deleted');
-      repo.setSettings(id, patch.sync_registry, patch.allow_rebind);
+      repo.setSettings(id, patch.sync_registry, undefined);
       audit.write({ ...who, action: 'host.update', target: `host:${id}`, detail: { ...patch } });
       return get(id);
     },
@@ -494,19 +497,20 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       return presentDeletion(deletion)!;
     },
 
-    /** A leaked host token: revoked at once; the host may enroll again (same host, new token) with a new enrollment token. */
+    /** A leaked host token: revoked at once; the host enrolls again (same host, new token) with a re-bind token made for it. */
     revokeHostToken(id: number, who: Who): void {
       revokeTokenTx(id, clock.now());
       audit.write({ ...who, action: 'host.revoke_token', target: `host:${id}` });
       emitStatus(id);
     },
 
-    requestUpgrade(id: number, version: string | undefined, who: Who): HostDetail {
-      const target = version ?? releases.currentVersion();
+    requestUpgrade(id: number, request: { version?: string; rollback?: boolean }, who: Who): HostDetail {
+      const target = request.version ?? releases.currentVersion();
       if (!target) throw conflict('no agent release is available');
       if (!releases.versions().includes(target)) throw badRequest('unknown agent version');
-      upgradeTx(id, target, clock.now());
-      audit.write({ ...who, action: 'host.upgrade_request', target: `host:${id}`, detail: { version: target } });
+      const rollback = request.rollback === true;
+      upgradeTx(id, target, rollback, clock.now());
+      audit.write({ ...who, action: 'host.upgrade_request', target: `host:${id}`, detail: { version: target, ...(rollback ? { rollback } : {}) } });
       return get(id);
     },
 

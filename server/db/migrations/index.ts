@@ -5,6 +5,7 @@ import usage from './0004-usage.sql';
 import hosts from './0005-hosts.sql';
 import apiTokens from './0006-api-tokens.sql';
 import usageRetention from './0007-usage-retention.sql';
+import rebindTokens from './0008-rebind-tokens.sql';
 
 export interface Migration {
   version: number;
@@ -24,4 +25,5 @@ export const migrations: readonly Migration[] = [
   { version: 5, name: 'hosts', sql: hosts },
   { version: 6, name: 'api-tokens', sql: apiTokens },
   { version: 7, name: 'usage-retention', sql: usageRetention },
+  { version: 8, name: 'rebind-tokens', sql: rebindTokens },
 ];
