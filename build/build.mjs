@@ -103,11 +103,12 @@ function zodEnglishOnly() {
 }
 
 /**
- * iconv-lite (under body-parser) decodes a request body's charset. body-parser accepts UTF-8, -16,
- * -32 and -7 for JSON and UTF-8 or ISO-8859-1 for forms, and answers 415 to any other charset
- * before decoding, so the server bundle holds those codecs only. The other single-byte codecs and
- * the Chinese, Japanese and Korean ones stay out: 400 KiB of tables, and 70 KiB of code that every
- * start would parse.
+ * iconv-lite (under body-parser) decodes a request body's charset. The server refuses every charset
+ * but UTF-8, and ISO-8859-1 for forms, before reading a body (server/http/charset.ts), so the bundle
+ * holds those two codecs only: Node's own (internal) and ISO-8859-1's table, picked at build time.
+ * The UTF-7, -16 and -32 codecs, the other single-byte ones and the Chinese, Japanese and Korean
+ * ones stay out: 400 KiB of tables, and 70 KiB of code that every start would parse. A charset let
+ * through that the bundle lacks would fail its request, not the process (body.ts decodeAfterReading).
  */
 function acceptedCharsetsOnly() {
   return {
@@ -119,7 +120,7 @@ function acceptedCharsetsOnly() {
       });
       build.onLoad({ filter: /.*/, namespace: 'accepted-charsets-only' }, (args) => ({
         contents: "const merge = require('../lib/helpers/merge-exports');\n" +
-          "for (const codecs of [require('./internal'), require('./utf32'), require('./utf16'), require('./utf7'), require('./sbcs-codec')]) merge(exports, codecs);\n" +
+          "for (const codecs of [require('./internal'), require('./sbcs-codec')]) merge(exports, codecs);\n" +
           `exports.iso88591 = ${JSON.stringify(createRequire(path.join(args.path, 'index.js'))('./sbcs-data-generated.js').iso88591)};`,
         resolveDir: args.path,
         loader: 'js',

@@ -160,5 +160,11 @@ describe('the sample systemd unit', () => {
       expect(value(key), key).toEqual([expected]);
     }
   });
+
+  it('starts the server again whenever it fails, without giving up', () => {
+    expect(value('Restart')).toEqual(['on-failure']);
+    expect(value('RestartSec')).toEqual(['2']);
+    expect(value('StartLimitIntervalSec')).toEqual(['0']);
+  });
   // `systemd-analyze verify` (a Debian tool) runs in `npm run lint` (build/lint.mjs).
 });

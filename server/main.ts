@@ -1,10 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { stopOnFatalErrors } from './fatal.js';
 import { createLogger } from './logger.js';
 import { addressesToOpen, createListener, refreshSelfSigned } from './tls/listen.js';
 import { prepareTls } from './tls/setup.js';
 import { VERSION } from './version.js';
+
+// A throw nothing catches (in a stream's event handler, say) stops the process with a line saying
+// why, for the supervisor to start it again: its state is not to be trusted after that.
+stopOnFatalErrors();
 
 /** The headless server: configuration from the environment, clean shutdown on SIGINT/SIGTERM. */
 async function main(): Promise<void> {

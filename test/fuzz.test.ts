@@ -1,16 +1,20 @@
-import http from 'node:http';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RouteRecord } from '../server/http/routes.js';
+import { createAccountService } from '../server/access/accounts.js';
+import { openDatabase, openRetained, type Db } from '../server/db/database.js';
+import { systemClock } from '../server/time.js';
+import { sendBytes as sendTo, startBuiltServer, type Answer, type BuiltServer } from './helpers/built-server.js';
 import { buildInstance } from './helpers/factories.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_PASSWORD } from './helpers/server.js';
 import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
-import { openRetained } from '../server/db/database.js';
 
 /**
- * Client mistakes are 4xx, never 500: explicit cases, then a fuzz run over every write route of the
- * route table (random and mutated bodies, bad encodings, bad paths), signed in as an administrator
- * with the right Origin so requests reach the handlers. Only 127.0.0.1 is ever contacted.
+ * Client mistakes are 4xx, never 500: explicit cases, then a fuzz run over every write route the
+ * server's API document lists (random and mutated bodies, bad encodings, bad paths), signed in as an administrator
+ * with the right Origin so requests reach the handlers. The server is the built one
+ * (dist/server/main.js) in its own process, as `npm start` and the container run it, so a throw that
+ * ends the process fails the run too. Only 127.0.0.1 is ever contacted.
  *
  *   npx vitest run test/fuzz.test.ts                                   # 2,000 requests (npm test)
  *   FUZZ_REQUESTS=20000 FUZZ_SEED=7 npx vitest run test/fuzz.test.ts   # the full run
@@ -25,23 +29,13 @@ const CONCURRENCY = 6;
 const TELEMETRY_TOKEN = 'fuzz-telemetry-token-of-32-characters!!';
 const LOOPBACK_URL = 'http://127.0.0.1:9/fuzz';
 
-interface Answer {
-  status: number;
-  body: string;
+/** A write route as the server's API document names it (`POST /api/instances/:vmid`). */
+interface Route {
+  method: string;
+  path: string;
 }
 
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8').slice(0, 300) }));
-    });
-    req.on('error', reject);
-    req.setTimeout(30_000, () => req.destroy(new Error(`timeout: ${method} ${path}`)));
-    req.end(body);
-  });
-}
+const send = (base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> => sendTo(base + path, method, headers, body);
 
 /** mulberry32: the same seed gives the same requests, so a failure can be replayed. */
 function prng(seed: number) {
@@ -78,7 +72,7 @@ function randomJson(rng: Rng, depth = 0): unknown {
 }
 
 /** A valid body for each route, the start of the mutations. */
-function seedBody(route: RouteRecord, rng: Rng): unknown {
+function seedBody(route: Route, rng: Rng): unknown {
   const key = `${route.method} ${route.path}`;
   if (key === 'POST /api/instances') return buildInstance({ vmid: 1 + rng.int(50), stack: rng.pick(['development', 'production']) });
   if (key === 'PUT /api/instances/:vmid') return { state: rng.pick(['testing', 'degraded']), tailscale_ip: '100.64.0.1', atlas: 1, vmid: 1 + rng.int(50) };
@@ -147,7 +141,7 @@ function damage(text: string, rng: Rng): string {
  * api_url would call the real Tailscale). Job settings and imports are parsed, their configs pinned
  * to a loopback URL, and sent re-serialized; bodies that do not parse never reach a config.
  */
-function pinJobUrls(route: RouteRecord, text: string): string {
+function pinJobUrls(route: Route, text: string): string {
   if (!route.path.startsWith('/api/jobs') && route.path !== '/api/import') return text;
   let value: unknown;
   try {
@@ -171,7 +165,7 @@ function pinJobUrls(route: RouteRecord, text: string): string {
 
 const BAD_SEGMENTS = ['%ff', '%zz', '%', '%e0%a4%a', '%00', '%2e%2e', '..', 'abc', '1.5', '-1', '0', '99999999999999999999', '%F0%9F%98%80', ' 1', '1;2', 'null'];
 
-function fillPath(route: RouteRecord, rng: Rng): string {
+function fillPath(route: Route, rng: Rng): string {
   // Account 1 is the fuzzer's own administrator: user routes aim at the others, so fewer requests stop at the guard.
   const low = route.path.startsWith('/api/users/') ? 2 : 1;
   let path = route.path.replace(/:(\w+)/g, () => (rng.chance(0.7) ? String(low + rng.int(rng.chance(0.5) ? 5 : 120)) : rng.pick(BAD_SEGMENTS)));
@@ -191,30 +185,36 @@ function encode(body: Buffer, rng: Rng): { body: Buffer; encoding?: string } {
   return { body };
 }
 
-const CONTENT_TYPES = ['application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json; charset=bogus', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/*+json', ''];
+const CONTENT_TYPES = ['application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=utf-16', 'application/json; charset=utf-7', 'application/json; charset=latin1', 'application/json; charset=bogus', 'application/json; charset="utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=UTF-7-IMAP', 'multipart/form-data; boundary=x', 'application/*+json', ''];
 
-let server: TestServer;
+let server: BuiltServer;
 let dbPath: string;
-const realFetch = globalThis.fetch;
+/** The test's own connection to the server's database file: accounts, sessions and repairs go through it. */
+let db: Db;
+let accounts: ReturnType<typeof createAccountService>;
+let cookie: string;
+const session = (accountId: number) => `homefleet_session_dev=${db.transaction(() => accounts.sessions.issue(accountId))()}`;
 
 beforeAll(async () => {
-  // A second guard beside pinJobUrls: the in-process server may reach nothing but loopback.
-  globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new TypeError(`fuzz: refused a request to ${url.origin}`);
-    return realFetch(input, init);
-  }) as typeof fetch;
   dbPath = tempDbPath();
-  server = await startServer({ dbPath, config: { telemetryToken: TELEMETRY_TOKEN }, jobs: { httpTimeoutMs: 500 } });
+  db = openDatabase(dbPath);
+  accounts = createAccountService({ db, clock: systemClock });
+  const admin = await accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
+  // The server's job runs may reach nothing but loopback, whatever the fuzzer made of a job (pinJobUrls is the first guard).
+  server = await startBuiltServer(
+    { DB_PATH: dbPath, FLEET_TELEMETRY_TOKEN: TELEMETRY_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' },
+    ['--import', path.join(import.meta.dirname, 'fixtures', 'loopback-only.mjs')],
+  );
+  cookie = session(admin.id);
 });
 afterAll(async () => {
-  globalThis.fetch = realFetch;
   await server?.stop();
+  db?.close();
   removeTempDbs();
 });
 
 describe('client mistakes are 4xx with a clear message', () => {
-  const json = () => ({ cookie: server.client.cookieHeader(), origin: server.baseUrl, 'content-type': 'application/json' });
+  const json = () => ({ cookie, origin: server.url, 'content-type': 'application/json' });
 
   it.each([
     ['GET', '/api/instances/%ff'],
@@ -225,7 +225,7 @@ describe('client mistakes are 4xx with a clear message', () => {
     ['POST', '/api/jobs/%ff/run'],
     ['GET', '/api/instances/%ff/history'],
   ])('%s %s: 400 malformed percent-encoding', async (method, path) => {
-    const res = await send(server.baseUrl, method, path, json(), method === 'GET' || method === 'DELETE' ? undefined : Buffer.from('{}'));
+    const res = await send(server.url, method, path, json(), method === 'GET' || method === 'DELETE' ? undefined : Buffer.from('{}'));
     expect(res).toEqual({ status: 400, body: '{"error":"malformed percent-encoding in the path"}' });
   });
 
@@ -235,12 +235,12 @@ describe('client mistakes are 4xx with a clear message', () => {
     ['br', Buffer.from('nor brotli!!')],
     ['gzip', zlib.gzipSync('{"vmid":1}').subarray(0, 12)],
   ])('a body whose Content-Encoding (%s) does not decode: 400', async (encoding, body) => {
-    const res = await send(server.baseUrl, 'POST', '/api/instances', { ...json(), 'content-encoding': encoding }, body);
+    const res = await send(server.url, 'POST', '/api/instances', { ...json(), 'content-encoding': encoding }, body);
     expect(res).toEqual({ status: 400, body: '{"error":"request body does not match its Content-Encoding"}' });
   });
 
   it('an unknown Content-Encoding: 415', async () => {
-    const res = await send(server.baseUrl, 'POST', '/api/instances', { ...json(), 'content-encoding': 'compress' }, Buffer.from('{}'));
+    const res = await send(server.url, 'POST', '/api/instances', { ...json(), 'content-encoding': 'compress' }, Buffer.from('{}'));
     expect(res).toEqual({ status: 415, body: '{"error":"unsupported content encoding"}' });
   });
 });
@@ -248,17 +248,19 @@ describe('client mistakes are 4xx with a clear message', () => {
 describe(`fuzzing every write route (${REQUESTS} requests, seed ${SEED})`, () => {
   it('gives no answer of 500 or above and leaves a sound database', { timeout: BUDGET_MS + 30_000 }, async () => {
     const rng = prng(SEED);
-    const writes = server.routes.filter((r) => r.method !== 'GET');
+    const doc = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary: string }>> };
+    const writes: Route[] = Object.values(doc.paths).flatMap((ops) =>
+      Object.entries(ops).filter(([m]) => m !== 'get').map(([, op]) => ({ method: op.summary.split(' ')[0]!, path: op.summary.split(' ')[1]! })),
+    );
     expect(writes.length).toBeGreaterThanOrEqual(15);
-    let cookie = server.client.cookieHeader();
-    const admin = server.accounts.repo.byUsername('admin')!;
-    const spare = await server.accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password-1' }, { actor: null, ip: null });
+    const admin = accounts.repo.byUsername('admin')!;
+    const spare = await accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password-1' }, { actor: null, ip: null });
 
     // The fuzzer may log its administrator out, reset, demote or disable it; it is put back directly,
     // so the requests keep reaching the handlers instead of stopping at the access guard.
     const repair = () => {
-      server.db.prepare("UPDATE accounts SET role = 'administrator', enabled = 1, must_change_password = 0 WHERE id = ?").run(admin.id);
-      cookie = `homefleet_session_dev=${server.db.transaction(() => server.accounts.sessions.issue(admin.id))()}`;
+      db.prepare("UPDATE accounts SET role = 'administrator', enabled = 1, must_change_password = 0 WHERE id = ?").run(admin.id);
+      cookie = session(admin.id);
     };
 
     const failures: string[] = [];
@@ -286,9 +288,9 @@ describe(`fuzzing every write route (${REQUESTS} requests, seed ${SEED})`, () =>
       else text = Buffer.from(Array.from({ length: rng.int(300) }, () => rng.int(256))).toString('latin1');
       text = pinJobUrls(route, text);
 
-      const headers: Record<string, string> = { cookie, origin: server.baseUrl };
+      const headers: Record<string, string> = { cookie, origin: server.url };
       // Logout ends the session it is sent with: it gets one of its own, of a second administrator.
-      if (route.path === '/api/auth/logout') headers.cookie = `homefleet_session_dev=${server.db.transaction(() => server.accounts.sessions.issue(spare.id))()}`;
+      if (route.path === '/api/auth/logout') headers.cookie = session(spare.id);
       const type = rng.pick(CONTENT_TYPES);
       if (type) headers['content-type'] = type;
       if (route.path === '/api/telemetry') headers.authorization = `Bearer ${rng.chance(0.9) ? TELEMETRY_TOKEN : 'wrong'}`;
@@ -299,7 +301,7 @@ describe(`fuzzing every write route (${REQUESTS} requests, seed ${SEED})`, () =>
         if (encoded.encoding !== undefined) headers['content-encoding'] = encoded.encoding;
       }
 
-      const res = await send(server.baseUrl, method, path, headers, body);
+      const res = await send(server.url, method, path, headers, body);
       byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
       perRoute.set(`${route.method} ${route.path}`, (perRoute.get(`${route.method} ${route.path}`) ?? 0) + 1);
       if (res.status >= 500 && !(route.path === '/api/jobs/:id/run' && res.status === 500 && !res.body.includes('internal error'))) {
@@ -324,15 +326,18 @@ describe(`fuzzing every write route (${REQUESTS} requests, seed ${SEED})`, () =>
     expect(sent, 'the time budget ran out before every request was sent').toBe(REQUESTS);
     expect(failures.slice(0, 20)).toEqual([]);
     expect([...perRoute.keys()].sort()).toEqual(writes.map((r) => `${r.method} ${r.path}`).sort());
-    expect((await send(server.baseUrl, 'GET', '/api/health', {})).status).toBe(200);
+    expect((await send(server.url, 'GET', '/api/health', {})).status).toBe(200);
+    expect(server.running()).toBe(true);
 
-    await server.stop();
-    const db = openRetained(dbPath, { readonly: true });
+    const exited = await server.stop();
+    expect(exited.exitCode, exited.all.slice(-2000)).toBe(0);
+    db.close();
+    const file = openRetained(dbPath, { readonly: true });
     try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      expect(db.pragma('foreign_key_check')).toEqual([]);
+      expect(file.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(file.pragma('foreign_key_check')).toEqual([]);
     } finally {
-      db.close();
+      file.close();
     }
   });
 });

@@ -85,16 +85,14 @@ describe('the headless server', () => {
       headers: { 'content-type': 'application/json', origin: first.url, cookie },
       body: JSON.stringify({ state: 'testing' }),
     });
-    // The bundle holds the codecs of the charsets body-parser accepts: others are refused, UTF-16 and UTF-32 JSON still read.
+    // JSON is read as UTF-8 only (test/body-charsets.test.ts tries every other charset on every route).
     const login = (type: string, body: Buffer) =>
       fetch(`${first.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': type, origin: first.url }, body: new Uint8Array(body) });
-    const wrong = JSON.stringify({ username: 'admin', password: 'not-the-password' });
+    const wrong = JSON.stringify({ username: 'admin', password: 'not-the-p\u00e4ssword' });
+    expect((await login('application/json; charset=UTF-8', Buffer.from(wrong))).status).toBe(401);
     expect((await login('application/json; charset=shift_jis', Buffer.from(wrong))).status).toBe(415);
     expect((await login('application/json; charset=iso-8859-1', Buffer.from(wrong, 'latin1'))).status).toBe(415);
-    expect((await login('application/json; charset=utf-16le', Buffer.from(wrong, 'utf16le'))).status).toBe(401);
-    const utf32 = Buffer.alloc(wrong.length * 4);
-    for (let i = 0; i < wrong.length; i++) utf32.writeUInt32LE(wrong.charCodeAt(i), i * 4);
-    expect((await login('application/json; charset=utf-32le', utf32)).status).toBe(401);
+    expect((await login('application/json; charset=utf-16le', Buffer.from(wrong, 'utf16le'))).status).toBe(415);
     const exited = await stop(first.child);
     expect(exited.exitCode).toBe(0);
     expect(exited.stdout).toContain('"msg":"stopped"');

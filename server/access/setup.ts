@@ -1,6 +1,7 @@
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import type { AppContext } from '../context.js';
 import { forbidden, HttpError, notFound, tooManyRequests } from '../errors.js';
+import { formBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import type { AccountService } from './accounts.js';
@@ -25,7 +26,7 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
     res.status(200).send(setupFormPage({ setup_token: token }));
   });
 
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+  const form = formBody('16kb', 20);
   routes.post(
     '/setup',
     { access: 'public', before: [requireOrigin(ctx.config), requireSecureTransport(ctx.config), form], bodyLimit: '16kb' },

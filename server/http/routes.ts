@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ZodType } from 'zod';
-import { jsonBody } from './json-body.js';
+import { jsonBody } from './body.js';
 import { parseWith } from './validate.js';
 
 /** Capability names of PRODUCT.md's table; each role's grants live in server/access. */

@@ -1,9 +1,10 @@
-import express, { type RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import * as z from 'zod';
 import { PageQuery } from '../access/schema.js';
 import { bearerCredential, secretsEqual } from '../access/tokens.js';
 import type { AppContext } from '../context.js';
 import { HttpError, serviceUnavailable, unsupportedMediaType, validationFailed } from '../errors.js';
+import { jsonBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseWith } from '../http/validate.js';
 import { isoMillis } from '../time.js';
@@ -51,7 +52,7 @@ export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext): vo
 
   // Not strict: a valid JSON body that is not an object (`42`) reaches the schema and is told what
   // is wrong, instead of the strict parser's "malformed JSON body".
-  const body = express.json({ limit: '1mb', strict: false });
+  const body = jsonBody('1mb', { strict: false });
   routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx), body], bodyLimit: false }, (req, res) => {
     const body = parseWith(TelemetryBody, req.body);
     if (tooDeep(body, MAX_EVENT_DEPTH + 1)) throw validationFailed([{ field: 'body', message: `must not be nested more than ${MAX_EVENT_DEPTH} levels deep` }]);

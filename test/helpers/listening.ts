@@ -9,6 +9,11 @@ import { onTestFinished } from 'vitest';
  */
 export function listeningUrl(child: ChildProcess): Promise<string> {
   killWhenTestEnds(child);
+  return waitForListening(child);
+}
+
+/** listeningUrl without the kill at the end of the test, for a server a file starts in beforeAll and stops in afterAll. */
+export function waitForListening(child: ChildProcess): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no listening line within 10 s: ${out}`))), 10_000);

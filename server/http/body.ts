@@ -1,21 +1,33 @@
 import express, { type RequestHandler } from 'express';
+import { unsupportedMediaType } from '../errors.js';
+import { charsetRefusal } from './charset.js';
 
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-const PLAIN_JSON = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const PLAIN_JSON = /^application\/json(?:[ \t]*;[ \t]*charset=(?:utf-8|"utf-8"))?$/i;
 
 function bodyError(status: number, type: string, message: string): Error {
   return Object.assign(new Error(message), { status, statusCode: status, type, expose: true });
 }
 
 /**
- * express.json({ limit }) with a fast path for what browsers and scripts send: `application/json`
- * (UTF-8), not compressed, with a Content-Length within the limit. That body is read and parsed
- * here with body-parser's rules (an empty body is {}, the top level must be an object or array, a wrong
- * length or an aborted upload is an error with body-parser's `type`); everything else (other
- * charsets, compressed or chunked bodies, other media types) goes to express.json itself.
+ * With a `verify` hook, body-parser collects the raw bytes and decodes them afterwards, inside its
+ * try: a decoder that throws then fails that one request (400) instead of throwing in the request
+ * stream's `data` handler, where nothing catches it and the process ends. charsetRefusal already
+ * lets through only the charsets the server bundle carries; this keeps a mistake there from
+ * costing more than one request.
  */
-export function jsonBody(limit: string): RequestHandler {
-  const fallback = express.json({ limit });
+const decodeAfterReading = () => undefined;
+
+/**
+ * express.json({ limit, strict }) with a fast path for what browsers and scripts send:
+ * `application/json` (UTF-8), not compressed, with a Content-Length within the limit. That body is
+ * read and parsed here with body-parser's rules (an empty body is {}, when strict the top level must
+ * be an object or array, a wrong length or an aborted upload is an error with body-parser's `type`);
+ * other charsets are refused (415) before anything is read, and the rest (compressed or chunked
+ * bodies, other media types) goes to express.json itself.
+ */
+export function jsonBody(limit: string, { strict = true }: { strict?: boolean } = {}): RequestHandler {
+  const fallback = express.json({ limit, strict, verify: decodeAfterReading });
   const limitBytes = parseLimit(limit);
   return (req, res, next) => {
     const headers = req.headers;
@@ -30,7 +42,9 @@ export function jsonBody(limit: string): RequestHandler {
       headers['transfer-encoding'] !== undefined ||
       (encoding !== undefined && encoding.toLowerCase() !== 'identity')
     ) {
-      fallback(req, res, next);
+      const refusal = charsetRefusal(type);
+      if (refusal) next(unsupportedMediaType(refusal));
+      else fallback(req, res, next);
       return;
     }
     const length = Number(declared);
@@ -63,7 +77,7 @@ export function jsonBody(limit: string): RequestHandler {
       }
       let first = start;
       while (first < body.length && WHITESPACE.has(body[first]!)) first++;
-      if (body[first] !== 0x7b && body[first] !== 0x5b) {
+      if (strict && body[first] !== 0x7b && body[first] !== 0x5b) {
         next(bodyError(400, 'entity.parse.failed', 'JSON body must be an object or an array'));
         return;
       }
@@ -86,6 +100,16 @@ export function jsonBody(limit: string): RequestHandler {
     req.on('end', onEnd);
     req.on('aborted', onAborted);
     req.on('error', finish);
+  };
+}
+
+/** express.urlencoded (flat fields, as the setup page posts them), refusing charsets other than UTF-8 and ISO-8859-1 (415) before anything is read. */
+export function formBody(limit: string, parameterLimit: number): RequestHandler {
+  const parse = express.urlencoded({ extended: false, limit, parameterLimit, verify: decodeAfterReading });
+  return (req, res, next) => {
+    const refusal = charsetRefusal(req.headers['content-type']);
+    if (refusal) next(unsupportedMediaType(refusal));
+    else parse(req, res, next);
   };
 }
 

@@ -1,0 +1,62 @@
+import { execa, type Result, type ResultPromise } from 'execa';
+import http from 'node:http';
+import path from 'node:path';
+import { ensureBuilt } from './build.js';
+import { waitForListening } from './listening.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+type ChildOptions = { cwd: string; env: Record<string, string>; extendEnv: false; reject: false; all: true };
+
+export interface BuiltServer {
+  url: string;
+  child: ResultPromise<ChildOptions>;
+  /** True while the process runs. */
+  running(): boolean;
+  /** SIGTERM (a clean stop), then its exit; what it printed is in `all`. */
+  stop(): Promise<Result<ChildOptions>>;
+}
+
+/**
+ * dist/server/main.js, as `npm start` and the container run it, in its own process on a free
+ * loopback port, with only `env` (plus PORT, HOST and LOG_LEVEL=info) in its environment.
+ * The caller stops it (in afterAll, or at the end of its test).
+ */
+export async function startBuiltServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<BuiltServer> {
+  await ensureBuilt();
+  const options: ChildOptions = { cwd: root, env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false, all: true };
+  const child = execa(process.execPath, [...nodeArgs, 'dist/server/main.js'], options);
+  const url = await waitForListening(child);
+  return {
+    url,
+    child,
+    running: () => child.exitCode === null && child.signalCode === null,
+    async stop() {
+      child.kill('SIGTERM');
+      return child;
+    },
+  };
+}
+
+export interface Answer {
+  status: number;
+  /** The first 300 characters of the body. */
+  body: string;
+}
+
+/**
+ * One request through node:http with the body as given (bytes, any headers, Content-Length set),
+ * on `agent` (keep-alive, a local address) when given; a connection error rejects.
+ */
+export function sendBytes(url: string, method: string, headers: Record<string, string>, body?: Buffer, agent?: http.Agent): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8').slice(0, 300) }));
+    });
+    req.on('error', reject);
+    req.setTimeout(30_000, () => req.destroy(new Error(`timeout: ${method} ${url}`)));
+    req.end(body);
+  });
+}
