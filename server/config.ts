@@ -10,12 +10,32 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** `https://`, a DNS name, an IPv4 address or a bracketed IPv6 address, an optional port, an optional `/`: nothing else. */
+const HTTPS_ORIGIN = new RegExp(`^https://(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::(\\d{1,5}))?/?$`);
+
+/**
+ * Whether `value` is a plain https origin. The value is written into install commands and the
+ * installer a root shell runs, so quotes, `;`, `$`, credentials, paths and queries are refused here,
+ * not only quoted later. The URL parser settles what the pattern cannot (IPv4 ranges, IPv6 syntax).
+ */
+export function isHttpsOrigin(value: string): boolean {
+  const match = HTTPS_ORIGIN.exec(value);
+  if (!match || value.length > 300) return false;
+  if (match[1] !== undefined && (Number(match[1]) < 1 || Number(match[1]) > 65535)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The external origin is HTTPS: the session cookie there is `__Host-` and Secure. An http:// value
  * used to start a server nobody could sign in to (plain-HTTP login is for loopback development only).
  */
 const publicUrl = optionalText.refine(
-  (v) => v === undefined || /^https:\/\/[^/?#@\s]+$/i.test(v.replace(/\/$/, '')),
+  (v) => v === undefined || isHttpsOrigin(v),
   'must be an https:// origin such as https://fleet.example.org (scheme and host, no path); plain-HTTP sign-in is for loopback development with FLEET_AUTH_ALLOW_HTTP=true and no public URL',
 );
 

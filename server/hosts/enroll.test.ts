@@ -272,7 +272,7 @@ describe('bad input never crashes the server', () => {
     expect((await rawRequest(server.baseUrl, 'POST', '/api/hosts/enrollment-tokens', evil, {})).status).toBe(400);
     expect((await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: "x'$(id)'" })).status).toBe(400);
     const fine = await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: 'fleet.example:8443' });
-    expect(fine.body).toContain("HOMEFLEET_SERVER_DEFAULT='http://fleet.example:8443'");
+    expect(fine.body).toContain('\nHOMEFLEET_SERVER_DEFAULT=http://fleet.example:8443\n');
     // Still healthy.
     expect((await heartbeat(server, host.host_token)).status).toBe(200);
   });
