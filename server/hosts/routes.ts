@@ -89,7 +89,8 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // ---- management (sessions) ------------------------------------------------------------
   // enrollment-tokens first: Express matches in order, and it is not a host id.
 
-  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once) and its install command') }, (req, res) => {
+  // A browser session only: an enrollment token minted with a personal API token would outlive that token's revocation.
+  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once) and its install command') }, (req, res) => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
     const created = hosts.createEnrollmentToken(req.body, who(req, res));
     res.status(201);
