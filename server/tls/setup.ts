@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import type { CertificateFacts } from './certificate.js';
 import { certificateNames, isLoopbackHost } from './names.js';
+import { makePrivateDir } from '../private-files.js';
 
 /** What other features may show about the server's certificate (install commands, the start-up log). */
 export interface TlsInfo {
@@ -121,7 +122,7 @@ export async function prepareTls(config: TlsConfig, deps: TlsDeps = {}): Promise
   }
   const made = await createSelfSigned(names, now, `homefleet on ${hostname}`);
   if (files) {
-    fs.mkdirSync(path.dirname(files.cert), { recursive: true });
+    makePrivateDir(path.dirname(files.cert));
     // Key first: a crash between the two leaves a certificate without its key, which is made again next start.
     writePrivate(files.key, made.key);
     writePrivate(files.cert, made.cert);
