@@ -16,6 +16,7 @@ import { registerHealthRoutes } from './health/routes.js';
 import { createReleases, KEY_FILE } from './hosts/releases.js';
 import { registerHostRoutes } from './hosts/routes.js';
 import { createHostService, type HostService, type HostsOptions } from './hosts/service.js';
+import { hostCheck } from './http/host-check.js';
 import { RouteTable, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
 import { createJobService, type JobService, type JobsOptions } from './jobs/service.js';
@@ -93,6 +94,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   // Forwarded headers are believed only from the configured proxy hop: a count ("1") or 'loopback', an address, a subnet.
   if (config.trustProxy) app.set('trust proxy', /^\d+$/.test(config.trustProxy) ? Number(config.trustProxy) : config.trustProxy);
   app.use(requestLog(logger));
+  app.use(hostCheck(config, logger));
 
   const accounts = createAccountService(context);
   const routes = new RouteTable(createAccessGuard(context, accounts));

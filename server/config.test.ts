@@ -95,6 +95,14 @@ describe('configuration', () => {
     }
   });
 
+  it('reads FLEET_ALLOWED_HOSTS as names or addresses without ports', () => {
+    expect(loadConfig({}).allowedHosts).toEqual([]);
+    expect(loadConfig({ FLEET_ALLOWED_HOSTS: 'fleet.lan, 192.0.2.7 [2001:db8::1]' }).allowedHosts).toEqual(['fleet.lan', '192.0.2.7', '[2001:db8::1]']);
+    for (const bad of ['http://fleet.lan', 'fleet.lan:8443', 'fleet.lan/x', "fleet';id"]) {
+      expect(() => loadConfig({ FLEET_ALLOWED_HOSTS: bad }), bad).toThrow(/^Invalid FLEET_ALLOWED_HOSTS .*must be host names or addresses/);
+    }
+  });
+
   it('accepts an https:// origin with a port', () => {
     expect(loadConfig({ ORIGIN: 'https://fleet.example.org:8443' }).publicOrigin).toBe('https://fleet.example.org:8443');
   });

@@ -83,6 +83,10 @@ const EnvSchema = z.object({
   FLEET_TLS_CERT: optionalText,
   FLEET_TLS_KEY: optionalText,
   FLEET_TLS_NAMES: optionalText,
+  FLEET_ALLOWED_HOSTS: optionalText.refine(
+    (v) => v === undefined || v.split(/[\s,]+/).filter(Boolean).every((n) => /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/.test(n)),
+    'must be host names or addresses, separated by commas, without ports or schemes (e.g. fleet.lan,192.0.2.7)',
+  ),
   FLEET_USAGE_RETENTION_DAYS: wholeNumber(180, 1, 36_500),
   FLEET_USAGE_MAX_REPORTS: wholeNumber(100_000, 100, 10_000_000),
   FLEET_SNAPSHOT_INTERVAL_HOURS: z
@@ -120,6 +124,8 @@ export interface Config {
   tlsKeyFile: string | undefined;
   /** Extra names (DNS names or addresses) the self-signed certificate covers, besides the machine's own. */
   tlsExtraNames: string[];
+  /** More names the server answers to (FLEET_ALLOWED_HOSTS): any other Host gets 421 (server/http/host-check.ts). */
+  allowedHosts: string[];
   /** Set by createApp when the server speaks HTTPS itself: the names its certificate covers (for the allowed Origins). */
   tlsNames?: string[];
   /** Usage reports older than this many days are deleted daily. */
@@ -168,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsCertFile: e.FLEET_TLS_CERT,
     tlsKeyFile: e.FLEET_TLS_KEY,
     tlsExtraNames: (e.FLEET_TLS_NAMES ?? '').split(/[\s,]+/).filter(Boolean),
+    allowedHosts: (e.FLEET_ALLOWED_HOSTS ?? '').split(/[\s,]+/).filter(Boolean),
     usageRetentionDays: e.FLEET_USAGE_RETENTION_DAYS,
     usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
     snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,
