@@ -5,7 +5,7 @@ import { createAccessGuard } from './access/guard.js';
 import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
 import { registerBackupRoutes } from './backup/routes.js';
-import type { SnapshotOptions, SnapshotService } from './backup/snapshots.js';
+import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createEvents, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
@@ -13,9 +13,10 @@ import { errorMiddleware } from './errors.js';
 import { createEventHub, type EventHub, type LiveEventsOptions } from './events/hub.js';
 import { registerEventRoutes } from './events/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
-import { createReleases } from './hosts/releases.js';
+import { createReleases, KEY_FILE } from './hosts/releases.js';
 import { registerHostRoutes } from './hosts/routes.js';
 import { createHostService, type HostService, type HostsOptions } from './hosts/service.js';
+import { hostCheck } from './http/host-check.js';
 import { RouteTable, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
 import { createJobService, type JobService, type JobsOptions } from './jobs/service.js';
@@ -26,7 +27,8 @@ import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerTokenRoutes } from './tokens/routes.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
-import type { TlsInfo } from './tls/setup.js';
+import { selfSignedPaths, type TlsInfo } from './tls/setup.js';
+import { makePrivateDir, tightenModes } from './private-files.js';
 import { createUsageRetention, type UsageRetentionOptions } from './usage/retention.js';
 import { registerUsageRoutes } from './usage/routes.js';
 import { defaultRendererDir, packageRoot, registerWebRoutes } from './web/routes.js';
@@ -79,6 +81,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     ...(options.tls ? { tlsNames: options.tls.names } : {}),
   });
   const logger = options.logger ?? createLogger(config.logLevel);
+  if (config.dbPath !== ':memory:') keepDataPrivate(config.dbPath, logger);
   const db = openDatabase(config.dbPath);
   const context: AppContext = { db, config, clock: options.clock ?? systemClock, logger, events: createEvents(), tls: options.tls };
 
@@ -91,6 +94,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   // Forwarded headers are believed only from the configured proxy hop: a count ("1") or 'loopback', an address, a subnet.
   if (config.trustProxy) app.set('trust proxy', /^\d+$/.test(config.trustProxy) ? Number(config.trustProxy) : config.trustProxy);
   app.use(requestLog(logger));
+  app.use(hostCheck(config, logger));
 
   const accounts = createAccountService(context);
   const routes = new RouteTable(createAccessGuard(context, accounts));
@@ -162,6 +166,25 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
       db.close();
     },
   };
+}
+
+/**
+ * The data folder holds the database, its snapshots and the private keys: at every start it is made
+ * (0700) when missing, and what someone loosened is tightened again (folders 0700, files 0600), with
+ * a warning naming each path, so a key made 0644 is not used without a word.
+ */
+function keepDataPrivate(dbPath: string, logger: Logger): void {
+  const db = path.resolve(dbPath);
+  const dir = path.dirname(db);
+  makePrivateDir(dir);
+  const paths = [dir, snapshotDirectory(db), db, `${db}-wal`, `${db}-shm`, `${db}.before-restore`, path.join(dir, KEY_FILE), selfSignedPaths(db)!.key];
+  for (const report of tightenModes(paths)) {
+    if (report.action === 'tightened') {
+      logger.warn({ path: report.path, was: report.was }, `${report.path} was readable by other users (${report.was}); made it the server user's only`);
+    } else {
+      logger.warn({ path: report.path, was: report.was }, `${report.path} is readable by other users (${report.was}); left as it is because ${report.why}`);
+    }
+  }
 }
 
 /**

@@ -65,6 +65,44 @@ describe('configuration', () => {
     }
   });
 
+  it('takes only a plain https origin: a name or address, an optional port and trailing slash', () => {
+    for (const good of ['https://fleet.example.org', 'https://fleet.example.org/', 'https://FLEET-1.lan:8443', 'https://192.0.2.7:3103', 'https://[2001:db8::7]:8443', 'https://box']) {
+      expect(loadConfig({ FLEET_PUBLIC_URL: good }).publicOrigin, good).toBe(good.replace(/\/$/, ''));
+    }
+    const bad = [
+      "https://fleet.example.org';touch /tmp/PWNED;'",
+      'https://fleet.example.org;id',
+      'https://$(id).example.org',
+      'https://fleet.example.org:8443$HOME',
+      'https://user:pw@fleet.example.org',
+      'https://fleet.example.org/path',
+      'https://fleet.example.org?x=1',
+      'https://fleet.example.org#x',
+      'https://fleet example.org',
+      'https://-fleet.example.org',
+      'https://fleet..example.org',
+      'https://fleet.example.org:0',
+      'https://fleet.example.org:70000',
+      'https://999.1.1.1',
+      'https://[2001:db8::zz]',
+      'https://[::1]]',
+      'https://fleet.example.org//',
+      'https://',
+      'https://fleet_x.example.org',
+    ];
+    for (const value of bad) {
+      for (const name of ['FLEET_PUBLIC_URL', 'ORIGIN']) expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(`Invalid ${name}`);
+    }
+  });
+
+  it('reads FLEET_ALLOWED_HOSTS as names or addresses without ports', () => {
+    expect(loadConfig({}).allowedHosts).toEqual([]);
+    expect(loadConfig({ FLEET_ALLOWED_HOSTS: 'fleet.lan, 192.0.2.7 [2001:db8::1]' }).allowedHosts).toEqual(['fleet.lan', '192.0.2.7', '[2001:db8::1]']);
+    for (const bad of ['http://fleet.lan', 'fleet.lan:8443', 'fleet.lan/x', "fleet';id"]) {
+      expect(() => loadConfig({ FLEET_ALLOWED_HOSTS: bad }), bad).toThrow(/^Invalid FLEET_ALLOWED_HOSTS .*must be host names or addresses/);
+    }
+  });
+
   it('accepts an https:// origin with a port', () => {
     expect(loadConfig({ ORIGIN: 'https://fleet.example.org:8443' }).publicOrigin).toBe('https://fleet.example.org:8443');
   });

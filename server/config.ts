@@ -10,12 +10,32 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** `https://`, a DNS name, an IPv4 address or a bracketed IPv6 address, an optional port, an optional `/`: nothing else. */
+const HTTPS_ORIGIN = new RegExp(`^https://(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::(\\d{1,5}))?/?$`);
+
+/**
+ * Whether `value` is a plain https origin. The value is written into install commands and the
+ * installer a root shell runs, so quotes, `;`, `$`, credentials, paths and queries are refused here,
+ * not only quoted later. The URL parser settles what the pattern cannot (IPv4 ranges, IPv6 syntax).
+ */
+export function isHttpsOrigin(value: string): boolean {
+  const match = HTTPS_ORIGIN.exec(value);
+  if (!match || value.length > 300) return false;
+  if (match[1] !== undefined && (Number(match[1]) < 1 || Number(match[1]) > 65535)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The external origin is HTTPS: the session cookie there is `__Host-` and Secure. An http:// value
  * used to start a server nobody could sign in to (plain-HTTP login is for loopback development only).
  */
 const publicUrl = optionalText.refine(
-  (v) => v === undefined || /^https:\/\/[^/?#@\s]+$/i.test(v.replace(/\/$/, '')),
+  (v) => v === undefined || isHttpsOrigin(v),
   'must be an https:// origin such as https://fleet.example.org (scheme and host, no path); plain-HTTP sign-in is for loopback development with FLEET_AUTH_ALLOW_HTTP=true and no public URL',
 );
 
@@ -63,6 +83,10 @@ const EnvSchema = z.object({
   FLEET_TLS_CERT: optionalText,
   FLEET_TLS_KEY: optionalText,
   FLEET_TLS_NAMES: optionalText,
+  FLEET_ALLOWED_HOSTS: optionalText.refine(
+    (v) => v === undefined || v.split(/[\s,]+/).filter(Boolean).every((n) => /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/.test(n)),
+    'must be host names or addresses, separated by commas, without ports or schemes (e.g. fleet.lan,192.0.2.7)',
+  ),
   FLEET_USAGE_RETENTION_DAYS: wholeNumber(180, 1, 36_500),
   FLEET_USAGE_MAX_REPORTS: wholeNumber(100_000, 100, 10_000_000),
   FLEET_SNAPSHOT_INTERVAL_HOURS: z
@@ -100,6 +124,8 @@ export interface Config {
   tlsKeyFile: string | undefined;
   /** Extra names (DNS names or addresses) the self-signed certificate covers, besides the machine's own. */
   tlsExtraNames: string[];
+  /** More names the server answers to (FLEET_ALLOWED_HOSTS): any other Host gets 421 (server/http/host-check.ts). */
+  allowedHosts: string[];
   /** Set by createApp when the server speaks HTTPS itself: the names its certificate covers (for the allowed Origins). */
   tlsNames?: string[];
   /** Usage reports older than this many days are deleted daily. */
@@ -148,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsCertFile: e.FLEET_TLS_CERT,
     tlsKeyFile: e.FLEET_TLS_KEY,
     tlsExtraNames: (e.FLEET_TLS_NAMES ?? '').split(/[\s,]+/).filter(Boolean),
+    allowedHosts: (e.FLEET_ALLOWED_HOSTS ?? '').split(/[\s,]+/).filter(Boolean),
     usageRetentionDays: e.FLEET_USAGE_RETENTION_DAYS,
     usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
     snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,

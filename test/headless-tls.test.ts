@@ -102,7 +102,8 @@ describe('HOST=0.0.0.0 npm start', () => {
   });
 
   it('with FLEET_TLS=off keeps plain HTTP, and sign-in over it only on a loopback name', async () => {
-    const { child, log } = await startHeadless({ HOST: '0.0.0.0', FLEET_TLS: 'off', DB_PATH: ':memory:', FLEET_AUTH_ALLOW_HTTP: 'true' });
+    // fleet.lan is one of its names (FLEET_ALLOWED_HOSTS), so the request gets past the Host check to the login rule.
+    const { child, log } = await startHeadless({ HOST: '0.0.0.0', FLEET_TLS: 'off', DB_PATH: ':memory:', FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_ALLOWED_HOSTS: 'fleet.lan' });
     const listening = log.find((l) => /listening on/.test(l.msg))!;
     expect(listening.msg).toMatch(/^homefleet listening on http:\/\/0\.0\.0\.0:\d+$/);
     const port = new URL(listening.open[0]).port;

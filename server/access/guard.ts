@@ -59,6 +59,6 @@ export function createAccessGuard(context: AppContext, accounts: AccountService 
       if (!SAFE_METHODS.has(req.method)) auditRequest(accounts.audit, context.logger, req, res, account.username, targetOf);
       next();
     };
-    return [noAgentToken, bearer(access, targetOf, [origin, session])];
+    return [noAgentToken, bearer(route, targetOf, [origin, session])];
   };
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { migrate, openRetained, removeDatabaseFiles, type Db } from '../db/database.js';
 import { migrations } from '../db/migrations/index.js';
+import { copyPrivate, createPrivateFile, makePrivateDir } from '../private-files.js';
 
 /**
  * `npm run restore -- <snapshot file>`: replaces the database at DB_PATH with a snapshot, on the
@@ -105,16 +106,17 @@ export async function restoreSnapshot(snapshot: string, dbPath: string, say: (li
   const source = path.resolve(snapshot);
   if (!fs.existsSync(source) || !fs.statSync(source).isFile()) throw new RestoreError(`no snapshot file at ${snapshot}`);
   if (source === db) throw new RestoreError(`${snapshot} is the database itself; name a snapshot file`);
-  fs.mkdirSync(path.dirname(db), { recursive: true });
+  makePrivateDir(path.dirname(db));
 
   const live = fs.existsSync(db) ? lockLive(db) : null;
   const restoring = `${db}.restoring`;
   const before = `${db}.before-restore`;
   let schemaFrom: number;
   try {
-    // 1. The snapshot, copied beside the database and checked there (never changed in place).
+    // 1. The snapshot, copied beside the database and checked there (never changed in place). The
+    // copy, and so the restored database, is 0600 whatever mode the snapshot file has.
     removeDatabaseFiles(restoring);
-    fs.copyFileSync(source, restoring);
+    copyPrivate(source, restoring);
     schemaFrom = checkSnapshot(restoring, snapshot);
     fsyncPath(restoring);
     say(`checked ${snapshot}: integrity ok, schema ${schemaFrom}`);
@@ -123,6 +125,8 @@ export async function restoreSnapshot(snapshot: string, dbPath: string, say: (li
     if (live) {
       const partial = `${before}.partial`;
       removeDatabaseFiles(partial);
+      // SQLite writes into the file as it finds it: made 0600 first, so the copy is never readable by others.
+      createPrivateFile(partial);
       await live.backup(partial);
       const copy = openChecked(partial, partial);
       try {

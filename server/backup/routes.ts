@@ -74,7 +74,9 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     return { snapshot };
   });
 
-  routes.get('/api/snapshots/:name', { access: 'settings.manage' }, (req, res) => {
+  // A download is the whole database: a browser session only, never a personal API token, which a
+  // script keeps on disk and which outlives no password check (a token got every hash this way).
+  routes.get('/api/snapshots/:name', { access: 'settings.manage', credentials: ['session'] }, (req, res) => {
     const file = snapshots.file(req.params.name!);
     const size = fs.statSync(file).size;
     res.set({ 'content-type': 'application/vnd.sqlite3', 'content-length': String(size), 'cache-control': 'no-store' });

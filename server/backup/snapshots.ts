@@ -6,6 +6,7 @@ import os from 'node:os';
 import type { AppContext } from '../context.js';
 import { openRetained, removeDatabaseFiles } from '../db/database.js';
 import { conflict, notFound } from '../errors.js';
+import { makePrivateDir } from '../private-files.js';
 
 /**
  * Database snapshots: SQLite online backups of the whole database (registry, accounts, sessions,
@@ -291,7 +292,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
   async function copy(kind: SnapshotKind, keepIt: () => boolean = () => true): Promise<{ finished: Promise<SnapshotInfo> }> {
     if (!directory) throw conflict('snapshots are off: the database is in memory');
     if (closed) throw conflict('the server is stopping');
-    fs.mkdirSync(directory, { recursive: true });
+    makePrivateDir(directory);
     const name = freeName(kind, new Date());
     const partial = path.join(directory, `.${name}.partial`);
     removeDatabaseFiles(partial);

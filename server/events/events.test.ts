@@ -319,6 +319,20 @@ describe('replay, caps and shutdown', () => {
     expect(again.frames.some((f) => f.event === 'reset')).toBe(false);
   });
 
+  it('says event: reset instead of replaying more than a stream may have queued, which would drop it mid-replay', async () => {
+    const server = await start({ liveEvents: { maxQueuedBytes: 2048 } });
+    const before = await open(server.client);
+    await connected(before);
+    await server.client.post('/api/instances', buildInstance({ name: 'seen' }));
+    const seen = await before.waitFor((f) => f.event === 'instance.created');
+    before.close();
+    for (let i = 0; i < 10; i++) await server.client.post('/api/instances', buildInstance({ name: `missed-${i}-${'x'.repeat(150)}` }));
+    const again = await open(server.client, '/api/events', { 'last-event-id': seen.id! });
+    await again.waitFor((f) => f.event === 'reset');
+    expect(again.frames.filter((f) => f.event === 'instance.created')).toEqual([]);
+    expect(again.isEnded()).toBe(false);
+  });
+
   it('says event: reset when the buffer no longer reaches back, or the id is unknown', async () => {
     const server = await start({ liveEvents: { bufferSize: 3 } });
     for (let i = 0; i < 6; i++) await server.client.post('/api/instances', buildInstance());

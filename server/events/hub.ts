@@ -17,18 +17,32 @@ export interface LiveEventsOptions {
   bufferSize?: number;
   /** Open streams per session or per API token (5): a tab that leaks EventSources gets 429, not the server's memory. */
   maxPerSession?: number;
+  /** Open streams per account, its sessions and API tokens together (10): more tokens do not buy more streams. */
+  maxPerAccount?: number;
   /** Open streams in all (1 000). */
   maxStreams?: number;
-  /** A client this far behind (bytes queued unsent) is dropped; it reconnects and replays (1 MiB). */
+  /** Of `maxStreams`, this many only administrators may open (a twentieth: 50): others filling theirs cannot lock an administrator out. */
+  adminReserve?: number;
+  /**
+   * A client this far behind (bytes queued in the server, past what the kernel holds) is dropped: the
+   * connection is closed at once, which frees what was queued for it, and the browser reconnects and
+   * replays (64 KiB). Each queued frame costs about as much again in bookkeeping: 1,000 streams that
+   * never read, under 6,000 changes, left the server at 185 MB RSS against 111 MB with none open
+   * (test/bench/streams-memory.bench.ts); 256 KiB took 226 MB after only 3,000 changes.
+   */
   maxQueuedBytes?: number;
 }
 
 interface BufferedEvent {
   id: number;
   type: LiveEventType;
-  frame: string;
+  /**
+   * The encoded frame, one Buffer written to every stream: a stream that cannot send keeps a
+   * reference to it, where a string would be copied into each stream's queue.
+   */
+  frame: Buffer;
   /** What roles without the detail capability get instead (EVENT_DETAIL). */
-  summary?: { capability: Capability; frame: string };
+  summary?: { capability: Capability; frame: Buffer };
 }
 
 interface Stream {
@@ -51,34 +65,45 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   const recheckMs = options.recheckMs ?? 15_000;
   const bufferSize = options.bufferSize ?? 1_000;
   const maxPerSession = options.maxPerSession ?? 5;
+  const maxPerAccount = options.maxPerAccount ?? 10;
   const maxStreams = options.maxStreams ?? 1_000;
-  const maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
+  const adminReserve = Math.min(options.adminReserve ?? Math.floor(maxStreams / 20), maxStreams);
+  const maxQueuedBytes = options.maxQueuedBytes ?? 64 * 1024;
   const { events, clock, logger } = ctx;
   const sources: CredentialSources = { accounts: repo, tokens: createTokenRepo(ctx.db) };
 
   const streams = new Set<Stream>();
   /** Open streams per credential (credentialKey): a session's, or a personal API token's. */
   const perSession = new Map<string, number>();
+  /** Open streams per account, whatever credential opened them. */
+  const perAccount = new Map<number, number>();
   const buffer: BufferedEvent[] = [];
   let lastId = 0;
   let closed = false;
 
-  function write(stream: Stream, chunk: string): void {
+  function write(stream: Stream, chunk: string | Buffer): void {
+    if (!streams.has(stream)) return;
     if (stream.res.writableLength > maxQueuedBytes) {
       logger.warn({ account: stream.credential.accountId }, 'event stream dropped: client too far behind');
-      end(stream);
+      // Not end(): an ending response keeps its queue until the client reads it, which it may never do.
+      end(stream, 'drop');
       return;
     }
     stream.res.write(chunk);
   }
 
-  function end(stream: Stream): void {
+  const count = <K>(map: Map<K, number>, key: K, by: 1 | -1) => {
+    const n = (map.get(key) ?? 0) + by;
+    if (n > 0) map.set(key, n);
+    else map.delete(key);
+  };
+
+  function end(stream: Stream, how: 'end' | 'drop' = 'end'): void {
     if (!streams.delete(stream)) return;
-    const key = credentialKey(stream.credential);
-    const left = (perSession.get(key) ?? 1) - 1;
-    if (left > 0) perSession.set(key, left);
-    else perSession.delete(key);
-    stream.res.end();
+    count(perSession, credentialKey(stream.credential), -1);
+    count(perAccount, stream.credential.accountId, -1);
+    if (how === 'drop') stream.res.destroy();
+    else stream.res.end();
   }
 
   function revoke(stream: Stream, reason: string): void {
@@ -99,7 +124,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   function publish(type: LiveEventType, data: unknown): void {
     if (closed) return;
     const id = ++lastId;
-    const frame = (payload: unknown) => `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
+    const frame = (payload: unknown) => Buffer.from(`id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
     const detail = EVENT_DETAIL[type];
     const event: BufferedEvent = { id, type, frame: frame(data), ...(detail ? { summary: { capability: detail.capability, frame: frame(detail.summarize(data)) } } : {}) };
     buffer.push(event);
@@ -206,15 +231,21 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   }
 
   return {
-    /** Opens a stream on `res`; throws 429 past the per-session (per-token) cap, 503 past the total or after close. */
+    /**
+     * Opens a stream on `res`; throws 429 past the per-session (per-token) or per-account cap, 503
+     * past the total (for anyone but an administrator, the total less the administrators' reserve) or after close.
+     */
     open(res: Response, credential: StreamCredential, lastEventId: string | undefined): void {
       if (closed) throw serviceUnavailable('server shutting down');
       const key = credentialKey(credential);
       if ((perSession.get(key) ?? 0) >= maxPerSession) throw tooManyStreams();
-      if (streams.size >= maxStreams) throw new HttpError(503, { error: 'too many event streams' }, { 'Retry-After': '15' });
+      if ((perAccount.get(credential.accountId) ?? 0) >= maxPerAccount) throw tooManyStreams();
+      const cap = credential.role === 'administrator' ? maxStreams : maxStreams - adminReserve;
+      if (streams.size >= cap) throw new HttpError(503, { error: 'too many event streams' }, { 'Retry-After': '15' });
       const stream: Stream = { res, credential, held: null };
       streams.add(stream);
-      perSession.set(key, (perSession.get(key) ?? 0) + 1);
+      count(perSession, key, 1);
+      count(perAccount, credential.accountId, 1);
       res.on('close', () => end(stream));
 
       res.socket?.setNoDelay(true);
@@ -229,7 +260,9 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
       if (lastEventId !== undefined) {
         const since = /^\d{1,15}$/.test(lastEventId.trim()) ? Number(lastEventId.trim()) : -1;
         const missed = since < 0 ? undefined : missedSince(since);
-        if (missed) for (const event of missed) deliver(stream, event);
+        // More than a stream may have queued would drop it mid-replay, and the reconnect would replay again.
+        const bytes = missed?.reduce((sum, event) => sum + frameFor(stream, event).length, 0) ?? 0;
+        if (missed && bytes <= maxQueuedBytes) for (const event of missed) deliver(stream, event);
         else write(stream, resetFrame('missed events are no longer available; reload'));
       }
     },

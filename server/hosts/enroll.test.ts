@@ -297,14 +297,12 @@ describe('bad input never crashes the server', () => {
     expect((await server.client.post(`/api/hosts/${host.host_id}/drift/apply`, { items: [{ vmid: 'x' }] })).status).toBe(400);
     expect((await server.client.delete('/api/hosts/enrollment-tokens/12345')).status).toBe(404);
     expect((await server.client.post('/api/hosts/enrollment-tokens', { name: 'x'.repeat(101) })).status).toBe(400);
-    // The Host header ends up in a shell command: anything but host[:port] is refused.
-    // (A personal API token: the development cookie counts only on a loopback Host.)
-    const apiToken = (await server.client.post('/api/tokens', { name: 'host header test', role: 'administrator' })).body.token as string;
-    const evil = { host: 'evil.example;touch$IFS/tmp/x', authorization: `Bearer ${apiToken}` };
-    expect((await rawRequest(server.baseUrl, 'POST', '/api/hosts/enrollment-tokens', evil, {})).status).toBe(400);
-    expect((await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: "x'$(id)'" })).status).toBe(400);
-    const fine = await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: 'fleet.example:8443' });
-    expect(fine.body).toContain("HOMEFLEET_SERVER_DEFAULT='http://fleet.example:8443'");
+    // The Host header ends up in a shell command: a Host that is not one of the server's names is 421.
+    const evil = { host: 'evil.example;touch$IFS/tmp/x', cookie: server.client.cookieHeader(), origin: server.baseUrl };
+    expect((await rawRequest(server.baseUrl, 'POST', '/api/hosts/enrollment-tokens', evil, {})).status).toBe(421);
+    expect((await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: "x'$(id)'" })).status).toBe(421);
+    const fine = await rawRequest(server.baseUrl, 'GET', '/install/agent.sh', { host: 'localhost:8443' });
+    expect(fine.body).toContain('\nHOMEFLEET_SERVER_DEFAULT=http://localhost:8443\n');
     // Still healthy.
     clock.advance(30_000);
     expect((await heartbeat(server, host.host_token)).status).toBe(200);

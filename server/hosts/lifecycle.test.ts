@@ -314,7 +314,7 @@ describe('release files', () => {
   it('serves the installer with its own address as the default server, or a clear 404 when it is missing', async () => {
     const res = await server.anonymous().get('/install/agent.sh');
     expect(res.status).toBe(200);
-    expect(res.text).toContain(`HOMEFLEET_SERVER_DEFAULT='${server.baseUrl}'`);
+    expect(res.text).toContain(`\nHOMEFLEET_SERVER_DEFAULT=${server.baseUrl}\n`);
     await server.stop();
     const dir = agentDir('1.0.0', { installer: false });
     server = await startHostServer({ clock, hosts: { agentDir: dir } });

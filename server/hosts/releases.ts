@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../time.js';
+import { shellQuote } from './shell-quote.js';
 
 export const AGENT_FILE = 'host-agent.sh';
 export const INSTALLER_FILE = 'install-agent.sh';
@@ -207,7 +208,7 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
         return undefined;
       }
       if (!baseUrl) return text;
-      return text.replace(/^HOMEFLEET_SERVER_DEFAULT=.*$/m, () => `HOMEFLEET_SERVER_DEFAULT='${baseUrl}'`);
+      return text.replace(/^HOMEFLEET_SERVER_DEFAULT=.*$/m, () => `HOMEFLEET_SERVER_DEFAULT=${shellQuote(baseUrl)}`);
     },
   };
 }

@@ -10,6 +10,7 @@ import type { Releases } from './releases.js';
 import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
 import type { HostService, Who } from './service.js';
+import { shellQuote } from './shell-quote.js';
 import { bearerOfKind, type AgentTokenKind } from './tokens.js';
 import * as z from 'zod';
 
@@ -39,14 +40,19 @@ export function baseUrlOf(req: Request, publicOrigin: string | undefined): strin
   const host = req.get('host') ?? '';
   // It ends up inside a shell command and the installer: only a plain host[:port] is taken.
   if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(host)) throw badRequest('invalid Host header');
-  return `${req.protocol}://${host}`;
+  // Behind TRUST_PROXY, req.protocol is the proxy's X-Forwarded-Proto, any text: only the two schemes
+  // are believed, anything else is the scheme of the connection itself.
+  const scheme = req.protocol === 'https' || req.protocol === 'http' ? req.protocol : 'encrypted' in req.socket ? 'https' : 'http';
+  return `${scheme}://${host}`;
 }
 
 /** PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one. */
 export function installCommand(base: string, token: string, fingerprint: string | undefined): string {
-  if (!fingerprint) return `curl -fsSL ${base}/install/agent.sh | sudo bash -s -- --token ${token}`;
+  const script = shellQuote(`${base}/install/agent.sh`);
+  if (!fingerprint) return `curl -fsSL ${script} | sudo bash -s -- --token ${shellQuote(token)}`;
   // With a self-signed certificate curl checks the pinned key instead of a certificate authority.
-  return `curl -fsSL --insecure --pinnedpubkey sha256//${fingerprint} ${base}/install/agent.sh | sudo bash -s -- --token ${token} --fingerprint ${fingerprint}`;
+  const pin = shellQuote(fingerprint);
+  return `curl -fsSL --insecure --pinnedpubkey ${shellQuote(`sha256//${fingerprint}`)} ${script} | sudo bash -s -- --token ${shellQuote(token)} --fingerprint ${pin}`;
 }
 
 /** The pin of the certificate homefleet made itself (server/tls), in the agent's `--fingerprint` form: base64 of the SPKI SHA-256. */
@@ -88,7 +94,8 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // ---- management (sessions) ------------------------------------------------------------
   // enrollment-tokens first: Express matches in order, and it is not a host id.
 
-  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once) and its install command') }, (req, res) => {
+  // A browser session only: an enrollment token minted with a personal API token would outlive that token's revocation.
+  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once) and its install command') }, (req, res) => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
     const created = hosts.createEnrollmentToken(req.body, who(req, res));
     res.status(201);

@@ -21,8 +21,16 @@ export type Capability = (typeof CAPABILITIES)[number];
 /** What a route needs: a capability (session and role), or `public` / `machine` (no session). */
 export type Access = Capability | 'public' | 'machine';
 
+/** How a request proves who it is on a route with a capability: a browser session, or a personal API token (`hfp_`). */
+export type Credential = 'session' | 'token';
+
 export interface RouteOptions<B> {
   access: Access;
+  /**
+   * The credentials the route takes; by default a session or a token, except on `self` and
+   * `users.manage` routes (server/tokens/guard.ts). `['session']`: a token gets 401.
+   */
+  credentials?: readonly Credential[];
   /** Schema of the JSON body; the handler sees the parsed value as `req.body`. */
   body?: ZodType<B>;
   /** Schema of the query string; the handler sees the parsed value as `req.query`. */
@@ -57,6 +65,8 @@ export interface RouteRecord {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   access: Access;
+  /** As declared (RouteOptions.credentials); undefined: the default for its access. */
+  credentials?: readonly Credential[];
   /** The declared body and query schemas, kept for the API document (server/openapi). */
   body?: ZodType;
   query?: ZodType;
@@ -97,7 +107,7 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access, body: options.body ?? options.documentedBody, query: options.query ?? options.documentedQuery, response: options.documentedResponse, ...(options.documentedAuth ? { auth: options.documentedAuth } : {}), ...(options.activity === false ? { activity: false as const } : {}) };
+    const record: RouteRecord = { method, path, access: options.access, ...(options.credentials ? { credentials: options.credentials } : {}), body: options.body ?? options.documentedBody, query: options.query ?? options.documentedQuery, response: options.documentedResponse, ...(options.documentedAuth ? { auth: options.documentedAuth } : {}), ...(options.activity === false ? { activity: false as const } : {}) };
     this.records.push(record);
     const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {

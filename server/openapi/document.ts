@@ -108,11 +108,11 @@ function operation(route: RouteRecord, params: string[]): Json {
     op.security = [];
     if (route.access === 'machine') op.description = 'Machine endpoint: authenticated by its own token (or none), as its section of the README says; no Origin needed.';
   } else {
-    op.security = tokenMayUse(route.access) ? [{ session: [] }, { bearer: [] }] : [{ session: [] }];
+    op.security = tokenMayUse(route) ? [{ session: [] }, { bearer: [] }] : [{ session: [] }];
     op.description = `Needs the capability \`${route.access}\`.`;
     responses['401'] = { $ref: '#/components/responses/Unauthorized' };
     responses['403'] = { $ref: '#/components/responses/Forbidden' };
-    if (tokenMayUse(route.access)) responses['429'] = { $ref: '#/components/responses/TooManyRequests' };
+    if (tokenMayUse(route)) responses['429'] = { $ref: '#/components/responses/TooManyRequests' };
   }
   if (params.length) responses['404'] = { $ref: '#/components/responses/NotFound' };
   op.responses = responses;

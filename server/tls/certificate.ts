@@ -1,6 +1,6 @@
 // @peculiar/x509 resolves its algorithms through tsyringe, which needs the Reflect metadata API loaded first.
 import 'reflect-metadata';
-import { createHash, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import net from 'node:net';
 import * as x509 from '@peculiar/x509';
 
@@ -28,9 +28,30 @@ export interface CertificateFacts {
   notAfter: number;
 }
 
-/** A new ECDSA P-256 key and a self-signed server certificate for the names (DNS names or IP addresses). */
-export async function createSelfSigned(names: readonly string[], now: number, label: string): Promise<KeyAndCertificate> {
-  const keys = (await webcrypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
+/** The ECDSA P-256 key pair of a PKCS#8 PEM private key, or undefined when it is not one. */
+async function importKeyPair(pem: string): Promise<CryptoKeyPair | undefined> {
+  try {
+    const privateKey = createPrivateKey(pem);
+    if (privateKey.asymmetricKeyType !== 'ec' || privateKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return undefined;
+    const pkcs8 = privateKey.export({ type: 'pkcs8', format: 'der' });
+    const spki = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
+    return {
+      privateKey: (await webcrypto.subtle.importKey('pkcs8', pkcs8, ECDSA, true, ['sign'])) as unknown as CryptoKey,
+      publicKey: (await webcrypto.subtle.importKey('spki', spki, ECDSA, true, ['verify'])) as unknown as CryptoKey,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A self-signed server certificate for the names (DNS names or IP addresses), and its ECDSA P-256 key:
+ * `keyPem` when that is such a key, else a new one. Agents pin the public key (`--pinnedpubkey`), so a
+ * certificate re-issued for new names or a new year with the same key keeps every pin working.
+ */
+export async function createSelfSigned(names: readonly string[], now: number, label: string, keyPem?: string): Promise<KeyAndCertificate> {
+  const kept = keyPem === undefined ? undefined : await importKeyPair(keyPem);
+  const keys = kept ?? ((await webcrypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])) as unknown as CryptoKeyPair);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01' + randomBytes(15).toString('hex'),
     name: [{ CN: [label.slice(0, 64)] }, { O: ['homefleet (self-signed)'] }],

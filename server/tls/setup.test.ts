@@ -65,9 +65,34 @@ describe('the self-signed certificate beside the database', () => {
     const late = (await prepareTls(c, { now: NOW + 370 * DAY, hostname: 'box', interfaces: lan('192.0.2.8') }))!;
     expect(late.renewed).toBe('it expires within 30 days');
 
-    fs.writeFileSync(selfSignedPaths(dbPath)!.key, (await createSelfSigned(['x'], NOW, 'x')).key);
+    const other = (await createSelfSigned(['x'], NOW, 'x')).key;
+    fs.writeFileSync(selfSignedPaths(dbPath)!.key, other);
     const mismatched = (await prepareTls(c, { now: NOW + 370 * DAY, hostname: 'box', interfaces: lan('192.0.2.8') }))!;
     expect(mismatched.renewed).toBe('its key does not match');
+    expect(mismatched.key).toBe(other);
+  });
+
+  it('is re-issued with the key it had, so the public-key pin agents hold stays the same', async () => {
+    const dbPath = tempDbPath();
+    const c = config({ host: '0.0.0.0', dbPath });
+    const first = (await prepareTls(c, { now: NOW, hostname: 'box', interfaces: lan('192.0.2.7') }))!;
+    const reissued = [
+      await prepareTls({ ...c, tlsExtraNames: ['fleet.lan'] }, { now: NOW, hostname: 'box', interfaces: lan('192.0.2.7') }),
+      await prepareTls(c, { now: NOW, hostname: 'box', interfaces: lan('192.0.2.8') }),
+      await prepareTls(c, { now: NOW + 370 * DAY, hostname: 'box', interfaces: lan('192.0.2.8') }),
+    ];
+    expect(reissued.map((r) => r!.renewed)).toEqual(['it does not cover fleet.lan', 'it does not cover 192.0.2.8', 'it expires within 30 days']);
+    for (const r of reissued) {
+      expect(r!.info.fingerprint).not.toBe(first.info.fingerprint);
+      expect(r!.info.spkiPin).toBe(first.info.spkiPin);
+      expect(r!.key).toBe(first.key);
+    }
+    expect(fs.readFileSync(selfSignedPaths(dbPath)!.key, 'utf8')).toBe(first.key);
+
+    // A key file that is not a P-256 key (or is gone) gets a new key.
+    fs.rmSync(selfSignedPaths(dbPath)!.key);
+    const fresh = (await prepareTls(c, { now: NOW + 370 * DAY, hostname: 'box', interfaces: lan('192.0.2.8') }))!;
+    expect(fresh.info.spkiPin).not.toBe(first.info.spkiPin);
   });
 
   it('is kept in memory only for an in-memory database', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import type { CertificateFacts } from './certificate.js';
 import { certificateNames, isLoopbackHost } from './names.js';
+import { makePrivateDir } from '../private-files.js';
 
 /** What other features may show about the server's certificate (install commands, the start-up log). */
 export interface TlsInfo {
@@ -108,10 +109,16 @@ export async function prepareTls(config: TlsConfig, deps: TlsDeps = {}): Promise
   const names = certificateNames({ host: config.host, hostname, interfaces: deps.interfaces ?? os.networkInterfaces(), extra: config.tlsExtraNames });
   const files = selfSignedPaths(config.dbPath);
   let renewed: string | undefined;
-  if (files && fs.existsSync(files.cert) && fs.existsSync(files.key)) {
+  let keptKey: string | undefined;
+  try {
+    if (files) keptKey = fs.readFileSync(files.key, 'utf8');
+  } catch {
+    // none yet, or unreadable: a new key
+  }
+  if (files && keptKey !== undefined && fs.existsSync(files.cert)) {
     try {
       const cert = fs.readFileSync(files.cert, 'utf8');
-      const key = fs.readFileSync(files.key, 'utf8');
+      const key = keptKey;
       const facts = describeCertificate(cert);
       renewed = keyMatches(cert, key) ? renewalReason(facts, names, now) : 'its key does not match';
       if (!renewed) return { cert, key, certFile: files.cert, info: { selfSigned: true, fingerprint: facts.fingerprint, spkiPin: facts.spkiPin, names: facts.names } };
@@ -119,9 +126,10 @@ export async function prepareTls(config: TlsConfig, deps: TlsDeps = {}): Promise
       renewed = 'it could not be read';
     }
   }
-  const made = await createSelfSigned(names, now, `homefleet on ${hostname}`);
+  // The key is kept: every agent pinned its public key, and a new one would break them all.
+  const made = await createSelfSigned(names, now, `homefleet on ${hostname}`, keptKey);
   if (files) {
-    fs.mkdirSync(path.dirname(files.cert), { recursive: true });
+    makePrivateDir(path.dirname(files.cert));
     // Key first: a crash between the two leaves a certificate without its key, which is made again next start.
     writePrivate(files.key, made.key);
     writePrivate(files.cert, made.cert);

@@ -4,7 +4,7 @@ import { roleHas } from '../access/capabilities.js';
 import { bearerCredential } from '../access/tokens.js';
 import type { AppContext } from '../context.js';
 import { forbidden, invalidToken, tooManyRequests, unauthorized } from '../errors.js';
-import type { Access } from '../http/routes.js';
+import type { Access, RouteRecord } from '../http/routes.js';
 import { SAFE_METHODS } from '../access/origin.js';
 import { auditRequest, type AuditTarget } from '../access/request-audit.js';
 import { createTokenService, type TokenService } from './service.js';
@@ -22,10 +22,12 @@ declare global {
 /**
  * "Tokens cannot use /api/auth/* password or session routes, user management routes": everything
  * declared `self` (own password, session, sign-out, managing tokens) or `users.manage` needs a browser
- * session, so a leaked token cannot mint more tokens, change a password or touch accounts.
+ * session, so a leaked token cannot mint more tokens, change a password or touch accounts. Other
+ * routes say so with `credentials: ['session']` (a snapshot download, a new enrollment token).
  */
-export function tokenMayUse(access: Access): boolean {
-  return access !== 'self' && access !== 'users.manage';
+export function tokenMayUse(route: Pick<RouteRecord, 'access' | 'credentials'>): boolean {
+  if (route.credentials) return route.credentials.includes('token');
+  return route.access !== 'self' && route.access !== 'users.manage';
 }
 
 /** The token of an `Authorization: Bearer …` header, or undefined when the request carries none. */
@@ -40,9 +42,10 @@ export function bearerToken(req: Request): string | undefined {
  * Without one, the request takes the cookie path unchanged.
  */
 export function createBearerGuard(context: AppContext, accounts: AccountService, tokens: TokenService = createTokenService(context, accounts.audit)) {
-  const authenticate = (access: Access, targetOf: AuditTarget | undefined, req: Request, res: Response) => {
+  const authenticate = (route: RouteRecord, targetOf: AuditTarget | undefined, req: Request, res: Response) => {
+    const { access } = route;
     const token = bearerToken(req)!;
-    if (!tokenMayUse(access)) throw unauthorized('this route needs a browser session, not an API token');
+    if (!tokenMayUse(route)) throw unauthorized('this route needs a browser session, not an API token');
     const ip = req.ip ?? '';
     // Failed token checks share the login throttle's table; the check and the count run without an
     // await in between, so parallel guesses cannot all pass the check before any is counted.
@@ -63,10 +66,10 @@ export function createBearerGuard(context: AppContext, accounts: AccountService,
   };
 
   /** One middleware: the bearer path when the request has a token, else `viaCookie` in order. */
-  return (access: Access, targetOf: AuditTarget | undefined, viaCookie: RequestHandler[]): RequestHandler =>
+  return (route: RouteRecord, targetOf: AuditTarget | undefined, viaCookie: RequestHandler[]): RequestHandler =>
     (req, res, next) => {
       if (bearerToken(req) === undefined) return runChain(viaCookie, req, res, next);
-      authenticate(access, targetOf, req, res);
+      authenticate(route, targetOf, req, res);
       next();
     };
 }

@@ -27,6 +27,7 @@ export function createTokenRepo(db: Db) {
     ),
     byId: db.prepare<[number], ApiTokenWithOwner>(`${WITH_OWNER} WHERE t.id = ?`),
     ofAccount: db.prepare<[number], ApiTokenWithOwner>(`${WITH_OWNER} WHERE t.account_id = ? ORDER BY t.id`),
+    countOfAccount: db.prepare<[number], number>('SELECT count(*) FROM api_tokens WHERE account_id = ?').pluck(),
     all: db.prepare<[], ApiTokenWithOwner>(`${WITH_OWNER} ORDER BY t.id`),
     forAuth: db.prepare<[string], ApiTokenForAuth>(
       `SELECT t.*, a.username, a.role AS owner_role, a.enabled AS owner_enabled, a.must_change_password AS owner_must_change_password
@@ -43,6 +44,7 @@ export function createTokenRepo(db: Db) {
       s.insert.get(t.account_id, t.name, t.role, t.token_hash, t.created_at, t.expires_at)!.id,
     byId: (id: number) => s.byId.get(id),
     ofAccount: (accountId: number) => s.ofAccount.all(accountId),
+    countOfAccount: (accountId: number) => s.countOfAccount.get(accountId)!,
     all: () => s.all.all(),
     forAuth: (tokenHash: string) => s.forAuth.get(tokenHash),
     /** Records a use unless one was recorded after `notAfter`. */

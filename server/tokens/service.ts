@@ -4,7 +4,7 @@ import { newToken, secretsEqual, sha256 } from '../access/tokens.js';
 import type { AuditLog } from '../access/audit.js';
 import type { AppEvents } from '../context.js';
 import type { Db } from '../db/database.js';
-import { forbidden, notFound, validationFailed } from '../errors.js';
+import { conflict, forbidden, notFound, validationFailed } from '../errors.js';
 import type { SessionUser } from '../http/locals.js';
 import type { Clock } from '../time.js';
 import { isoMillis, isoSeconds } from '../time.js';
@@ -14,6 +14,8 @@ import type { ApiToken, CreatedApiToken, TokenCreateBody } from './schema.js';
 export const TOKEN_PREFIX = 'hfp_';
 /** `hfp_` and 32 random bytes in base64url: anything else is not one of ours and is refused without a lookup. */
 export const TOKEN_PATTERN = /^hfp_[A-Za-z0-9_-]{43}$/;
+/** Tokens one account may hold, expired ones included until revoked: each can hold event streams and be leaked. */
+export const MAX_TOKENS_PER_ACCOUNT = 50;
 /** Last use is written at most this often, so a busy script does not write on every request. */
 export const LAST_USE_MS = 60 * 1000;
 
@@ -66,6 +68,10 @@ export function createTokenService(ctx: { db: Db; clock: Clock; events?: AppEven
       if (expires !== null && expires <= clock.now()) throw validationFailed([{ field: 'expires_at', message: 'must be in the future' }]);
       const token = TOKEN_PREFIX + newToken();
       return db.transaction(() => {
+        // Counted in the transaction that inserts: parallel creates cannot all see 49.
+        if (repo.countOfAccount(by.id) >= MAX_TOKENS_PER_ACCOUNT) {
+          throw conflict(`too many API tokens: an account may hold at most ${MAX_TOKENS_PER_ACCOUNT}; revoke one first`);
+        }
         const id = repo.insert({
           account_id: by.id,
           name: input.name,

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import type { TestClient } from './http.js';
 
 export interface SseFrame {
@@ -105,5 +106,21 @@ export function openStream(client: TestClient, path = '/api/events', headers: Re
       resolve(stream);
     });
     req.on('error', reject);
+  });
+}
+
+/**
+ * `GET /api/events` on a raw socket that reads the answer's first bytes (for its status) and then
+ * nothing more: what the server writes piles up, as for a client that stalls. Destroy the socket to end it.
+ */
+export function openUnread(port: number, headers: Record<string, string>): Promise<{ status: number; socket: net.Socket }> {
+  return new Promise((resolve, reject) => {
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n${lines}\r\n`));
+    socket.once('data', (chunk: Buffer) => {
+      socket.pause();
+      resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(chunk.toString('latin1'))?.[1]), socket });
+    });
+    socket.once('error', reject);
   });
 }

@@ -1,0 +1,24 @@
+import type { Role } from '../../server/access/capabilities.js';
+import { createApp } from '../../server/app.js';
+import { createTokenService } from '../../server/tokens/service.js';
+
+/**
+ * Writes accounts and their personal API tokens into the database file at `dbPath` through the app's
+ * own services (the built server is started on the file afterwards); returns each account's tokens,
+ * in order. Passwords are `password-of-<username>`.
+ */
+export async function accountsWithTokens(dbPath: string, accounts: Array<{ username: string; role: Role; tokens: number }>): Promise<string[][]> {
+  const app = createApp({ dbPath, config: { logLevel: 'silent', snapshotIntervalHours: 0 } });
+  try {
+    const tokens = createTokenService(app.context, app.accounts.audit);
+    const system = { actor: null, ip: null };
+    const made = await Promise.all(
+      accounts.map(({ username, role }) => app.accounts.create({ username, display_name: username, role, password: `password-of-${username}` }, system)),
+    );
+    return made.map((account, i) =>
+      Array.from({ length: accounts[i]!.tokens }, (_, k) => tokens.create({ name: `token ${k}`, role: account.role }, { id: account.id, username: account.username, role: account.role }, null).token),
+    );
+  } finally {
+    await app.close();
+  }
+}
