@@ -11,6 +11,7 @@ import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
 import type { HostService, Who } from './service.js';
 import { bearerOfKind, type AgentTokenKind } from './tokens.js';
+import { isLoopbackHost } from '../tls/names.js';
 import * as z from 'zod';
 
 // For the API document only: what these routes answer (their handlers set the status themselves).
@@ -42,11 +43,31 @@ export function baseUrlOf(req: Request, publicOrigin: string | undefined): strin
   return `${req.protocol}://${host}`;
 }
 
-/** PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one. */
+/**
+ * PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one.
+ * The root form (`| bash`): a Proxmox node is run as root and has no sudo.
+ */
 export function installCommand(base: string, token: string, fingerprint: string | undefined): string {
-  if (!fingerprint) return `curl -fsSL ${base}/install/agent.sh | sudo bash -s -- --token ${token}`;
+  if (!fingerprint) return `curl -fsSL ${base}/install/agent.sh | bash -s -- --token ${token}`;
   // With a self-signed certificate curl checks the pinned key instead of a certificate authority.
-  return `curl -fsSL --insecure --pinnedpubkey sha256//${fingerprint} ${base}/install/agent.sh | sudo bash -s -- --token ${token} --fingerprint ${fingerprint}`;
+  return `curl -fsSL --insecure --pinnedpubkey sha256//${fingerprint} ${base}/install/agent.sh | bash -s -- --token ${token} --fingerprint ${fingerprint}`;
+}
+
+/** Why the install command for `base` cannot work from another machine as things stand; empty when it can. */
+export function installNotes(base: string, agentAllowHttp: boolean): string[] {
+  const url = new URL(base);
+  const notes: string[] = [];
+  if (url.protocol === 'http:' && !agentAllowHttp) {
+    notes.push(
+      'This server speaks plain HTTP and agents enroll only over HTTPS: the installer would stop with 403 "https required". Serve HTTPS (HOST=0.0.0.0 turns on the built-in certificate, or put a TLS proxy in front and set FLEET_PUBLIC_URL), or, for development only, set FLEET_AGENT_ALLOW_HTTP=true.',
+    );
+  }
+  if (isLoopbackHost(url.hostname)) {
+    notes.push(
+      `The command names ${url.host}, which on the hypervisor is the hypervisor itself. Open this page at an address the hypervisor can reach (this server's LAN name or address), or set FLEET_PUBLIC_URL.`,
+    );
+  }
+  return notes;
 }
 
 /** The pin of the certificate homefleet made itself (server/tls), in the agent's `--fingerprint` form: base64 of the SPKI SHA-256. */
@@ -83,11 +104,15 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // ---- management (sessions) ------------------------------------------------------------
   // enrollment-tokens first: Express matches in order, and it is not a host id.
 
-  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once) and its install command') }, (req, res) => {
+  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once), its install command (run as root), and `install_notes`: why that command cannot work from another machine yet (plain HTTP, a loopback address), empty when it can') }, (req, res) => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
     const created = hosts.createEnrollmentToken(req.body, who(req, res));
     res.status(201);
-    return { ...created, install_command: installCommand(base, created.token, ctx.config.tlsFingerprint ?? selfSignedPin(ctx)) };
+    return {
+      ...created,
+      install_command: installCommand(base, created.token, ctx.config.tlsFingerprint ?? selfSignedPin(ctx)),
+      install_notes: installNotes(base, ctx.config.agentAllowHttp),
+    };
   });
 
   routes.get('/api/hosts/enrollment-tokens', { access: 'hosts.read', documentedResponse: doc(200, 'Enrollment tokens, without their secrets') }, () => hosts.listEnrollmentTokens());
