@@ -31,7 +31,7 @@ declare global {
 /** Who acts, for the host service's own audit entry; that entry stands for the request (no generic `request` row). */
 const who = (req: Request, res: Response): Who => {
   res.locals.audited = true;
-  return { actor: actorOf(res), ip: req.ip ?? null };
+  return { actor: actorOf(res), ip: req.ip ?? null, token: res.locals.apiToken };
 };
 
 /** The address this request reached the controller at: the configured public origin, else scheme and Host. */
