@@ -143,9 +143,10 @@ describe('POST /api/jobs/:id/run?dry_run=true', () => {
 describe('PUT /api/jobs/:id audit', () => {
   it('names only the fields whose value changed, and the job by name', async () => {
     const id = await jobId('patchmon_sync');
+    // run_on_create false where none was stored acts the same: not a change.
     const first = { enabled: false, schedule: 15, config: { api_url: 'http://127.0.0.1:9/hosts', api_token: 'a:b', run_on_create: false } };
     expect((await server.client.put(`/api/jobs/${id}`, first)).status).toBe(200);
-    expect((await audit())[0]!.detail).toMatchObject({ name: 'PatchMon sync', fields: ['config.api_url', 'config.api_token', 'config.run_on_create'] });
+    expect((await audit())[0]!.detail).toMatchObject({ name: 'PatchMon sync', fields: ['config.api_url', 'config.api_token'] });
 
     // The dashboard's form sends every field again; only the schedule moved. The stored secret comes back redacted.
     const again = { enabled: false, schedule: 30, config: { api_url: 'http://127.0.0.1:9/hosts', api_token: '**REDACTED**', run_on_create: false } };
@@ -155,7 +156,11 @@ describe('PUT /api/jobs/:id audit', () => {
     expect((await server.client.put(`/api/jobs/${id}`, again)).status).toBe(200);
     expect((await audit())[0]!.detail).toMatchObject({ fields: [] });
 
-    expect((await server.client.put(`/api/jobs/${id}`, { enabled: true, config: { api_token: 'c:d', api_url: null } })).status).toBe(200);
-    expect((await audit())[0]!.detail.fields).toEqual(['enabled', 'config.api_url', 'config.api_token']);
+    expect((await server.client.put(`/api/jobs/${id}`, { enabled: true, config: { api_token: 'c:d', api_url: null, run_on_create: true } })).status).toBe(200);
+    expect((await audit())[0]!.detail.fields).toEqual(['enabled', 'config.api_url', 'config.api_token', 'config.run_on_create']);
+    // What the dashboard's form sends for an empty text box ("" means not set) is not a change from none.
+    const semaphore = await jobId('semaphore_sync');
+    expect((await server.client.put(`/api/jobs/${semaphore}`, { enabled: false, schedule: 15, config: { api_url: '', run_on_create: false } })).status).toBe(200);
+    expect((await audit())[0]!.detail.fields).toEqual([]);
   });
 });

@@ -67,7 +67,10 @@ function present(row: JobWithLastRun): JobView {
   };
 }
 
-/** The fields a job update really changed: a value sent again as it was stored is not a change. */
+/** A config value as it acts: "" (a text not set) and false (run_on_create off) mean the same as absent. */
+const effective = (value: unknown) => (value === '' || value === false || value === null ? undefined : value);
+
+/** The fields a job update really changed: a value sent again as it was stored (or as it acts) is not a change. */
 function changedFields(before: JobRow, after: JobRow): string[] {
   const changed: string[] = [];
   if (before.enabled !== after.enabled) changed.push('enabled');
@@ -75,7 +78,7 @@ function changedFields(before: JobRow, after: JobRow): string[] {
   const was = parseStoredConfig(before.config);
   const now = parseStoredConfig(after.config);
   for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
-    if (JSON.stringify(was[field]) !== JSON.stringify(now[field])) changed.push(`config.${field}`);
+    if (JSON.stringify(effective(was[field])) !== JSON.stringify(effective(now[field]))) changed.push(`config.${field}`);
   }
   return changed;
 }
