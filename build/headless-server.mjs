@@ -19,15 +19,18 @@ async function freePort() {
   return port;
 }
 
-/** `{ setUp: false }` leaves setup open (no account yet), for pictures of the setup page; `setupToken` is returned. */
-export async function startHeadless({ setUp = true } = {}) {
+/**
+ * `{ setUp: false }` leaves setup open (no account yet), for pictures of the setup page; `setupToken` is
+ * returned. `env` adds variables (FLEET_AGENT_ALLOW_HTTP, say).
+ */
+export async function startHeadless({ setUp = true, env = {} } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-script-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const setupToken = `setup-${process.pid}-${Date.now()}`;
   const child = spawn(process.execPath, ['dist/server/main.js'], {
     cwd: root,
-    env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', DB_PATH: path.join(dir, 'homefleet.db'), LOG_LEVEL: 'warn', FLEET_SETUP_TOKEN: setupToken, FLEET_AUTH_ALLOW_HTTP: 'true' },
+    env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', DB_PATH: path.join(dir, 'homefleet.db'), LOG_LEVEL: 'warn', FLEET_SETUP_TOKEN: setupToken, FLEET_AUTH_ALLOW_HTTP: 'true', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   for (let i = 0; ; i++) {

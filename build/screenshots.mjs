@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// `npm run screenshots`: the main dashboard pages in light and dark themes (and the list on a phone),
-// taken from a real headless server with sample data, into screenshots/ (ignored by git).
+// `npm run screenshots`: the dashboard pages in light and dark themes, on a desktop and on a 390×844
+// phone, taken from a real headless server with sample data, into screenshots/ (ignored by git). A page
+// wider than the phone is named at the end (and the run fails), since phones must not scroll sideways.
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
@@ -12,7 +14,10 @@ import { root, sampleInstances, startHeadless } from './headless-server.mjs';
 
 const out = path.join(root, 'screenshots');
 fs.mkdirSync(out, { recursive: true });
-const server = await startHeadless();
+// Agents on plain HTTP, so the sample hosts can enroll against this loopback server.
+const server = await startHeadless({ env: { FLEET_AGENT_ALLOW_HTTP: 'true' } });
+const PHONE = { width: 390, height: 844 };
+const overflowing = [];
 const browser = await chromium.launch(await chromiumLaunchOptions());
 try {
   await server.seedInstances(sampleInstances(48));
@@ -22,6 +27,8 @@ try {
   // A production instance whose services changed: flags read "Argus: off → on"; its delete is disabled with the reason.
   await server.request('PUT', '/api/instances/100', { argus: 1, hardware_acceleration: 1 });
   await server.request('PUT', '/api/instances/100', { state: 'testing', argus: 0 });
+  // An instance with every service: its Services cell ends in an ellipsis.
+  await server.request('PUT', '/api/instances/107', { atlas: 1, argus: 1, semaphore: 1, patchmon: 1, tailscale: 1, andromeda: 1, hardware_acceleration: 1 });
   if (server.accessLayer) {
     await server.request('POST', '/api/users', { username: 'olivia', display_name: 'Olivia Operator', role: 'operator' });
     await server.request('POST', '/api/users', { username: 'victor', display_name: 'Victor Viewer', role: 'viewer' });
@@ -32,6 +39,27 @@ try {
       headers: { 'content-type': 'application/json', origin: server.url },
       body: JSON.stringify({ username: 'victor', password: 'not his password' }),
     });
+  }
+  // Two hosts: one with an older agent (an upgrade is offered), up 22 minutes, whose guests differ
+  // from the registry (drift to apply); one on the shipped agent, a day up.
+  const hostIds = [];
+  if (server.accessLayer) {
+    for (const [hostname, agent_version, uptime_s, guests] of [
+      ['pve-rack-1', '0.9.0', 22 * 60, [
+        { vmid: 100, name: 'web-renamed', type: 'qemu', status: 'running' },
+        { vmid: 101, name: 'db-01', type: 'lxc', status: 'running' },
+        { vmid: 900, name: 'scratch', type: 'qemu', status: 'stopped' },
+        { vmid: 901, name: 'nas', type: 'lxc', status: 'running' },
+      ]],
+      ['pve-rack-2', '1.0.0', 26 * 3600 + 5 * 60, [{ vmid: 102, name: 'cache-01', type: 'qemu', status: 'running' }]],
+    ]) {
+      const token = (await server.request('POST', '/api/hosts/enrollment-tokens', { name: hostname })).body.token;
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+      const enrolled = await (await fetch(`${server.url}/api/agent/enroll`, { method: 'POST', headers, body: JSON.stringify({ hostname, machine_id: `screenshots-${hostname}`, agent_version }) })).json();
+      hostIds.push(enrolled.host_id);
+      const beat = { agent_version, started_at: new Date(Date.now() - uptime_s * 1000).toISOString().replace(/\.\d+Z$/, 'Z'), hostname, addresses: ['192.0.2.10'], uptime_s, hypervisor_version: 'pve-manager/8.2.4', guests };
+      await fetch(`${server.url}/api/agent/heartbeat`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${enrolled.host_token}` }, body: JSON.stringify(beat) });
+    }
   }
   const jobs = (await server.request('GET', '/api/jobs')).body;
   const jobId = (key) => (Array.isArray(jobs) ? jobs.find((job) => job.key === key)?.id : undefined);
@@ -57,6 +85,11 @@ try {
   if (runningJob) {
     await server.request('PUT', `/api/jobs/${runningJob}`, { config: { api_url: `http://127.0.0.1:${standIn.address().port}/api/v1/api/hosts`, api_token: 'key:secret' } });
   }
+  // Tailscale against the same stand-in (a tailnet with no devices): its first run would clear every
+  // Tailscale address, which the preview before a first run shows.
+  if (jobId('tailscale_sync')) {
+    await server.request('PUT', `/api/jobs/${jobId('tailscale_sync')}`, { config: { api_key: 'tskey-screenshots', api_url: `http://127.0.0.1:${standIn.address().port}` } });
+  }
 
   const pages = [
     ['instances', '/instances'],
@@ -66,6 +99,7 @@ try {
     ['instance-edit-error', '/instances/new'],
     ['jobs', '/jobs'],
     ...(runningJob ? [['job-running', `/jobs/${runningJob}`]] : []),
+    ...(hostIds.length ? [['hosts', '/hosts'], ['host-detail', `/hosts/${hostIds[0]}`], ['host-detail-current', `/hosts/${hostIds[1]}`]] : []),
     ['usage', '/usage'],
     ['settings', '/settings'],
     ['users', '/users'],
@@ -93,7 +127,8 @@ try {
         // Run now from this browser (the API client's session ended when the page signed in as the same
         // account); the run waits on the stand-in remote and the open page shows it arrive live.
         holding = true;
-        void page.evaluate((id) => fetch(`/api/jobs/${id}/run`, { method: 'POST' }).catch(() => {}), runningJob);
+        // The page moves on before this answer arrives: the evaluation then ends with its page, which is fine.
+        page.evaluate((id) => fetch(`/api/jobs/${id}/run`, { method: 'POST' }).catch(() => {}), runningJob).catch(() => {});
         await page.waitForSelector('[data-testid="elapsed"]:has-text("3 s")');
       }
       if (name === 'instance-edit-error') {
@@ -110,13 +145,26 @@ try {
       }
     }
     if (server.accessLayer) await interactions(page, colorScheme);
-    const phone = await browser.newContext({ colorScheme, viewport: { width: 375, height: 740 }, storageState: await context.storageState() });
+    // Every page on a phone: nothing may be wider than the screen (tables scroll inside their own box).
+    const phone = await browser.newContext({ colorScheme, viewport: PHONE, storageState: await context.storageState() });
     const small = await phone.newPage();
-    for (const [name, url] of [['instances', '/instances'], ['instance-detail', '/instances/101']]) {
+    // The job page with its runs (the running one is shown on the desktop only).
+    const phonePages = pages.map(([name, url]) => (name === 'job-running' ? ['job-detail-runs', url] : [name, url]));
+    for (const [name, url] of phonePages) {
       await small.goto(server.url + url);
       await small.waitForSelector('main h1');
       await settle(small);
+      if (name === 'usage') await small.waitForSelector('[data-testid="daily-chart"] canvas');
+      await checkWidth(small, `${name}-phone-${colorScheme}`);
       await shoot(small, `${name}-phone-${colorScheme}`);
+    }
+    if (server.accessLayer) {
+      // The header's one row opens into the menu.
+      await small.goto(`${server.url}/instances`);
+      await small.waitForSelector('main h1');
+      await small.getByRole('button', { name: 'Menu' }).click();
+      await shoot(small, `menu-open-phone-${colorScheme}`);
+      await phoneInteractions(small, colorScheme);
     }
     await phone.close();
     // The live indicator while the event stream cannot connect.
@@ -127,23 +175,73 @@ try {
     await context.close();
   }
 
-  /** The states the rough edges of issue 10 were about; each step can be repeated, so both themes show the same. */
+  /** The states the rough edges of issues 10 and 25 were about; each step can be repeated, so both themes show the same. */
   async function interactions(page, colorScheme) {
     const settled = async () => {
       await page.waitForSelector('main h1');
       await settle(page);
     };
     if (jobId('tailscale_sync')) {
+      // A job that never ran offers a preview of its first run; the preview lists what would change.
+      await page.goto(`${server.url}/jobs/${jobId('tailscale_sync')}`);
+      await settled();
+      await page.getByRole('button', { name: 'Preview the first run' }).click();
+      await page.getByTestId('run-preview').waitFor();
+      await shoot(page, `job-first-run-preview-${colorScheme}`);
+    }
+    if (hostIds.length) {
+      // Add a host: the command in the root form, and what keeps it from working on another machine.
+      await page.goto(`${server.url}/hosts`);
+      await settled();
+      await page.getByRole('button', { name: 'Add a host' }).click();
+      await page.getByRole('button', { name: 'Create install command' }).click();
+      await page.getByTestId('install-command').waitFor();
+      await shoot(page, `hosts-add-${colorScheme}`);
+      // Apply all asks first, saying what it will do.
+      await page.goto(`${server.url}/hosts/${hostIds[0]}`);
+      await settled();
+      await page.getByRole('button', { name: 'Apply all…' }).click();
+      await page.getByRole('group', { name: /Confirm applying all drift/ }).waitFor();
+      await shoot(page, `host-apply-all-confirm-${colorScheme}`);
+    }
+    // Disabling a user asks first, naming them.
+    await page.goto(`${server.url}/users`);
+    await settled();
+    await page.locator('tr[data-user="olivia"]').getByRole('button', { name: 'Disable…' }).click();
+    await page.getByRole('group', { name: 'Confirm: Disable olivia' }).waitFor();
+    await shoot(page, `users-disable-confirm-${colorScheme}`);
+    // A new token is shown once, with a Copy button.
+    await page.goto(`${server.url}/tokens`);
+    await settled();
+    await page.getByLabel('Name').fill(`deploy script (${colorScheme})`);
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.getByTestId('new-token').waitFor();
+    await shoot(page, `tokens-created-${colorScheme}`);
+    // An import says a snapshot is taken first, and the list shows it afterwards.
+    await page.goto(`${server.url}/settings`);
+    await settled();
+    const exported = await page.evaluate(() => fetch('/api/export').then((res) => res.text()));
+    const file = path.join(os.tmpdir(), `homefleet-backup-${process.pid}.json`);
+    fs.writeFileSync(file, exported);
+    await page.getByLabel('Backup file').setInputFiles(file);
+    await page.getByTestId('import-preview').waitFor();
+    await shoot(page, `settings-import-preview-${colorScheme}`);
+    const before = await page.locator('[data-testid="snapshot-list"] tbody tr').count();
+    await page.getByRole('button', { name: 'Replace registry with this backup' }).click();
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="snapshot-list"] tbody tr').length > n, before);
+    fs.rmSync(file);
+    await shoot(page, `settings-after-import-${colorScheme}`);
+    if (jobId('tailscale_sync')) {
       // Enabling a job that is not configured warns instead of "saved".
       await page.goto(`${server.url}/jobs`);
       await settled();
-      const box = page.locator('article[data-job="tailscale_sync"]').getByRole('checkbox', { name: 'Enabled' });
+      const box = page.locator('article[data-job="semaphore_sync"]').getByRole('checkbox', { name: 'Enabled' });
       if (await box.isChecked()) {
         await box.uncheck();
-        await page.locator('article[data-job="tailscale_sync"] .notice').waitFor();
+        await page.locator('article[data-job="semaphore_sync"] .notice').waitFor();
       }
       await box.check();
-      await page.locator('article[data-job="tailscale_sync"] .notice-warning').waitFor();
+      await page.locator('article[data-job="semaphore_sync"] .notice-warning').waitFor();
       await shoot(page, `jobs-enable-warning-${colorScheme}`);
 
       // Saving settings confirms, and the confirmation stays.
@@ -151,7 +249,7 @@ try {
       await settled();
       await page.getByLabel(/Inventory endpoint URL/).fill('http://127.0.0.1:9/api/project/1/inventory/1');
       await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.locator('#settings .notice').waitFor();
+      await page.locator('#settings .notice').filter({ hasText: 'Settings saved' }).waitFor();
       // The page's reload after saving: only the token is still missing.
       await page.getByTestId('not-configured').filter({ hasText: 'set api_token.' }).waitFor();
       await shoot(page, `job-detail-saved-${colorScheme}`);
@@ -186,6 +284,39 @@ try {
     await shoot(page, `audit-filtered-${colorScheme}`);
   }
 
+  /** The confirmations and dialogs of issue 25 on the phone. */
+  async function phoneInteractions(page, colorScheme) {
+    await page.goto(`${server.url}/users`);
+    await page.waitForSelector('main h1');
+    await settle(page);
+    await page.locator('tr[data-user="victor"]').getByRole('button', { name: 'Reset password…' }).click();
+    await checkWidth(page, `users-reset-confirm-phone-${colorScheme}`);
+    await shoot(page, `users-reset-confirm-phone-${colorScheme}`);
+    if (hostIds.length) {
+      await page.goto(`${server.url}/hosts`);
+      await page.waitForSelector('main h1');
+      await page.getByRole('button', { name: 'Add a host' }).click();
+      await page.getByRole('button', { name: 'Create install command' }).click();
+      await page.getByTestId('install-command').waitFor();
+      await checkWidth(page, `hosts-add-phone-${colorScheme}`);
+      await shoot(page, `hosts-add-phone-${colorScheme}`);
+    }
+    if (jobId('tailscale_sync')) {
+      await page.goto(`${server.url}/jobs/${jobId('tailscale_sync')}`);
+      await page.waitForSelector('main h1');
+      await page.getByRole('button', { name: 'Preview the first run' }).click();
+      await page.getByTestId('run-preview').waitFor();
+      await checkWidth(page, `job-first-run-preview-phone-${colorScheme}`);
+      await shoot(page, `job-first-run-preview-phone-${colorScheme}`);
+    }
+  }
+
+  /** Notes a page wider than the phone; the run fails at the end if any is. */
+  async function checkWidth(page, name) {
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (width > PHONE.width) overflowing.push(`${name}: ${width} px`);
+  }
+
   /** The page's data is in and the event stream is live (an open stream means the network never goes idle). */
   async function settle(page) {
     if (server.accessLayer) await page.waitForSelector('[data-testid="live"]:has-text("live")', { timeout: 10_000 }).catch(() => {});
@@ -209,13 +340,20 @@ try {
         await shoot(page, `setup-${colorScheme}`);
         await page.getByLabel('Username').fill('first admin');
         await page.getByLabel('Display name').fill('First Administrator');
-        await page.getByLabel('Password').fill('a long enough password');
+        await page.getByLabel('Password', { exact: true }).fill('a long enough password');
+        await page.getByLabel('Repeat the password').fill('a long enough passw0rd');
         await page.getByRole('button', { name: 'Create administrator' }).click();
         await page.waitForSelector('.error');
         await shoot(page, `setup-error-${colorScheme}`);
+        const small = await (await browser.newContext({ colorScheme, viewport: PHONE })).newPage();
+        await small.goto(`${fresh.url}/setup?token=${encodeURIComponent(fresh.setupToken)}`);
+        await checkWidth(small, `setup-phone-${colorScheme}`);
+        await shoot(small, `setup-phone-${colorScheme}`);
+        await small.context().close();
         if (colorScheme === 'dark') {
           await page.getByLabel('Username').fill('first');
-          await page.getByLabel('Password').fill('a long enough password');
+          await page.getByLabel('Password', { exact: true }).fill('a long enough password');
+          await page.getByLabel('Repeat the password').fill('a long enough password');
           await page.getByRole('button', { name: 'Create administrator' }).click();
           await page.waitForURL('**/login?setup=done');
           await page.waitForSelector('.notice-success');
@@ -228,6 +366,10 @@ try {
     await fresh.stop();
   }
   console.log(`${taken.length} screenshots:\n${taken.join('\n')}`);
+  if (overflowing.length) {
+    console.error(`wider than a ${PHONE.width} px phone:\n${overflowing.join('\n')}`);
+    process.exitCode = 1;
+  }
   held.splice(0).forEach((answer) => answer());
   standIn.close();
 } finally {

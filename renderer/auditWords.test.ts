@@ -65,6 +65,24 @@ describe('describeAudit: management requests', () => {
     expect(describeAudit(request('POST', '/api/jobs/3/run', 200, { target: 'job semaphore_sync' }))).toBe('alice ran job semaphore_sync now');
   });
 
+  it('jobs by the name recorded with the entry; a preview as a dry run; a save that changed nothing as such', () => {
+    const named = (detail: Record<string, unknown>) => ({ target: 'job 1', detail: { name: 'Tailscale sync', ...detail } });
+    expect(describeAudit(request('PUT', '/api/jobs/1', 200, named({ fields: ['schedule'] })))).toBe('alice changed the settings of job “Tailscale sync”: schedule');
+    expect(describeAudit(request('PUT', '/api/jobs/1', 200, named({ fields: [] })))).toBe('alice saved the settings of job “Tailscale sync” without changes');
+    expect(describeAudit(request('POST', '/api/jobs/1/run', 200, named({})))).toBe('alice ran job “Tailscale sync” now');
+    expect(describeAudit(request('POST', '/api/jobs/1/run', 200, named({ dry_run: true })))).toBe(
+      'alice previewed a run of job “Tailscale sync” (dry run, nothing changed)',
+    );
+  });
+
+  it('names the API token an entry was made with', () => {
+    const token = { id: 4, name: 'ci' };
+    expect(describeAudit(request('POST', '/api/instances', 201, { target: 'instance 7', detail: { token } }))).toBe('alice created instance 7 (with API token “ci”)');
+    expect(describeAudit(entry('host.update', { target: 'host:2', detail: { host: 'pve2', token, sync_registry: true } }))).toBe(
+      'alice changed the settings of host pve2 (with API token “ci”)',
+    );
+  });
+
   it('import, export, sign-out and anything else as method, path and status', () => {
     expect(describeAudit(request('POST', '/api/import', 200))).toBe('alice imported a backup, replacing the registry');
     expect(describeAudit(request('GET', '/api/export', 200))).toBe('alice downloaded a backup');
@@ -113,10 +131,16 @@ describe('describeAudit: API tokens and hosts', () => {
 
   it('names what happened to which host', () => {
     expect(describeAudit(entry('enrollment_token.create', { target: 'enrollment_token:1', detail: { name: 'pve1' } }))).toBe('alice created a host enrollment token "pve1"');
-    expect(describeAudit(entry('host.enroll', { actor: 'agent:pve1', target: 'host:7', ip: '127.0.0.1' }))).toBe('host 7 enrolled from 127.0.0.1');
+    // By name: the acting agent's, or the one recorded with the entry.
+    expect(describeAudit(entry('host.enroll', { actor: 'agent:pve1', target: 'host:7', ip: '127.0.0.1' }))).toBe('host pve1 enrolled from 127.0.0.1');
+    expect(describeAudit(entry('host.delete', { target: 'host:7', detail: { host: 'pve1' } }))).toBe('alice started removing host pve1');
+    expect(describeAudit(entry('host.force_delete', { target: 'host:7', detail: { host: 'pve1' } }))).toBe('alice force-removed host pve1 (no receipt)');
+    expect(describeAudit(entry('host.deleted', { actor: 'agent:pve1', target: 'host:7' }))).toBe('host pve1 confirmed its removal');
+    expect(describeAudit(entry('host.upgrade_failed', { actor: null, target: 'host:7', detail: { host: 'pve1', reason: 'no heartbeat' } }))).toBe(
+      'the upgrade of host pve1 failed: no heartbeat',
+    );
+    expect(describeAudit(entry('host.drift_apply', { target: 'host:7', detail: { applied: [101], actor: 'agent:pve1' } }))).toBe('alice applied registry drift from host pve1');
+    // Entries written before names were recorded fall back to the id.
     expect(describeAudit(entry('host.delete', { target: 'host:7' }))).toBe('alice started removing host 7');
-    expect(describeAudit(entry('host.force_delete', { target: 'host:7' }))).toBe('alice force-removed host 7 (no receipt)');
-    expect(describeAudit(entry('host.deleted', { actor: 'agent:pve1', target: 'host:7' }))).toBe('host 7 confirmed its removal');
-    expect(describeAudit(entry('host.upgrade_failed', { actor: null, target: 'host:7', detail: { reason: 'no heartbeat' } }))).toBe('the upgrade of host 7 failed: no heartbeat');
   });
 });

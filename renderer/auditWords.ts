@@ -50,7 +50,9 @@ function describeRequest(who: string, entry: Entry): string {
   const [resource, id, sub, ...rest] = segments.map((s) => decodeSafe(s));
   const kind = resource ? KINDS[resource] : undefined;
   const target = text(entry.target);
-  const named = thing(kind, id, target);
+  // A job's name when the entry recorded it (entries since issue 25): "job “Tailscale sync”".
+  const name = text(detail.name);
+  const named = kind && name && resource === 'jobs' ? `${kind} “${name}”` : thing(kind, id, target);
   const fields = changedFields(detail);
   const withFields = (sentence: string) => (fields.length ? `${sentence}: ${fields.join(', ')}` : sentence);
 
@@ -62,10 +64,15 @@ function describeRequest(who: string, entry: Entry): string {
     if (method === 'DELETE' && sub) return `${who} revoked host enrollment token ${sub}`;
   }
   if (kind && rest.length === 0) {
-    if (resource === 'jobs' && sub === 'run' && method === 'POST') return `${who} ran ${named ?? 'a job'} now`;
+    if (resource === 'jobs' && sub === 'run' && method === 'POST') {
+      return detail.dry_run === true ? `${who} previewed a run of ${named ?? 'a job'} (dry run, nothing changed)` : `${who} ran ${named ?? 'a job'} now`;
+    }
     if (sub === undefined) {
       if (method === 'POST' && id === undefined) return named ? `${who} created ${named}` : `${who} created a new ${kind}`;
-      if ((method === 'PUT' || method === 'PATCH') && named) return withFields(`${who} changed ${resource === 'jobs' ? 'the settings of ' : ''}${named}`);
+      if ((method === 'PUT' || method === 'PATCH') && named) {
+        if (resource === 'jobs' && Array.isArray(detail.fields) && fields.length === 0) return `${who} saved the settings of ${named} without changes`;
+        return withFields(`${who} changed ${resource === 'jobs' ? 'the settings of ' : ''}${named}`);
+      }
       if (method === 'DELETE' && named) return `${who} deleted ${named}`;
     }
   }
@@ -91,14 +98,32 @@ function describeUserUpdate(who: string, user: string, detail: Record<string, un
   return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
 }
 
-/** `host:7` as people read it. */
+/**
+ * `host:7` as people read it: by its name where the entry has it (recorded with host actions, or the
+ * acting agent's `agent:<hostname>`), else by its id.
+ */
 function hostOf(entry: Entry): string {
+  const detail = entry.detail ?? {};
+  const agent = [entry.actor, text(detail.actor)].find((a) => a?.startsWith('agent:'))?.slice('agent:'.length);
+  const name = text(detail.host) ?? agent;
+  if (name) return `host ${name}`;
   const id = /^host:(\d+)$/.exec(entry.target ?? '')?.[1];
   return id ? `host ${id}` : (text(entry.target) ?? 'a host');
 }
 
-/** One audit entry as a sentence. */
+/** "(with API token “ci”)" for an entry made with a personal API token. */
+function viaToken(detail: Record<string, unknown>): string {
+  const token = detail.token as { name?: unknown } | undefined;
+  const name = token && typeof token === 'object' ? text(token.name) : undefined;
+  return name ? ` (with API token “${name}”)` : '';
+}
+
+/** One audit entry as a sentence, naming the API token it was made with, if any. */
 export function describeAudit(entry: Entry): string {
+  return describeEntry(entry) + viaToken(entry.detail ?? {});
+}
+
+function describeEntry(entry: Entry): string {
   const who = entry.actor ?? 'someone';
   const target = text(entry.target) ?? 'an unknown account';
   const from = entry.ip ? ` from ${entry.ip}` : '';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, exactTime, historyChange, historyValue, plural, relativeTime, sentence } from './format';
+import { compareVersions, duration, exactTime, historyChange, historyValue, plural, relativeTime, sentence, uptime } from './format';
 
 const NOW = Date.parse('2026-11-22T10:15:00Z');
 
@@ -48,7 +48,7 @@ describe('duration, historyValue, plural', () => {
 
 describe('sentence', () => {
   it('capitalises a server message and ends it with a full stop', () => {
-    expect(sentence('vmid already exists')).toBe('Vmid already exists.');
+    expect(sentence('vmid already exists')).toBe('VMID already exists.');
     expect(sentence('job already running.')).toBe('Job already running.');
   });
   it('keeps a first word that names something in code as written', () => {
@@ -68,3 +68,23 @@ describe('historyChange', () => {
     expect(historyChange('tailscale_ip', '', '100.64.0.1')).toEqual({ label: 'Tailscale IP', from: '(empty)', to: '100.64.0.1' });
   });
 });
+
+describe('uptime', () => {
+  it('says minutes under an hour, hours and minutes under a day, then days and hours', () => {
+    expect(uptime(22 * 60 + 5)).toBe('22 min');
+    expect(uptime(30)).toBe('0 min');
+    expect(uptime(5 * 3600 + 3 * 60)).toBe('5 h 3 min');
+    expect(uptime(3 * 86400 + 4 * 3600 + 59 * 60)).toBe('3 d 4 h');
+  });
+});
+
+describe('compareVersions', () => {
+  it('orders x.y.z numerically, a pre-release before its release', () => {
+    expect(compareVersions('1.10.0', '1.9.9')).toBeGreaterThan(0);
+    expect(compareVersions('1.0.0', '1.0.1')).toBeLessThan(0);
+    expect(compareVersions('1.0.0-rc.1', '1.0.0')).toBeLessThan(0);
+    expect(compareVersions('1.0.0-rc.2', '1.0.0-rc.1')).toBeGreaterThan(0);
+    expect(compareVersions('2.0.0', '2.0.0')).toBe(0);
+  });
+});
+

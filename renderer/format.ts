@@ -57,8 +57,30 @@ export const plural = (count: number, noun: string): string => `${count.toLocale
  */
 export function sentence(text: string): string {
   const first = text.split(/[\s:;,]/, 1)[0] ?? '';
-  const start = first.includes('_') ? text : text.charAt(0).toUpperCase() + text.slice(1);
+  // "vmid already exists" is about a VMID, as the dashboard spells it everywhere else.
+  const start = first === 'vmid' ? `VMID${text.slice(4)}` : first.includes('_') ? text : text.charAt(0).toUpperCase() + text.slice(1);
   return start + (/[.!?]$/.test(text) ? '' : '.');
+}
+
+/** How long a host has been up: "22 min" under an hour, "5 h 3 min" under a day, "3 d 4 h" after. */
+export function uptime(seconds: number): string {
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+/** x.y.z order (server/hosts/releases.ts compares agents the same way); a pre-release sorts before its release. */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => ({ nums: (v.split(/[-+]/, 1)[0] ?? '').split('.').map(Number), pre: v.includes('-') ? v.slice(v.indexOf('-') + 1).split('+')[0]! : undefined });
+  const x = parse(a);
+  const y = parse(b);
+  for (let i = 0; i < 3; i++) if ((x.nums[i] || 0) !== (y.nums[i] || 0)) return (x.nums[i] || 0) - (y.nums[i] || 0);
+  if (x.pre === y.pre) return 0;
+  if (x.pre === undefined) return 1;
+  if (y.pre === undefined) return -1;
+  return x.pre < y.pre ? -1 : 1;
 }
 
 const FIELD_LABELS: Record<string, string> = {

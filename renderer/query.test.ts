@@ -11,6 +11,10 @@ describe('the instances view in the URL', () => {
   it('falls back like the API: an unknown sort is name, anything but desc is ascending', () => {
     expect(parseView('?sort=evil&order=sideways')).toMatchObject({ sort: 'name', order: 'asc' });
   });
+  it('an unknown state or stack is "all" (the filter would otherwise show a blank choice)', () => {
+    expect(parseView('?state=bogus&stack=staging&search=web')).toMatchObject({ state: '', stack: '', search: 'web' });
+    expect(viewQuery(parseView('?state=bogus'))).toBe('');
+  });
   it('clicking the sorted column flips the order; another column sorts ascending', () => {
     const byName = parseView('');
     expect(toggleSort(byName, 'name')).toMatchObject({ sort: 'name', order: 'desc' });

@@ -1,4 +1,5 @@
 /** The instances view as it lives in the URL, so a view can be bookmarked. Pure; tested in query.test.ts. */
+import { STACKS, STATES } from './types';
 
 export const SORTS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
 export type Sort = (typeof SORTS)[number];
@@ -11,13 +12,16 @@ export interface InstanceView {
   order: 'asc' | 'desc';
 }
 
+const oneOf = (allowed: readonly string[], value: string | null): string => (value !== null && allowed.includes(value) ? value : '');
+
 export function parseView(search: string): InstanceView {
   const params = new URLSearchParams(search);
   const sort = params.get('sort') ?? '';
   return {
     search: params.get('search') ?? '',
-    state: params.get('state') ?? '',
-    stack: params.get('stack') ?? '',
+    // A state or stack the registry does not have (a stale bookmark, a typo) means all, as the filter shows it.
+    state: oneOf(STATES, params.get('state')),
+    stack: oneOf(STACKS, params.get('stack')),
     sort: (SORTS as readonly string[]).includes(sort) ? (sort as Sort) : 'name',
     order: params.get('order') === 'desc' ? 'desc' : 'asc',
   };

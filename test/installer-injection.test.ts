@@ -36,14 +36,14 @@ describe('a forged X-Forwarded-Proto behind TRUST_PROXY (built server)', () => {
     const created = await rawRequest(server.url, 'POST', '/api/hosts/enrollment-tokens', { cookie, origin: server.url, 'x-forwarded-proto': forged }, {});
     expect(created.status).toBe(201);
     const command = created.body.install_command as string;
-    expect(command).toBe(`curl -fsSL ${server.url}/install/agent.sh | sudo bash -s -- --token ${created.body.token}`);
-    // The command as a person pastes it, through real bash, with curl and sudo standing in: the
+    expect(command).toBe(`curl -fsSL ${server.url}/install/agent.sh | bash -s -- --token ${created.body.token}`);
+    // The command as a person pastes it, through real bash, with curl and bash standing in: the
     // arguments arrive as written and nothing else runs.
-    const pasted = await execa('bash', ['-c', `curl() { printf '%s\\n' "$@" >"${dir}/curl-args"; }; sudo() { printf '%s\\n' "$@" >"${dir}/sudo-args"; }; ${command}`], { cwd: dir, reject: false });
+    const pasted = await execa('bash', ['-c', `curl() { printf '%s\\n' "$@" >"${dir}/curl-args"; }; bash() { printf '%s\\n' "$@" >"${dir}/bash-args"; }; ${command}`], { cwd: dir, reject: false });
     expect(pasted.exitCode).toBe(0);
     expect(fs.existsSync(marker)).toBe(false);
     expect(fs.readFileSync(path.join(dir, 'curl-args'), 'utf8')).toBe(`-fsSL\n${server.url}/install/agent.sh\n`);
-    expect(fs.readFileSync(path.join(dir, 'sudo-args'), 'utf8')).toBe(`bash\n-s\n--\n--token\n${created.body.token}\n`);
+    expect(fs.readFileSync(path.join(dir, 'bash-args'), 'utf8')).toBe(`-s\n--\n--token\n${created.body.token}\n`);
 
     // A real proxy's https is still believed.
     const proxied = await rawRequest(server.url, 'GET', '/install/agent.sh', { 'x-forwarded-proto': 'https' });

@@ -16,6 +16,9 @@ export function Layout({ children }: { children: ComponentChildren }) {
   const { path } = useLocation();
   const [version, setVersion] = useState<string>();
   const [error, setError] = useState<string>();
+  // On a phone the header is one row: brand, live badge and a Menu button that opens the links below it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
   useEffect(() => {
     api<{ version: string }>('GET', '/api/health').then(
       (health) => setVersion(health.version),
@@ -50,11 +53,14 @@ export function Layout({ children }: { children: ComponentChildren }) {
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
+      <header class={`top${menuOpen ? ' menu-open' : ''}`}>
         <a class="brand" href="/instances">
           homefleet
         </a>
-        <nav aria-label="Main">
+        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((open) => !open)}>
+          {menuOpen ? 'Close' : 'Menu'}
+        </button>
+        <nav aria-label="Main" id="main-nav">
           <ul>
             {items
               .filter((item) => item.show)
@@ -70,16 +76,18 @@ export function Layout({ children }: { children: ComponentChildren }) {
         {session.user && (
           <div class="account">
             <LiveIndicator />
-            <span class="who" title={`Signed in as ${session.user.username}`}>
-              {session.user.username} <span class="role">{session.user.role}</span>
-            </span>
-            <a href="/tokens" aria-current={path.startsWith('/tokens') ? 'page' : undefined}>
-              API tokens
-            </a>
-            <a href="/password">Password</a>
-            <button type="button" class="link" onClick={signOut}>
-              Sign out
-            </button>
+            <div class="account-links">
+              <span class="who" title={`Signed in as ${session.user.username}`}>
+                {session.user.username} <span class="role">{session.user.role}</span>
+              </span>
+              <a href="/tokens" aria-current={path.startsWith('/tokens') ? 'page' : undefined}>
+                API tokens
+              </a>
+              <a href="/password">Password</a>
+              <button type="button" class="link" onClick={signOut}>
+                Sign out
+              </button>
+            </div>
           </div>
         )}
       </header>

@@ -114,3 +114,39 @@ export function Elapsed({ since }: { since: string }) {
     </span>
   );
 }
+
+/** Copies a secret or a command shown once; without clipboard access it says to select the text instead. */
+export function CopyButton({ text, label = 'Copy', primary = false }: { text: string; label?: string; primary?: boolean }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+    } catch {
+      setState('failed');
+    }
+  }
+  return (
+    <button type="button" class={primary ? 'primary copy' : 'copy'} onClick={copy} aria-live="polite">
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select the text' : label}
+    </button>
+  );
+}
+
+/**
+ * "Are you sure?" in place, naming what is about to happen: `question` says it, the first button
+ * does it (its label names the target), Cancel puts the row back as it was.
+ */
+export function Confirm(props: { question: ComponentChildren; action: string; label: string; onConfirm: () => void; onCancel: () => void; danger?: boolean }) {
+  return (
+    <div class="confirm" role="group" aria-label={props.label}>
+      <span>{props.question}</span>
+      <button type="button" class={props.danger === false ? 'primary' : 'danger'} onClick={props.onConfirm}>
+        {props.action}
+      </button>
+      <button type="button" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
-import { Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { Confirm, CopyButton, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { plural, uptime } from '../format';
 import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
@@ -77,6 +78,7 @@ function Upgrade({ upgrade }: { upgrade: HostSummary['upgrade'] }) {
 export function HostsPage() {
   const session = useSession();
   const hosts = useLoad(() => api<HostSummary[]>('GET', '/api/hosts'), []);
+  const tokens = useLoad(() => api<EnrollmentTokenView[]>('GET', '/api/hosts/enrollment-tokens'), []);
   const [adding, setAdding] = useState(false);
   const [flashed, flash] = useFlash();
   useLiveHosts(
@@ -99,7 +101,7 @@ export function HostsPage() {
         )}
       </PageTitle>
       <p class="hint">Hypervisors running the homefleet agent report their guests here every half minute.</p>
-      {adding && <AddHost onClose={() => setAdding(false)} />}
+      {adding && <AddHost onCreated={tokens.reload} onClose={() => setAdding(false)} />}
       {hosts.error && <Notice kind="error">{hosts.error}</Notice>}
       {!hosts.data && !hosts.error && <Loading />}
       {hosts.data?.length === 0 && (
@@ -143,7 +145,7 @@ export function HostsPage() {
           </table>
         </div>
       )}
-      {session.can('hosts.read') && <EnrollmentTokens manage={session.can('hosts.manage')} />}
+      {session.can('hosts.read') && <EnrollmentTokens tokens={tokens} manage={session.can('hosts.manage')} />}
     </section>
   );
 }
@@ -159,10 +161,17 @@ interface EnrollmentTokenView {
   state: string;
 }
 
-function EnrollmentTokens({ manage }: { manage: boolean }) {
-  const tokens = useLoad(() => api<EnrollmentTokenView[]>('GET', '/api/hosts/enrollment-tokens'), []);
+/**
+ * Tokens that can still enroll a host, and behind a switch the ones that cannot any more (used up,
+ * expired, revoked): those are kept for the record, not for use, and would otherwise pile up here.
+ */
+function EnrollmentTokens({ tokens, manage }: { tokens: ReturnType<typeof useLoad<EnrollmentTokenView[]>>; manage: boolean }) {
   const [error, setError] = useState<string>();
+  const [showAll, setShowAll] = useState(false);
   if (!tokens.data?.length) return null;
+  const active = tokens.data.filter((t) => t.state === 'active');
+  const finished = tokens.data.length - active.length;
+  const shown = showAll ? tokens.data : active;
   async function revoke(id: number) {
     setError(undefined);
     try {
@@ -176,55 +185,74 @@ function EnrollmentTokens({ manage }: { manage: boolean }) {
     <div class="card">
       <h2>Enrollment tokens</h2>
       {error && <Notice kind="error">{error}</Notice>}
-      <table class="tokens">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">State</th>
-            <th scope="col">Uses</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Made by</th>
-            {manage && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {tokens.data.map((t) => (
-            <tr key={t.id} data-token={t.id}>
-              <td>{t.name || <span class="muted">(unnamed)</span>}</td>
-              <td>{t.state.replace('_', ' ')}</td>
-              <td>
-                {t.uses} of {t.max_uses}
-              </td>
-              <td>
-                <Time iso={t.expires_at} exact={false} />
-              </td>
-              <td>{t.created_by ?? '—'}</td>
-              {manage && (
-                <td>
-                  {t.state === 'active' && (
-                    <button type="button" onClick={() => revoke(t.id)}>
-                      Revoke
-                    </button>
+      {finished > 0 && (
+        <label class="check">
+          <input type="checkbox" checked={showAll} onChange={(e) => setShowAll(e.currentTarget.checked)} /> Show used-up, expired and revoked tokens ({finished})
+        </label>
+      )}
+      {shown.length === 0 ? (
+        <p class="muted" data-testid="no-active-tokens">
+          No token can enroll a host now.{manage ? ' “Add a host” makes one.' : ''}
+        </p>
+      ) : (
+        <div class="table-wrap">
+          <table class="tokens stack">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">State</th>
+                <th scope="col">Uses</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Made by</th>
+                {manage && <th scope="col">Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((t) => (
+                <tr key={t.id} data-token={t.id}>
+                  <td data-label="Name">{t.name || <span class="muted">(unnamed)</span>}</td>
+                  <td data-label="State">{t.state.replace('_', ' ')}</td>
+                  <td data-label="Uses">
+                    {t.uses} of {t.max_uses}
+                  </td>
+                  <td data-label="Expires">
+                    <Time iso={t.expires_at} exact={false} />
+                  </td>
+                  <td data-label="Made by">{t.created_by ?? '—'}</td>
+                  {manage && (
+                    <td>
+                      {t.state === 'active' && (
+                        <button type="button" onClick={() => revoke(t.id)}>
+                          Revoke
+                        </button>
+                      )}
+                    </td>
                   )}
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </div>
   );
 }
 
-/** Creates an enrollment token and shows the one install line, once. */
-function AddHost({ onClose }: { onClose: () => void }) {
+interface CreatedEnrollment {
+  install_command: string;
+  expires_at: string;
+  /** Why the command cannot work from another machine yet (plain HTTP, a loopback address); servers before these notes send none. */
+  install_notes?: string[];
+}
+
+/** Creates an enrollment token and shows the one install line, once, with what still stands in its way. */
+function AddHost({ onCreated, onClose }: { onCreated: () => void; onClose: () => void }) {
   const [name, setName] = useState('');
   const [hours, setHours] = useState('24');
   const [uses, setUses] = useState('1');
-  const [created, setCreated] = useState<{ install_command: string; expires_at: string }>();
+  const [created, setCreated] = useState<CreatedEnrollment>();
   const [error, setError] = useState<string>();
   const [fields, setFields] = useState<Record<string, string>>({});
-  const [copied, setCopied] = useState(false);
 
   async function create(e: Event) {
     e.preventDefault();
@@ -232,21 +260,11 @@ function AddHost({ onClose }: { onClose: () => void }) {
     setFields({});
     try {
       const body = { name, expires_in_s: Math.round(Number(hours) * 3600), max_uses: Number(uses) };
-      setCreated(await api<{ install_command: string; expires_at: string }>('POST', '/api/hosts/enrollment-tokens', body));
+      setCreated(await api<CreatedEnrollment>('POST', '/api/hosts/enrollment-tokens', body));
+      onCreated();
     } catch (err) {
       setError(messageOf(err));
       setFields((err as { fields?: Record<string, string> }).fields ?? {});
-    }
-  }
-
-  async function copy() {
-    if (!created) return;
-    try {
-      await navigator.clipboard.writeText(created.install_command);
-      setCopied(true);
-    } catch {
-      // Without clipboard access the command stays selectable.
-      setCopied(false);
     }
   }
 
@@ -279,14 +297,25 @@ function AddHost({ onClose }: { onClose: () => void }) {
       )}
       {created && (
         <div class="secret" data-testid="install-command">
-          <p>Run this as root on the hypervisor. It is shown once; it expires <Time iso={created.expires_at} exact={false} />.</p>
+          {!!created.install_notes?.length && (
+            <Notice kind="warning">
+              <strong>This command cannot work from another machine yet:</strong>
+              <ul class="install-notes" data-testid="install-notes">
+                {created.install_notes.map((note) => (
+                  <li>{note}</li>
+                ))}
+              </ul>
+            </Notice>
+          )}
+          <p>
+            Run this as root on the hypervisor (a Proxmox node signs you in as root; elsewhere put <code>sudo</code> before <code>bash</code>). It is shown
+            once; it expires <Time iso={created.expires_at} exact={false} />.
+          </p>
           <pre class="command">
             <code>{created.install_command}</code>
           </pre>
           <div class="form-actions">
-            <button type="button" class="primary" onClick={copy}>
-              {copied ? 'Copied' : 'Copy'}
-            </button>
+            <CopyButton text={created.install_command} primary />
             <button type="button" onClick={onClose}>
               Done
             </button>
@@ -312,6 +341,11 @@ export function HostDetailPage({ id }: { id: string }) {
   const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   const [confirming, setConfirming] = useState(false);
+  const [confirmingAll, setConfirmingAll] = useState(false);
+  const shipped = useShippedAgent();
+  // What an action said holds until the host changes state: a removal that completes is then told by the Removal section.
+  const status = host.data?.status;
+  useEffect(() => setMessage(undefined), [status]);
   useLiveHosts(
     (hostId) => String(hostId) === id,
     (event) => {
@@ -327,11 +361,12 @@ export function HostDetailPage({ id }: { id: string }) {
   const manage = session.can('hosts.manage') && h.status !== 'deleted';
   const operate = session.can('fleet.operate') && h.status !== 'deleted';
 
-  async function act(action: () => Promise<unknown>, done: string) {
+  /** Runs an action; `done` is said afterwards unless the page shows the outcome itself (the Removal section). */
+  async function act(action: () => Promise<unknown>, done?: string) {
     setMessage(undefined);
     try {
       await action();
-      setMessage({ kind: 'success', text: done });
+      if (done) setMessage({ kind: 'success', text: done });
     } catch (e) {
       setMessage({ kind: 'error', text: messageOf(e) });
     }
@@ -341,9 +376,11 @@ export function HostDetailPage({ id }: { id: string }) {
   const apply = (body: unknown) =>
     act(async () => {
       const result = await api<{ applied: unknown[]; skipped: { vmid: number; error: string }[] }>('POST', `/api/hosts/${h.id}/drift/apply`, body);
-      if (result.skipped.length) throw new ApiError(200, `Not applied: ${result.skipped.map((s) => `${s.vmid} ${s.error}`).join('; ')}.`);
+      if (result.skipped.length) throw new ApiError(200, `Not applied: ${result.skipped.map((s) => `VMID ${s.vmid}: ${s.error.replace(/^vmid\b/, 'VMID')}`).join('; ')}.`);
     }, 'Applied to the registry.');
   const applicable = h.drift.filter((d) => d.kind !== 'instance_without_guest' && d.kind !== 'conflict');
+  const creates = applicable.filter((d) => d.kind === 'guest_without_instance').length;
+  const upgradable = h.upgrade_available;
   // Guests with no instance have no registry page to link to.
   const unregistered = new Set(h.drift.filter((d) => d.kind === 'guest_without_instance').map((d) => d.vmid));
 
@@ -365,7 +402,11 @@ export function HostDetailPage({ id }: { id: string }) {
               <Time iso={h.last_heartbeat_at} />
             </dd>
             <dt>Agent</dt>
-            <dd class="mono">{h.agent_version}</dd>
+            <dd>
+              <span class="mono">{h.agent_version}</span>
+              {upgradable === false && <span class="muted"> (the newest this server ships)</span>}
+              {upgradable === true && shipped && <span class="muted"> ({shipped} is available)</span>}
+            </dd>
             <dt>Upgrade</dt>
             <dd>
               <Upgrade upgrade={h.upgrade} />
@@ -375,7 +416,7 @@ export function HostDetailPage({ id }: { id: string }) {
             <dt>Addresses</dt>
             <dd class="mono">{h.addresses.join(', ') || '—'}</dd>
             <dt>Uptime</dt>
-            <dd>{h.uptime_s === null ? '—' : `${Math.floor(h.uptime_s / 86400)} d ${Math.floor((h.uptime_s % 86400) / 3600)} h`}</dd>
+            <dd data-testid="uptime">{h.uptime_s === null ? '—' : uptime(h.uptime_s)}</dd>
             <dt>Machine id</dt>
             <dd class="mono">{h.machine_id}</dd>
             <dt>Enrolled</dt>
@@ -405,9 +446,11 @@ export function HostDetailPage({ id }: { id: string }) {
           </dl>
           {manage && h.status !== 'deleting' && (
             <div class="form-actions">
-              <button type="button" onClick={() => act(() => api('POST', `/api/hosts/${h.id}/upgrade`, {}), 'Upgrade requested; it is offered at the next heartbeat.')}>
-                Upgrade agent
-              </button>
+              {upgradable && (
+                <button type="button" onClick={() => act(() => api('POST', `/api/hosts/${h.id}/upgrade`, {}), 'Upgrade requested; it is offered at the next heartbeat.')}>
+                  Upgrade agent
+                </button>
+              )}
               <button type="button" onClick={() => act(() => api('POST', `/api/hosts/${h.id}/revoke-token`), 'Host token revoked. Re-run the install command on the host to enroll it again.')}>
                 Revoke host token
               </button>
@@ -433,10 +476,28 @@ export function HostDetailPage({ id }: { id: string }) {
                 ))}
               </ul>
             )}
-            {operate && applicable.length > 1 && (
-              <button type="button" class="primary" onClick={() => apply({ all: true })}>
-                Apply all
+            {operate && applicable.length > 1 && !confirmingAll && (
+              <button type="button" class="primary" onClick={() => setConfirmingAll(true)}>
+                Apply all…
               </button>
+            )}
+            {operate && applicable.length > 1 && confirmingAll && (
+              <Confirm
+                label={`Confirm applying all drift from ${h.hostname}`}
+                question={`Apply all ${applicable.length} changes from ${h.hostname} to the registry? ${[
+                  creates ? `${plural(creates, 'instance')} created` : '',
+                  applicable.length - creates ? `${plural(applicable.length - creates, 'instance')} renamed` : '',
+                ]
+                  .filter(Boolean)
+                  .join(', ')}, as the host reports them.`}
+                action={`Apply ${applicable.length} changes`}
+                danger={false}
+                onConfirm={() => {
+                  setConfirmingAll(false);
+                  void apply({ all: true });
+                }}
+                onCancel={() => setConfirmingAll(false)}
+              />
             )}
           </div>
           <div class="card">
@@ -444,26 +505,28 @@ export function HostDetailPage({ id }: { id: string }) {
             {h.guests.length === 0 ? (
               <p class="muted">No guests reported.</p>
             ) : (
-              <table class="guests">
-                <thead>
-                  <tr>
-                    <th scope="col">VMID</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {h.guests.map((g) => (
-                    <tr key={g.vmid} data-guest={g.vmid}>
-                      <td>{unregistered.has(g.vmid) ? g.vmid : <a href={`/instances/${g.vmid}`}>{g.vmid}</a>}</td>
-                      <td>{g.name}</td>
-                      <td>{g.type}</td>
-                      <td>{g.status}</td>
+              <div class="table-wrap">
+                <table class="guests">
+                  <thead>
+                    <tr>
+                      <th scope="col">VMID</th>
+                      <th scope="col">Name</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Status</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {h.guests.map((g) => (
+                      <tr key={g.vmid} data-guest={g.vmid}>
+                        <td>{unregistered.has(g.vmid) ? g.vmid : <a href={`/instances/${g.vmid}`}>{g.vmid}</a>}</td>
+                        <td>{g.name}</td>
+                        <td>{g.type}</td>
+                        <td>{g.status}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
           </div>
         </div>
@@ -472,12 +535,21 @@ export function HostDetailPage({ id }: { id: string }) {
   );
 }
 
+/**
+ * The agent version this server ships (the signed manifest's current one), for "Upgrade agent": read
+ * once per page; undefined until known or when the server ships none.
+ */
+function useShippedAgent(): string | undefined {
+  const manifest = useLoad(() => api<{ agents?: { version: string }[] }>('GET', '/api/agent/releases/manifest.json'), []);
+  return manifest.data?.agents?.[0]?.version;
+}
+
 function Removal(props: {
   host: HostDetail;
   manage: boolean;
   confirming: boolean;
   setConfirming: (v: boolean) => void;
-  act: (action: () => Promise<unknown>, done: string) => Promise<void>;
+  act: (action: () => Promise<unknown>, done?: string) => Promise<void>;
 }) {
   const { host: h, manage, confirming, setConfirming, act } = props;
   const d = h.deletion;
@@ -501,7 +573,7 @@ function Removal(props: {
         </p>
       )}
       {manage && h.status === 'deleting' && (
-        <button type="button" class="danger" onClick={() => act(() => api('DELETE', `/api/hosts/${h.id}?force=true`), 'Host removed without a receipt.')}>
+        <button type="button" class="danger" onClick={() => act(() => api('DELETE', `/api/hosts/${h.id}?force=true`))}>
           Force removal
         </button>
       )}
@@ -518,7 +590,7 @@ function Removal(props: {
             class="danger"
             onClick={() => {
               setConfirming(false);
-              void act(() => api('DELETE', `/api/hosts/${h.id}`), 'Removal started.');
+              void act(() => api('DELETE', `/api/hosts/${h.id}`));
             }}
           >
             Remove

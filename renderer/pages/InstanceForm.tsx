@@ -44,7 +44,7 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
         setError('Some fields need attention.');
       } else if (e instanceof ApiError && e.status === 409) {
         setErrors({ vmid: 'is already used by another instance' });
-        setError(e.message);
+        setError(/vmid already exists/i.test(e.message) ? `An instance with VMID ${String(draft.vmid).trim()} already exists.` : e.message);
       } else setError(messageOf(e));
       setBusy(false);
     }

@@ -250,10 +250,11 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
 export function Flags({ instance }: { instance: Instance }) {
   const on = FLAGS.filter((flag) => instance[flag] === 1);
   if (on.length === 0) return <span class="muted">none</span>;
+  const names = on.map((flag) => flag.replace('_', ' '));
   return (
-    <span class="flags">
-      {on.map((flag) => (
-        <span class="flag">{flag.replace('_', ' ')}</span>
+    <span class="flags" title={names.join(', ')}>
+      {names.map((name) => (
+        <span class="flag">{name}</span>
       ))}
     </span>
   );

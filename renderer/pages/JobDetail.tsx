@@ -50,8 +50,13 @@ export function JobDetailPage({ id }: { id: string }) {
       <p class="crumbs">
         <a href="/jobs">Jobs</a> / {item.name}
       </p>
-      <PageTitle title={item.name}>{session.can('fleet.operate') && <RunNow job={item} onDone={job.reload} />}</PageTitle>
+      <PageTitle title={item.name} />
       <p class="muted">{item.description}</p>
+      {session.can('fleet.operate') && (
+        <div class="card run-card">
+          <RunNow job={item} onDone={job.reload} />
+        </div>
+      )}
       <div class="detail-grid">
         <div class="card" id="settings">
           <h2>Settings</h2>
@@ -65,33 +70,41 @@ export function JobDetailPage({ id }: { id: string }) {
           <h2>Last runs</h2>
           {runs.length === 0 ? (
             <Empty title="Not run yet">
-              {!isConfigured(item) ? 'It can run once it is configured.' : session.can('fleet.operate') ? 'Use Run now to try it.' : 'It runs on its schedule once enabled.'}
+              {!isConfigured(item)
+                ? 'It can run once it is configured.'
+                : session.can('fleet.operate')
+                  ? 'Preview its first run above, then run it.'
+                  : 'It runs on its schedule once enabled.'}
             </Empty>
           ) : (
-            <table class="runs">
-              <thead>
-                <tr>
-                  <th scope="col">Started</th>
-                  <th scope="col">Took</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Result</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runs.slice(0, 10).map((run) => (
-                  <tr key={run.id} data-run={run.id}>
-                    <td>
-                      <Time iso={run.started_at} />
-                    </td>
-                    <td>{run.ended_at ? duration(run.started_at, run.ended_at) : <Elapsed since={run.started_at} />}</td>
-                    <td>
-                      <Badge value={run.status} />
-                    </td>
-                    <td class="result">{run.result}</td>
+            <div class="table-wrap">
+              <table class="runs stack">
+                <thead>
+                  <tr>
+                    <th scope="col">Started</th>
+                    <th scope="col">Took</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Result</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {runs.slice(0, 10).map((run) => (
+                    <tr key={run.id} data-run={run.id}>
+                      <td data-label="Started">
+                        <Time iso={run.started_at} />
+                      </td>
+                      <td data-label="Took">{run.ended_at ? duration(run.started_at, run.ended_at) : <Elapsed since={run.started_at} />}</td>
+                      <td data-label="Status">
+                        <Badge value={run.status} />
+                      </td>
+                      <td class="result" data-label="Result">
+                        {run.result}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
         </div>
       </div>

@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { Badge, Elapsed, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { historyChange, plural } from '../format';
 import { isConfigured, notConfiguredText } from '../jobConfig';
 import { useLive } from '../live';
 import { useSession } from '../session';
 import type { Job } from '../types';
+import type { DryRun } from '../../server/jobs/schema';
 
 export function JobsPage() {
   const jobs = useLoad(() => api<Job[]>('GET', '/api/jobs'), []);
@@ -121,41 +123,121 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
   );
 }
 
+const PREVIEW_ROWS = 200;
+
 /**
  * Run-now blocks until the job ends, so the button stays busy and shows the outcome afterwards.
  * A job that is not configured would only fail ("a run whose required config is missing fails at
- * once"), so it is not offered: the page says what to set instead.
+ * once"), so it is not offered: the page says what to set instead. A job that never ran offers a
+ * preview first (a dry run: what it would change, nothing written), then Run now to apply it.
  */
 export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
   const session = useSession();
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusy] = useState<'run' | 'preview'>();
   const [outcome, setOutcome] = useState<{ kind: 'error' | 'success'; text: string }>();
+  const [preview, setPreview] = useState<DryRun>();
+  const firstRun = job.last_run_at === null;
   async function run() {
-    setBusy(true);
+    setBusy('run');
     setOutcome(undefined);
+    setPreview(undefined);
     try {
       const { summary } = await api<{ summary: string }>('POST', `/api/jobs/${job.id}/run`);
       setOutcome({ kind: 'success', text: summary });
     } catch (e) {
       setOutcome({ kind: 'error', text: `Run failed: ${messageOf(e)}` });
     } finally {
-      setBusy(false);
+      setBusy(undefined);
       onDone();
     }
   }
-  return (
-    <div class="run-now">
-      {isConfigured(job) ? (
-        <button type="button" class="primary" onClick={run} disabled={busy} aria-busy={busy}>
-          {busy ? 'Running…' : 'Run now'}
-        </button>
-      ) : (
+  async function dryRun() {
+    setBusy('preview');
+    setOutcome(undefined);
+    setPreview(undefined);
+    try {
+      setPreview(await api<DryRun>('POST', `/api/jobs/${job.id}/run?dry_run=true`));
+    } catch (e) {
+      setOutcome({ kind: 'error', text: `Preview failed: ${messageOf(e)}` });
+    } finally {
+      setBusy(undefined);
+    }
+  }
+  if (!isConfigured(job)) {
+    return (
+      <div class="run-now">
         <p class="not-configured hint" data-testid="not-configured">
           Not ready to run: {notConfiguredText(job)}.{' '}
           {session.can('settings.manage') ? <a href={`/jobs/${job.id}#settings`}>Configure it</a> : 'An administrator can configure it.'}
         </p>
-      )}
+        {/* A run that failed because the config went away meanwhile still says so. */}
+        {outcome && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
+      </div>
+    );
+  }
+  // Before a first run, Run now appears once the preview has been seen.
+  const offerRun = !firstRun || preview !== undefined;
+  return (
+    <div class="run-now">
+      <div class="form-actions">
+        {offerRun && (
+          <button type="button" class="primary" onClick={run} disabled={busy !== undefined} aria-busy={busy === 'run'}>
+            {busy === 'run' ? 'Running…' : 'Run now'}
+          </button>
+        )}
+        <button type="button" class={offerRun ? undefined : 'primary'} onClick={dryRun} disabled={busy !== undefined} aria-busy={busy === 'preview'}>
+          {busy === 'preview' ? 'Asking…' : firstRun && !preview ? 'Preview the first run' : 'Preview changes'}
+        </button>
+      </div>
+      {firstRun && !preview && !outcome && <p class="hint">It has never run: see what it would change before it changes anything.</p>}
+      {preview && <RunPreview preview={preview} />}
       {outcome && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
+    </div>
+  );
+}
+
+/** A dry run's answer: each field that would change, now and after, flags as on/off. */
+function RunPreview({ preview }: { preview: DryRun }) {
+  if (preview.changes.length === 0) {
+    return (
+      <Notice kind="success">
+        <span data-testid="run-preview">{preview.summary}: the registry already matches. Nothing was written.</span>
+      </Notice>
+    );
+  }
+  return (
+    <div class="run-preview" data-testid="run-preview">
+      <p>
+        <strong>{preview.summary}</strong> if it runs now. This is a preview: nothing was written.
+      </p>
+      <div class="table-wrap changes">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Instance</th>
+              <th scope="col">Field</th>
+              <th scope="col">Now</th>
+              <th scope="col">After the run</th>
+            </tr>
+          </thead>
+          <tbody>
+            {preview.changes.slice(0, PREVIEW_ROWS).map((change) => {
+              const shown = historyChange(change.field, String(change.old), String(change.new));
+              return (
+                <tr key={`${change.vmid}-${change.field}`} data-vmid={change.vmid} data-field={change.field}>
+                  <td>
+                    {change.name} <span class="muted">{change.vmid}</span>
+                  </td>
+                  <td>{shown.label}</td>
+                  <td class="old">{shown.from}</td>
+                  <td class="new">{shown.to}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {preview.changes.length > PREVIEW_ROWS && <p class="hint">and {plural(preview.changes.length - PREVIEW_ROWS, 'more change')}.</p>}
     </div>
   );
 }

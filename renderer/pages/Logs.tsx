@@ -56,7 +56,7 @@ function PagedLog<T extends { id: number }>(props: {
       {log.rows.length > 0 && shown.length === 0 && <Empty title="No loaded entry matches these filters">Clear a filter or show older entries.</Empty>}
       {shown.length > 0 && (
         <div class="table-wrap card">
-          <table class="log">
+          <table class="log stack">
             <thead>
               <tr>
                 {props.columns.map((column) => (
@@ -175,8 +175,10 @@ export function AuditPage() {
             <td class="what" data-action={row.action}>
               {describeAudit(row)}
             </td>
-            <td class="mono">{compact(row.ip)}</td>
-            <td class="raw">
+            <td class="mono" data-label="Address">
+              {compact(row.ip)}
+            </td>
+            <td class="raw" data-label="Raw entry">
               <details>
                 <summary>{row.action}</summary>
                 <pre class="mono detail">{JSON.stringify(row, null, 2)}</pre>
@@ -213,7 +215,9 @@ export function TelemetryPage() {
             <td>
               <Time iso={row.received_at} />
             </td>
-            <td class="mono detail">{compact(row.event)}</td>
+            <td class="mono detail" data-label="Event">
+              {compact(row.event)}
+            </td>
           </>
         )}
       />

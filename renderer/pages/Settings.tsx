@@ -23,9 +23,10 @@ export function fileSize(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 }
 
+type SnapshotLoad = ReturnType<typeof useLoad<SnapshotList>>;
+
 /** Whole-database snapshots: the list with downloads, and one taken now. Restoring is a local command. */
-function Snapshots() {
-  const list = useLoad(() => api<SnapshotList>('GET', '/api/snapshots'), []);
+function Snapshots({ list }: { list: SnapshotLoad }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const [done, setDone] = useState<string>();
@@ -47,7 +48,7 @@ function Snapshots() {
 
   const data = list.data;
   return (
-    <div class="card" data-testid="snapshots">
+    <div class="card span-all" data-testid="snapshots">
       <h2>Database snapshots</h2>
       <p>
         A snapshot is a copy of the whole database (instances, history, jobs, accounts, audit), for disaster recovery on this installation.
@@ -72,7 +73,7 @@ function Snapshots() {
             <p class="muted">No snapshots yet.</p>
           ) : (
             <div class="table-wrap">
-              <table class="runs" data-testid="snapshot-list">
+              <table class="runs stack" data-testid="snapshot-list">
                 <thead>
                   <tr>
                     <th>Taken</th>
@@ -84,11 +85,11 @@ function Snapshots() {
                 <tbody>
                   {data.snapshots.map((s) => (
                     <tr key={s.name}>
-                      <td>
+                      <td data-label="Taken">
                         <Time iso={s.taken_at} />
                       </td>
-                      <td>{KIND_LABEL[s.kind]}</td>
-                      <td>{fileSize(s.size)}</td>
+                      <td data-label="Why">{KIND_LABEL[s.kind]}</td>
+                      <td data-label="Size">{fileSize(s.size)}</td>
                       <td>
                         <a href={`/api/snapshots/${encodeURIComponent(s.name)}`} download={s.name}>
                           Download
@@ -106,7 +107,20 @@ function Snapshots() {
   );
 }
 
+/**
+ * After an import: its pre-import snapshot is named once its check is done, just after the import
+ * answers, so the list is read again until it shows a pre-import snapshot it did not have (a few seconds at most).
+ */
+async function awaitPreImportSnapshot(known: Set<string>, reload: () => Promise<SnapshotList>): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const list = await reload().catch(() => undefined);
+    if (!list?.enabled || list.snapshots.some((s) => s.kind === 'pre-import' && !known.has(s.name))) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 export function SettingsPage() {
+  const snapshots = useLoad(() => api<SnapshotList>('GET', '/api/snapshots'), []);
   const [preview, setPreview] = useState<Preview>();
   const [error, setError] = useState<string>();
   const [done, setDone] = useState<string>();
@@ -130,10 +144,16 @@ export function SettingsPage() {
     if (!preview) return;
     setBusy(true);
     setError(undefined);
+    const known = new Set((snapshots.data?.snapshots ?? []).map((s) => s.name));
     try {
       const { imported } = await api<{ imported: number }>('POST', '/api/import', preview.text);
-      setDone(`Imported ${plural(imported, 'instance')} from ${preview.fileName}.`);
+      setDone(`Imported ${plural(imported, 'instance')} from ${preview.fileName}.${snapshots.data?.enabled ? ' What it replaced is kept in a pre-import snapshot below.' : ''}`);
       setPreview(undefined);
+      void awaitPreImportSnapshot(known, async () => {
+        const list = await api<SnapshotList>('GET', '/api/snapshots');
+        snapshots.update(() => list);
+        return list;
+      });
     } catch (e) {
       // Import errors name the row in their message (`instances[3] (vmid 104, "nextcloud"): ...`).
       const rows = e instanceof ApiError ? Object.values(e.fields) : [];
@@ -192,7 +212,10 @@ export function SettingsPage() {
               <Notice kind="warning">
                 Importing replaces all current instances and their history with the {plural(preview.instances, 'instance')}
                 {preview.history !== null ? ' and the change history' : ''} in this file
-                {preview.jobs !== null ? ', and replaces the jobs and their runs' : ''}. This cannot be undone; export first if unsure.
+                {preview.jobs !== null ? ', and replaces the jobs and their runs' : ''}.{' '}
+                {snapshots.data?.enabled
+                  ? 'A snapshot of the whole database is taken first (listed under Database snapshots below); restoring it on the server undoes the import.'
+                  : 'This cannot be undone here (this server keeps no snapshots); export first if unsure.'}
               </Notice>
               <div class="form-actions">
                 <button type="button" class="danger" onClick={replace} disabled={busy}>
@@ -205,7 +228,7 @@ export function SettingsPage() {
             </div>
           )}
         </div>
-        <Snapshots />
+        <Snapshots list={snapshots} />
       </div>
     </section>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ApiToken, CreatedApiToken } from '../../server/tokens/schema';
 import { api, ApiError, messageOf } from '../api';
-import { Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { CopyButton, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { useSession, type Role } from '../session';
 
 const ROLES: Role[] = ['viewer', 'operator', 'administrator'];
@@ -47,7 +47,10 @@ export function TokensPage() {
       {created && (
         <div class="notice notice-info secret" role="status" data-testid="new-token">
           Token <strong>{created.name}</strong>: <code>{created.token}</code>
-          <p class="hint">Shown once: copy it now. Only its hash is kept.</p>
+          <div class="copy-row">
+            <CopyButton text={created.token} label="Copy token" />
+            <span class="hint">Shown once: copy it now. Only its hash is kept.</span>
+          </div>
         </div>
       )}
       <CreateToken
@@ -68,7 +71,7 @@ export function TokensPage() {
       {tokens.data && tokens.data.length === 0 && <Empty title="No tokens yet." />}
       {tokens.data && tokens.data.length > 0 && (
         <div class="table-wrap card">
-          <table class="tokens">
+          <table class="tokens stack">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -83,16 +86,16 @@ export function TokensPage() {
             <tbody>
               {tokens.data.map((token) => (
                 <tr key={token.id} data-token={token.name}>
-                  <td>
+                  <td data-label="Name">
                     <strong>{token.name}</strong>
                   </td>
-                  {everyone && <td>{token.user.username}</td>}
-                  <td>{token.role}</td>
-                  <td>
+                  {everyone && <td data-label="User">{token.user.username}</td>}
+                  <td data-label="Role">{token.role}</td>
+                  <td data-label="Created">
                     <Time iso={token.created_at} exact={false} />
                   </td>
-                  <td>{token.expires_at ? <Time iso={token.expires_at} exact={false} /> : <span class="muted">never</span>}</td>
-                  <td>
+                  <td data-label="Expires">{token.expires_at ? <Time iso={token.expires_at} exact={false} /> : <span class="muted">never</span>}</td>
+                  <td data-label="Last use">
                     <Time iso={token.last_used_at} exact={false} />
                     {token.last_used_ip && <div class="muted">from {token.last_used_ip}</div>}
                   </td>

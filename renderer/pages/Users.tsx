@@ -1,9 +1,27 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
-import { Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { Confirm, CopyButton, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { useSession, type Account, type Role } from '../session';
 
 const ROLES: Role[] = ['viewer', 'operator', 'administrator'];
+
+/** The one-click account actions that take something away: each asks first, naming the account. */
+type Risky = 'disable' | 'reset' | 'revoke';
+const RISKY: Record<Risky, { action: (u: Account) => string; question: (u: Account, self: boolean) => string }> = {
+  disable: {
+    action: (u) => `Disable ${u.username}`,
+    question: (u, self) => `Disable ${u.username}? ${self ? 'You are' : 'They are'} signed out at once and cannot sign in until enabled again.`,
+  },
+  reset: {
+    action: () => 'Reset password',
+    question: (u, self) =>
+      `Reset the password of ${u.username}? ${self ? 'Your' : 'Their'} password stops working and ${self ? 'your' : 'their'} sessions end; you get a temporary password to pass on.`,
+  },
+  revoke: {
+    action: () => 'Sign out everywhere',
+    question: (u) => `Sign ${u.username} out everywhere? Every session of theirs ends; they can sign in again.`,
+  },
+};
 
 export function UsersPage() {
   const session = useSession();
@@ -14,14 +32,37 @@ export function UsersPage() {
 
   /** A role picked in a row's list, applied only once confirmed. */
   const [pending, setPending] = useState<{ id: number; role: Role }>();
+  /** A disable, reset or revoke asked for in a row, done only once confirmed. */
+  const [asking, setAsking] = useState<{ id: number; kind: Risky }>();
 
   async function act(user: Account, action: () => Promise<unknown>, done: string) {
     setMessage(undefined);
     setSecret(undefined);
     setPending(undefined);
+    setAsking(undefined);
     try {
       await action();
       setMessage({ kind: 'success', text: done });
+    } catch (e) {
+      setMessage({ kind: 'error', text: refusal(user, e) });
+    }
+    users.reload();
+  }
+
+  function ask(user: Account, kind: Risky) {
+    setMessage(undefined);
+    setPending(undefined);
+    setAsking({ id: user.id, kind });
+  }
+
+  async function confirmed(user: Account, kind: Risky) {
+    if (kind === 'disable') return act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: false }), `${user.username} disabled.`);
+    if (kind === 'revoke') return act(user, () => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`);
+    setAsking(undefined);
+    setMessage(undefined);
+    try {
+      const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
+      setSecret({ username: user.username, password: temporary_password });
     } catch (e) {
       setMessage({ kind: 'error', text: refusal(user, e) });
     }
@@ -35,7 +76,10 @@ export function UsersPage() {
       {secret && (
         <div class="notice notice-info secret" role="status" data-testid="temporary-password">
           Temporary password for <strong>{secret.username}</strong>: <code>{secret.password}</code>
-          <p class="hint">Shown once. Pass it on safely; they must choose a new password when they sign in.</p>
+          <div class="copy-row">
+            <CopyButton text={secret.password} label="Copy password" />
+            <span class="hint">Shown once. Pass it on safely; they must choose a new password when they sign in.</span>
+          </div>
         </div>
       )}
       <CreateUser
@@ -49,7 +93,7 @@ export function UsersPage() {
       {!users.data && !users.error && <Loading />}
       {users.data && (
         <div class="table-wrap card">
-          <table class="users">
+          <table class="users stack">
             <thead>
               <tr>
                 <th scope="col">User</th>
@@ -62,11 +106,11 @@ export function UsersPage() {
             <tbody>
               {users.data.map((user) => (
                 <tr key={user.id} data-user={user.username}>
-                  <td>
+                  <td data-label="User">
                     <strong>{user.username}</strong>
                     <div class="muted">{user.display_name}</div>
                   </td>
-                  <td>
+                  <td data-label="Role">
                     <label class="visually-hidden" for={`role-${user.id}`}>
                       Role of {user.username}
                     </label>
@@ -75,6 +119,7 @@ export function UsersPage() {
                       value={pending?.id === user.id ? pending.role : user.role}
                       onChange={(e) => {
                         const role = e.currentTarget.value as Role;
+                        setAsking(undefined);
                         setPending(role === user.role ? undefined : { id: user.id, role });
                       }}
                     >
@@ -102,47 +147,45 @@ export function UsersPage() {
                       </div>
                     )}
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {user.enabled ? 'enabled' : <span class="pill off">disabled</span>}
                     {user.must_change_password && <div class="muted">must change password</div>}
                   </td>
-                  <td>
+                  <td data-label="Last sign-in">
                     <Time iso={user.last_login_at} exact={false} />
                   </td>
-                  <td class="actions-cell">
+                  <td class="actions-cell" data-label="Actions">
                     <div class="row-actions">
-                      <button
-                        type="button"
-                        onClick={() =>
-                          act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: !user.enabled }), `${user.username} ${user.enabled ? 'disabled' : 'enabled'}.`)
-                        }
-                      >
-                        {user.enabled ? 'Disable' : 'Enable'}
-                      </button>
-                      <button
-                        type="button"
-                        onClick={async () => {
-                          setMessage(undefined);
-                          try {
-                            const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
-                            setSecret({ username: user.username, password: temporary_password });
-                          } catch (e) {
-                            setMessage({ kind: 'error', text: messageOf(e) });
-                          }
-                          users.reload();
-                        }}
-                      >
-                        Reset password
+                      {user.enabled ? (
+                        <button type="button" onClick={() => ask(user, 'disable')}>
+                          Disable…
+                        </button>
+                      ) : (
+                        <button type="button" onClick={() => act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: true }), `${user.username} enabled.`)}>
+                          Enable
+                        </button>
+                      )}
+                      <button type="button" onClick={() => ask(user, 'reset')}>
+                        Reset password…
                       </button>
                       <button
                         type="button"
                         disabled={user.id === session.user?.id}
                         title={user.id === session.user?.id ? 'Use Sign out for your own session' : undefined}
-                        onClick={() => act(user, () => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`)}
+                        onClick={() => ask(user, 'revoke')}
                       >
-                        Revoke sessions
+                        Revoke sessions…
                       </button>
                     </div>
+                    {asking?.id === user.id && (
+                      <Confirm
+                        label={`Confirm: ${RISKY[asking.kind].action(user)}`}
+                        question={RISKY[asking.kind].question(user, user.id === session.user?.id)}
+                        action={RISKY[asking.kind].action(user)}
+                        onConfirm={() => void confirmed(user, asking.kind)}
+                        onCancel={() => setAsking(undefined)}
+                      />
+                    )}
                   </td>
                 </tr>
               ))}

@@ -28,6 +28,8 @@ export interface AuditInput {
   ip?: string | null;
   /** Names, ids, methods and paths only: never a password, token, cookie or request body. */
   detail?: Record<string, unknown>;
+  /** The personal API token the actor used (its id and name, never the token), joined to the detail as `token`. */
+  token?: { id: number; name: string } | undefined;
 }
 
 export interface AuditEntry {
@@ -67,7 +69,7 @@ export function createAuditLog(db: Db, clock: Clock, events?: AppEvents) {
   return {
     write(entry: AuditInput): void {
       const at = isoMillis(clock.now());
-      const detail = entry.detail ?? {};
+      const detail = entry.token ? { ...entry.detail, token: { id: entry.token.id, name: entry.token.name } } : (entry.detail ?? {});
       const text = JSON.stringify(detail);
       const { lastInsertRowid } = insert.run(at, entry.actor, entry.action, entry.target ?? null, entry.ip ?? null, text);
       if (events) announce({ id: Number(lastInsertRowid), at, actor: entry.actor, action: entry.action, target: entry.target ?? null, ip: entry.ip ?? null, detail }, text);

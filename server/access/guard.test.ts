@@ -64,7 +64,8 @@ describe('audit entries', () => {
     const entries = (await audit()).filter((e) => e.action === 'request');
     expect(entries.map((e) => [e.target, e.detail])).toEqual([
       ['instance 102', { method: 'DELETE', path: '/api/instances/102', status: 204 }],
-      [`job ${job.id}`, { method: 'PUT', path: `/api/jobs/${job.id}`, status: 200, fields: ['enabled', 'config.api_token', 'config.api_url'] }],
+      // `enabled: false` was sent to a job already disabled: not a change, not named.
+      [`job ${job.id}`, { method: 'PUT', path: `/api/jobs/${job.id}`, status: 200, name: job.name, fields: ['config.api_url', 'config.api_token'] }],
       ['instance 102', { method: 'PUT', path: '/api/instances/102', status: 200, fields: ['name', 'state'] }],
       ['instance 102', { method: 'POST', path: '/api/instances', status: 201 }],
     ]);

@@ -14,17 +14,28 @@ export const SETUP_PAGE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
 };
 
-const STYLE = `:root{color-scheme:light dark;--bg:#f6f7f9;--surface:#fff;--text:#1b1f24;--muted:#5b6470;--border:#d9dde3;--accent:#2458d3;--accent-text:#fff;--danger:#b42318}
-@media (prefers-color-scheme:dark){:root{--bg:#0f1217;--surface:#171b22;--text:#e6e9ee;--muted:#9aa4b2;--border:#2c333e;--accent:#7aa2ff;--accent-text:#0b1020;--danger:#ff8a80}}
-body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:var(--text);background:var(--bg)}
-a{color:var(--accent)}label{display:block;margin-top:1rem;font-weight:600}
-input{width:100%;padding:.4rem;box-sizing:border-box;font:inherit;color:var(--text);background:var(--surface);border:1px solid var(--border);border-radius:6px}
-button{margin-top:1.5rem;padding:.5rem 1rem;font:inherit;background:var(--accent);color:var(--accent-text);border:1px solid var(--accent);border-radius:6px;cursor:pointer}
-.error{color:var(--danger);font-weight:600}.hint{color:var(--muted);font-size:.9rem}`;
+// The dashboard's sign-in card (renderer/styles.css: .auth-page, .card, .field, .primary, .notice-error),
+// inline because this page carries no script and loads nothing else.
+const STYLE = `:root{color-scheme:light dark;--bg:#f6f7f9;--surface:#fff;--text:#1b1f24;--muted:#5b6470;--border:#d9dde3;--accent:#2458d3;--accent-text:#fff;--focus:#2458d3;--danger:#b42318;--danger-bg:#fdecea}
+@media (prefers-color-scheme:dark){:root{--bg:#0f1217;--surface:#171b22;--text:#e6e9ee;--muted:#9aa4b2;--border:#2c333e;--accent:#7aa2ff;--accent-text:#0b1020;--focus:#9db9ff;--danger:#ff8a80;--danger-bg:#3a1714}}
+*{box-sizing:border-box}
+html,body{margin:0;background:var(--bg);color:var(--text);font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}
+body{min-height:100vh;display:grid;place-items:center;padding:1rem}
+main{width:100%;max-width:24rem;background:var(--surface);border:1px solid var(--border);border-radius:8px;padding:1.25rem 1.5rem}
+a{color:var(--accent)}
+:focus-visible{outline:3px solid var(--focus);outline-offset:2px;border-radius:4px}
+.brand{font-weight:700;font-size:1.1rem;margin:0 0 .5rem}
+h1{font-size:1.35rem;margin:0 0 .75rem}
+p{margin:0 0 1rem}
+label{display:block;font-weight:600;font-size:.875rem;margin:0 0 .25rem}
+input{display:block;width:100%;margin:0 0 .85rem;padding:.45rem .6rem;font:inherit;color:var(--text);background:var(--surface);border:1px solid var(--border);border-radius:6px}
+button{width:100%;margin-top:.35rem;padding:.5rem .9rem;font:inherit;font-weight:600;background:var(--accent);color:var(--accent-text);border:1px solid var(--accent);border-radius:6px;cursor:pointer}
+.error{background:var(--danger-bg);color:var(--danger);border:1px solid var(--danger);border-radius:6px;padding:.6rem .8rem .6rem 1.8rem;margin:0 0 1rem}
+.hint{color:var(--muted);font-size:.875rem;margin:-.6rem 0 .85rem}`;
 
 function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)} · homefleet</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+<title>${escapeHtml(title)} · homefleet</title><style>${STYLE}</style></head><body><main><p class="brand">homefleet</p><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
 }
 
 export interface SetupFormValues {
@@ -45,6 +56,7 @@ export function setupFormPage(values: SetupFormValues, errors: string[] = []): s
 <label for="display_name">Display name</label><input id="display_name" name="display_name" required maxlength="100" value="${value(values.display_name)}">
 <label for="password">Password</label><input id="password" name="password" type="password" required minlength="8" maxlength="128" autocomplete="new-password">
 <p class="hint">8 to 128 characters.</p>
+<label for="password_confirm">Repeat the password</label><input id="password_confirm" name="password_confirm" type="password" required minlength="8" maxlength="128" autocomplete="new-password">
 <button type="submit">Create administrator</button>
 </form>`,
   );

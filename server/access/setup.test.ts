@@ -100,6 +100,22 @@ describe('POST /setup', () => {
     expect(page.text).not.toContain('value="short"');
   });
 
+  it('the form asks for the password twice; a repeat that differs is a 400 naming it, and nothing is created', async () => {
+    const server = await fresh();
+    const blank = await server.anonymous().get(`/setup?token=${TOKEN}`);
+    expect(blank.text).toContain('<label for="password_confirm">Repeat the password</label><input id="password_confirm" name="password_confirm" type="password" required');
+    const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+    const page = await server.anonymous().post('/setup', form({ setup_token: TOKEN, ...admin, password_confirm: 'first-admin-passwort' }), headers);
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('<li>the repeated password does not match the password</li>');
+    expect(page.text).not.toContain('first-admin-passw');
+    const json = await server.anonymous().post('/setup', { setup_token: TOKEN, ...admin, password_confirm: '' });
+    expect([json.status, json.body]).toEqual([400, { errors: [{ field: 'password_confirm', message: 'does not match the password' }] }]);
+    expect(server.accounts.hasAccounts()).toBe(false);
+    const done = await server.anonymous().post('/setup', form({ setup_token: TOKEN, ...admin, password_confirm: admin.password }), headers);
+    expect([done.status, done.headers.get('location')]).toEqual([303, '/login?setup=done']);
+  });
+
   it('answers 400 for invalid fields, listing them', async () => {
     const server = await fresh();
     const res = await server.anonymous().post('/setup', { setup_token: TOKEN, username: '', display_name: 'x', password: 'short' });

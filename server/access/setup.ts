@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../context.js';
-import { forbidden, HttpError, notFound, tooManyRequests } from '../errors.js';
+import { forbidden, HttpError, notFound, tooManyRequests, validationFailed } from '../errors.js';
 import { formBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
@@ -42,7 +42,7 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
       } catch (err) {
         if (!isForm || !(err instanceof HttpError)) throw err;
         const messages = Array.isArray(err.body.errors)
-          ? (err.body.errors as Array<{ field: string; message: string }>).map((e) => `${e.field.replace('_', ' ')} ${e.message}`)
+          ? (err.body.errors as Array<{ field: string; message: string }>).map((e) => `${e.field === 'password_confirm' ? 'the repeated password' : e.field.replace('_', ' ')} ${e.message}`)
           : [String(err.body.error)];
         res.status(err.status).set(err.headers).set(SETUP_PAGE_HEADERS);
         const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -70,6 +70,10 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
     // The right token is not a guess: its slot goes back once this attempt is over.
     try {
       const input = parseWith(SetupBody, body);
+      // The form's "Repeat the password" box: a JSON client that sends no password_confirm is not asked for one.
+      if ('password_confirm' in body && body.password_confirm !== input.password) {
+        throw validationFailed([{ field: 'password_confirm', message: 'does not match the password' }]);
+      }
       return await accounts.create(
         { username: input.username, display_name: input.display_name, role: 'administrator', password: input.password },
         { actor: null, ip },

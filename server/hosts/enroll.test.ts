@@ -4,6 +4,7 @@ import { LIMITS } from '../access/throttle.js';
 import { bearer, enroll, heldPosts, enrolledHost, enrollmentToken, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
 import { rawRequest } from '../../test/helpers/raw.js';
 import type { TestServer } from '../../test/helpers/server.js';
+import { installNotes } from './routes.js';
 
 const INVALID = { error: 'invalid token' };
 const TOKEN = /^hfe_[A-Za-z0-9_-]{43}$/;
@@ -26,7 +27,12 @@ describe('enrollment tokens', () => {
       expires_at: '2026-11-22T11:00:00.000Z',
       max_uses: 2,
       host_id: null,
-      install_command: `curl -fsSL ${server.baseUrl}/install/agent.sh | sudo bash -s -- --token ${res.body.token}`,
+      // The root form: a Proxmox node has no sudo.
+      install_command: `curl -fsSL ${server.baseUrl}/install/agent.sh | bash -s -- --token ${res.body.token}`,
+      // Agents may use HTTP here (FLEET_AGENT_ALLOW_HTTP), but the address is this machine's own.
+      install_notes: [
+        `The command names ${server.baseUrl.slice('http://'.length)}, which on the hypervisor is the hypervisor itself. Open this page at an address the hypervisor can reach (this server's LAN name or address), or set FLEET_PUBLIC_URL.`,
+      ],
     });
     const list = await server.client.get('/api/hosts/enrollment-tokens');
     expect(list.body).toEqual([
@@ -68,8 +74,28 @@ describe('enrollment tokens', () => {
     server = await startHostServer({ clock, config: { tlsFingerprint: 'AbC123+/xyz=' } });
     const res = await server.client.post('/api/hosts/enrollment-tokens', {});
     expect(res.body.install_command).toBe(
-      `curl -fsSL --insecure --pinnedpubkey sha256//AbC123+/xyz= ${server.baseUrl}/install/agent.sh | sudo bash -s -- --token ${res.body.token} --fingerprint AbC123+/xyz=`,
+      `curl -fsSL --insecure --pinnedpubkey sha256//AbC123+/xyz= ${server.baseUrl}/install/agent.sh | bash -s -- --token ${res.body.token} --fingerprint AbC123+/xyz=`,
     );
+  });
+
+  it('say that a plain-HTTP server refuses agents, naming HTTPS and FLEET_AGENT_ALLOW_HTTP', async () => {
+    await server.stop();
+    server = await startHostServer({ clock, config: { agentAllowHttp: false } });
+    const res = await server.client.post('/api/hosts/enrollment-tokens', {});
+    expect(res.body.install_notes).toHaveLength(2);
+    expect(res.body.install_notes[0]).toMatch(/^This server speaks plain HTTP .*403 "https required".*HOST=0\.0\.0\.0.*FLEET_PUBLIC_URL.*FLEET_AGENT_ALLOW_HTTP=true\.$/);
+    // The installer indeed stops there.
+    const enroll = await server.anonymous().post('/api/agent/enroll', {}, { authorization: `Bearer ${res.body.token}` });
+    expect([enroll.status, enroll.body]).toEqual([403, { error: 'https required' }]);
+  });
+
+  it('have no notes for an HTTPS address other machines can reach', () => {
+    expect(installNotes('https://fleet.example.lan', false)).toEqual([]);
+    expect(installNotes('https://192.168.1.20:3000', false)).toEqual([]);
+    expect(installNotes('http://192.168.1.20:3000', true)).toEqual([]);
+    expect(installNotes('https://[::1]:3000', false)).toEqual([expect.stringMatching(/^The command names \[::1\]:3000, /)]);
+    expect(installNotes('https://127.0.0.2', false)).toHaveLength(1);
+    expect(installNotes('https://localhost:3000', false)).toHaveLength(1);
   });
 
   it('are audited without the token', async () => {

@@ -12,6 +12,7 @@ import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch
 import type { HostService, Who } from './service.js';
 import { shellQuote } from './shell-quote.js';
 import { bearerOfKind, type AgentTokenKind } from './tokens.js';
+import { isLoopbackHost } from '../tls/names.js';
 import * as z from 'zod';
 
 // For the API document only: what these routes answer (their handlers set the status themselves).
@@ -31,7 +32,7 @@ declare global {
 /** Who acts, for the host service's own audit entry; that entry stands for the request (no generic `request` row). */
 const who = (req: Request, res: Response): Who => {
   res.locals.audited = true;
-  return { actor: actorOf(res), ip: req.ip ?? null };
+  return { actor: actorOf(res), ip: req.ip ?? null, token: res.locals.apiToken };
 };
 
 /** The address this request reached the controller at: the configured public origin, else scheme and Host. */
@@ -46,13 +47,33 @@ export function baseUrlOf(req: Request, publicOrigin: string | undefined): strin
   return `${scheme}://${host}`;
 }
 
-/** PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one. */
+/**
+ * PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one.
+ * The root form (`| bash`): a Proxmox node is run as root and has no sudo.
+ */
 export function installCommand(base: string, token: string, fingerprint: string | undefined): string {
   const script = shellQuote(`${base}/install/agent.sh`);
-  if (!fingerprint) return `curl -fsSL ${script} | sudo bash -s -- --token ${shellQuote(token)}`;
+  if (!fingerprint) return `curl -fsSL ${script} | bash -s -- --token ${shellQuote(token)}`;
   // With a self-signed certificate curl checks the pinned key instead of a certificate authority.
   const pin = shellQuote(fingerprint);
-  return `curl -fsSL --insecure --pinnedpubkey ${shellQuote(`sha256//${fingerprint}`)} ${script} | sudo bash -s -- --token ${shellQuote(token)} --fingerprint ${pin}`;
+  return `curl -fsSL --insecure --pinnedpubkey ${shellQuote(`sha256//${fingerprint}`)} ${script} | bash -s -- --token ${shellQuote(token)} --fingerprint ${pin}`;
+}
+
+/** Why the install command for `base` cannot work from another machine as things stand; empty when it can. */
+export function installNotes(base: string, agentAllowHttp: boolean): string[] {
+  const url = new URL(base);
+  const notes: string[] = [];
+  if (url.protocol === 'http:' && !agentAllowHttp) {
+    notes.push(
+      'This server speaks plain HTTP and agents enroll only over HTTPS: the installer would stop with 403 "https required". Serve HTTPS (HOST=0.0.0.0 turns on the built-in certificate, or put a TLS proxy in front and set FLEET_PUBLIC_URL), or, for development only, set FLEET_AGENT_ALLOW_HTTP=true.',
+    );
+  }
+  if (isLoopbackHost(url.hostname)) {
+    notes.push(
+      `The command names ${url.host}, which on the hypervisor is the hypervisor itself. Open this page at an address the hypervisor can reach (this server's LAN name or address), or set FLEET_PUBLIC_URL.`,
+    );
+  }
+  return notes;
 }
 
 /** The pin of the certificate homefleet made itself (server/tls), in the agent's `--fingerprint` form: base64 of the SPKI SHA-256. */
@@ -95,11 +116,15 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // enrollment-tokens first: Express matches in order, and it is not a host id.
 
   // A browser session only: an enrollment token minted with a personal API token would outlive that token's revocation.
-  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once) and its install command') }, (req, res) => {
+  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once), its install command (run as root), and `install_notes`: why that command cannot work from another machine yet (plain HTTP, a loopback address), empty when it can') }, (req, res) => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
     const created = hosts.createEnrollmentToken(req.body, who(req, res));
     res.status(201);
-    return { ...created, install_command: installCommand(base, created.token, ctx.config.tlsFingerprint ?? selfSignedPin(ctx)) };
+    return {
+      ...created,
+      install_command: installCommand(base, created.token, ctx.config.tlsFingerprint ?? selfSignedPin(ctx)),
+      install_notes: installNotes(base, ctx.config.agentAllowHttp),
+    };
   });
 
   routes.get('/api/hosts/enrollment-tokens', { access: 'hosts.read', documentedResponse: doc(200, 'Enrollment tokens, without their secrets') }, () => hosts.listEnrollmentTokens());

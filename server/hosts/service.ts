@@ -47,6 +47,8 @@ export interface HostEvent {
 export interface Who {
   actor: string | null;
   ip: string | null;
+  /** The personal API token the actor used, named in the audit entry. */
+  token?: { id: number; name: string } | undefined;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : isoMillis(ms));
@@ -58,6 +60,8 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
   const { db, clock, events } = ctx;
   const repo = createHostRepo(db);
   const audit = createAuditLog(db, clock, events);
+  /** A host's name for its audit entries, so the audit page names the host rather than its id. */
+  const hostnameOf = (id: number) => repo.hostById(id)?.hostname;
   const intervalS = options.heartbeatIntervalS ?? 30;
   const heartbeatLimit = createHeartbeatLimit(clock, intervalS);
 
@@ -367,7 +371,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
         ip: null,
         action: 'host.upgrade_failed',
         target: `host:${host.id}`,
-        detail: { version: host.upgrade_version, from: host.upgrade_from, reason: 'no heartbeat from the new version within 5 minutes' },
+        detail: { host: host.hostname, version: host.upgrade_version, from: host.upgrade_from, reason: 'no heartbeat from the new version within 5 minutes' },
       });
       emitStatus(host.id);
     }
@@ -486,13 +490,13 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       const host = requireHost(id);
       if (host.state === 'deleted') throw conflict('host is deleted');
       repo.setSettings(id, patch.sync_registry, undefined);
-      audit.write({ ...who, action: 'host.update', target: `host:${id}`, detail: { ...patch } });
+      audit.write({ ...who, action: 'host.update', target: `host:${id}`, detail: { host: host.hostname, ...patch } });
       return get(id);
     },
 
     remove(id: number, force: boolean, who: Who): Deletion {
       const deletion = deleteTx(id, force, who.actor, clock.now());
-      audit.write({ ...who, action: force ? 'host.force_delete' : 'host.delete', target: `host:${id}`, detail: { operation_id: deletion.id } });
+      audit.write({ ...who, action: force ? 'host.force_delete' : 'host.delete', target: `host:${id}`, detail: { host: hostnameOf(id), operation_id: deletion.id } });
       emitStatus(id);
       return presentDeletion(deletion)!;
     },
@@ -500,7 +504,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     /** A leaked host token: revoked at once; the host enrolls again (same host, new token) with a re-bind token made for it. */
     revokeHostToken(id: number, who: Who): void {
       revokeTokenTx(id, clock.now());
-      audit.write({ ...who, action: 'host.revoke_token', target: `host:${id}` });
+      audit.write({ ...who, action: 'host.revoke_token', target: `host:${id}`, detail: { host: hostnameOf(id) } });
       emitStatus(id);
     },
 
@@ -510,7 +514,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       if (!releases.versions().includes(target)) throw badRequest('unknown agent version');
       const rollback = request.rollback === true;
       upgradeTx(id, target, rollback, clock.now());
-      audit.write({ ...who, action: 'host.upgrade_request', target: `host:${id}`, detail: { version: target, ...(rollback ? { rollback } : {}) } });
+      audit.write({ ...who, action: 'host.upgrade_request', target: `host:${id}`, detail: { host: hostnameOf(id), version: target, ...(rollback ? { rollback } : {}) } });
       return get(id);
     },
 

@@ -1,29 +1,26 @@
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam, parseWith } from '../http/validate.js';
-import { JobUpdate } from './schema.js';
+import { JobUpdate, RunQuery } from './schema.js';
 import type { JobService } from './service.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 
 export function registerJobRoutes(routes: RouteTable, jobs: JobService): void {
   routes.get('/api/jobs', { access: 'fleet.read' }, () => jobs.list());
-
   routes.get('/api/jobs/:id', { access: 'fleet.read' }, (req) => jobs.get(idParam(req.params.id)));
-
   // The id is checked before the body, so `PUT /api/jobs/abc` is "invalid id" whatever it carries.
   routes.put('/api/jobs/:id', { access: 'settings.manage', documentedBody: JobUpdate }, (req, res) => {
     const id = idParam(req.params.id);
     const body = parseWith(JobUpdate, req.body ?? {});
-    const job = jobs.update(id, body);
-    // Names of what was sent, never values (config holds secrets).
-    const fields = [
-      ...(body.enabled === undefined ? [] : ['enabled']),
-      ...(body.schedule === undefined ? [] : ['schedule']),
-      ...Object.keys(body.config ?? {}).map((field) => `config.${field}`),
-    ];
-    res.locals.auditDetail = { fields };
+    const { job, changed } = jobs.update(id, body);
+    // Names of what changed, never values (config holds secrets); the job's name for the audit page.
+    res.locals.auditDetail = { name: job.name, fields: changed };
     return job;
   });
-
-  routes.post('/api/jobs/:id/run', { access: 'fleet.operate' }, (req) => jobs.runNow(idParam(req.params.id)));
+  routes.post('/api/jobs/:id/run', { access: 'fleet.operate', query: RunQuery }, (req, res) => {
+    const id = idParam(req.params.id);
+    const dryRun = (req.query as RunQuery).dry_run === 'true';
+    res.locals.auditDetail = { name: jobs.get(id).name, ...(dryRun ? { dry_run: true } : {}) };
+    return dryRun ? jobs.dryRun(id) : jobs.runNow(id);
+  });
 }

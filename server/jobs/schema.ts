@@ -90,6 +90,26 @@ export const JobUpdate = z.object(
 );
 export type JobUpdate = z.infer<typeof JobUpdate>;
 
+/** POST /api/jobs/:id/run: `dry_run=true` previews the changes and writes nothing. */
+export const RunQuery = z.object({
+  dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('`true`: answer what a run would change, writing nothing'),
+});
+export type RunQuery = z.infer<typeof RunQuery>;
+
+/** One field a run would change on one instance (a dry run's answer). */
+export interface FieldChange {
+  vmid: number;
+  name: string;
+  field: string;
+  old: string | number;
+  new: string | number;
+}
+
+export interface DryRun {
+  summary: string;
+  changes: FieldChange[];
+}
+
 export interface JobRow {
   id: number;
   key: JobKey;

@@ -20,6 +20,8 @@ import {
   redactConfig,
   scrubSecrets,
   SECRET_FIELDS,
+  type DryRun,
+  type FieldChange,
   type JobKey,
   type JobRow,
   type JobRun,
@@ -63,6 +65,37 @@ function present(row: JobWithLastRun): JobView {
     last_status: row.last_status,
     last_run_id: row.last_run_id,
   };
+}
+
+/** A config value as it acts: "" (a text not set) and false (run_on_create off) mean the same as absent. */
+const effective = (value: unknown) => (value === '' || value === false || value === null ? undefined : value);
+
+/** The fields a job update really changed: a value sent again as it was stored (or as it acts) is not a change. */
+function changedFields(before: JobRow, after: JobRow): string[] {
+  const changed: string[] = [];
+  if (before.enabled !== after.enabled) changed.push('enabled');
+  if (before.schedule !== after.schedule) changed.push('schedule');
+  const was = parseStoredConfig(before.config);
+  const now = parseStoredConfig(after.config);
+  for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
+    if (JSON.stringify(effective(was[field])) !== JSON.stringify(effective(now[field]))) changed.push(`config.${field}`);
+  }
+  return changed;
+}
+
+/** A handler's wanted values against the instances as they are: only the fields that would change. */
+function previewChanges(list: readonly Instance[], changes: readonly Change[]): FieldChange[] {
+  const byVmid = new Map(list.map((instance) => [instance.vmid, instance]));
+  const out: FieldChange[] = [];
+  for (const { vmid, patch } of changes) {
+    const instance = byVmid.get(vmid);
+    if (!instance) continue;
+    for (const [field, value] of Object.entries(patch) as [keyof Change['patch'], string | number | undefined][]) {
+      if (value === undefined || instance[field] === value) continue;
+      out.push({ vmid, name: instance.name, field, old: instance[field], new: value });
+    }
+  }
+  return out;
 }
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err)) || 'job failed';
@@ -226,8 +259,11 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       return { ...present(row), runs: repo.runs(id) };
     },
 
-    /** Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret, null removes a field. */
-    update(id: number, body: JobUpdate): JobView {
+    /**
+     * Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret, null removes a field.
+     * `changed` names the fields whose value differs from what was stored (`enabled`, `config.api_url`).
+     */
+    update(id: number, body: JobUpdate): { job: JobView; changed: string[] } {
       const row = require(id);
       let config = parseStoredConfig(row.config);
       if (body.config) {
@@ -248,7 +284,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       repo.update(id, enabled, schedule, JSON.stringify(config));
       const updated = require(id);
       scheduler.set(scheduled(updated));
-      return present(updated);
+      return { job: present(updated), changed: changedFields(row, updated) };
     },
 
     /** Run-now: blocks until the run ends; 409 when the job is already running; 500 with the handler's error. */
@@ -260,6 +296,24 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       return { summary: outcome.result };
     },
 
+    /**
+     * What a run would change now, field by field, written nowhere: no run row, no history, no event.
+     * The handler asks its remote service exactly as a run does; its error is a 500 as run-now's is.
+     */
+    async dryRun(id: number): Promise<DryRun> {
+      const job = require(id);
+      const config = parseStoredConfig(job.config);
+      const list: Instance[] = instances.list({ sort: 'name', descending: false });
+      let changes: Change[];
+      try {
+        changes = await JOB_HANDLERS[job.key](config, list, http);
+      } catch (err) {
+        throw new HttpError(500, { error: scrubSecrets(errorText(err), config) });
+      }
+      const fields = previewChanges(list, changes);
+      const touched = new Set(fields.map((change) => change.vmid)).size;
+      return { summary: `Would update ${touched} of ${list.length} instances`, changes: fields };
+    },
     isRunning: (id: number) => running.has(id),
 
     /** Stops the scheduler, cancels remote calls and waits (bounded) for runs in flight. */

@@ -88,6 +88,7 @@ describe('signing in, sessions and accounts in Chromium', () => {
   it('an administrator manages users: temporary password shown once, role change, disable, reset, revoke; audit lists it', async () => {
     const { username, password } = await createAccount(dash.server, 'administrator');
     const page = await dash.newPage();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: dash.server.baseUrl });
     await page.goto('/login?next=%2Fusers');
     await fillLogin(page, username, password);
     await page.waitForURL('**/users');
@@ -100,6 +101,9 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await expect.poll(() => shown.isVisible()).toBe(true);
     const temporary = (await shown.locator('code').textContent())!;
     expect(temporary.length).toBeGreaterThanOrEqual(8);
+    await shown.getByRole('button', { name: 'Copy password' }).click();
+    await expect.poll(() => shown.getByRole('button', { name: 'Copied' }).count()).toBe(1);
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(temporary);
     expect((await dash.server.client.fresh().post('/api/auth/login', { username: 'dana', password: temporary })).status).toBe(200);
 
     const row = page.locator('tr[data-user="dana"]');
@@ -117,11 +121,31 @@ describe('signing in, sessions and accounts in Chromium', () => {
     // A later click replaces the once-shown password.
     await expect.poll(() => shown.count()).toBe(0);
 
-    await row.getByRole('button', { name: 'Disable' }).click();
+    // Disable, reset password and revoke sessions each ask first, naming dana; Cancel changes nothing.
+    const dana = async () => ((await dash.server.client.get('/api/users')).body as any[]).find((u) => u.username === 'dana');
+    await row.getByRole('button', { name: 'Disable…' }).click();
+    const disable = row.getByRole('group', { name: 'Confirm: Disable dana' });
+    await expect.poll(() => disable.textContent()).toContain('Disable dana? They are signed out at once');
+    await disable.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => disable.count()).toBe(0);
+    expect((await dana()).enabled).toBe(true);
+    await row.getByRole('button', { name: 'Disable…' }).click();
+    await disable.getByRole('button', { name: 'Disable dana' }).click();
     await expect.poll(() => row.getByRole('button', { name: 'Enable' }).count()).toBe(1);
-    await row.getByRole('button', { name: 'Reset password' }).click();
+    expect((await dana()).enabled).toBe(false);
+
+    await row.getByRole('button', { name: 'Reset password…' }).click();
+    const reset = row.getByRole('group', { name: 'Confirm: Reset password' });
+    await expect.poll(() => reset.textContent()).toContain('Reset the password of dana?');
+    expect(await shown.count()).toBe(0);
+    await reset.getByRole('button', { name: 'Reset password', exact: true }).click();
     await expect.poll(() => shown.textContent()).toContain('dana');
-    await row.getByRole('button', { name: 'Revoke sessions' }).click();
+    expect(await shown.locator('code').textContent()).not.toBe(temporary);
+
+    await row.getByRole('button', { name: 'Revoke sessions…' }).click();
+    const revoke = row.getByRole('group', { name: 'Confirm: Sign out everywhere' });
+    await expect.poll(() => revoke.textContent()).toContain('Sign dana out everywhere?');
+    await revoke.getByRole('button', { name: 'Sign out everywhere' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toContain('signed out everywhere');
 
     // The Actions column lines up: every row's buttons start where its heading does.

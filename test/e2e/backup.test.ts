@@ -57,9 +57,19 @@ describe('export and import in Chromium', () => {
     expect(await preview.textContent()).toContain('Backup version2');
     // Nothing is replaced by choosing the file.
     expect(((await dash.server.client.get('/api/instances')).body as unknown[]).length).toBe(2);
+    // Not "cannot be undone": a snapshot is taken first, and the warning says so.
+    await expect.poll(() => preview.locator('.notice-warning').textContent()).toContain('A snapshot of the whole database is taken first');
+    expect(await preview.textContent()).not.toContain('cannot be undone');
 
+    const listed = page.getByTestId('snapshot-list').locator('tbody tr');
+    const before = await listed.count();
     await page.getByRole('button', { name: 'Replace registry with this backup' }).click();
-    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Imported' }).textContent()).toBe('Imported 3 instances from old-backup.json.');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Imported' }).textContent()).toBe(
+      'Imported 3 instances from old-backup.json. What it replaced is kept in a pre-import snapshot below.',
+    );
+    // The list shows the pre-import snapshot without a reload.
+    await expect.poll(() => listed.count(), { timeout: 10_000 }).toBe(before + 1);
+    expect(await listed.first().textContent()).toContain('before an import');
     await page.goto('/instances');
     await expect.poll(() => renderedVmids(page)).toEqual([801, 802, 803]);
   });
@@ -100,6 +110,12 @@ describe('export and import in Chromium', () => {
     await expect.poll(() => card.getByRole('status').textContent()).toMatch(/^Snapshot homefleet-.*-manual(-\d+)?\.db taken \(\d+(\.\d)? KiB\)\.$/);
     await expect.poll(() => card.getByRole('row').count()).toBe(rowsBefore + 1);
     expect(await card.getByRole('row').nth(1).textContent()).toMatch(/taken by hand\d+(\.\d)? KiBDownload$/);
+    // At 1280 px every Download link is inside the card, not cut off.
+    const cardBox = (await card.boundingBox())!;
+    for (const link of await card.getByRole('link', { name: 'Download' }).all()) {
+      const box = (await link.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(cardBox.x + cardBox.width);
+    }
     const [download] = await Promise.all([page.waitForEvent('download'), card.getByRole('link', { name: 'Download' }).first().click()]);
     expect(download.suggestedFilename()).toMatch(/^homefleet-.*-manual(-\d+)?\.db$/);
     expect(fs.readFileSync((await download.path())!).subarray(0, 15).toString()).toBe('SQLite format 3');

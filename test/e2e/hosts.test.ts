@@ -61,20 +61,30 @@ describe('the Hosts pages', () => {
     expect((await pageFetch(page, 'POST', '/api/hosts/enrollment-tokens', {})).status).toBe(403);
   });
 
-  it('an administrator adds a host: the page shows the one-line install command, ready to copy', async () => {
+  it('an administrator adds a host: the root install command ready to copy, what stands in its way, the token listed at once', async () => {
     const page = await dash.newPage();
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: dash.server.baseUrl });
     await signIn(page, dash.server, 'administrator', '/hosts');
+    // The seed token is used up: kept for the record, listed only on request.
+    await expect.poll(() => page.getByLabel(/Show used-up, expired and revoked tokens/).count()).toBe(1);
+    await expect.poll(() => page.locator('tr[data-token]').count()).toBe(0);
     await page.getByRole('button', { name: 'Add a host' }).click();
     await page.getByLabel('Name (optional)').fill('rack-2');
     await page.getByRole('button', { name: 'Create install command' }).click();
-    const command = page.getByTestId('install-command').locator('code');
+    const command = page.getByTestId('install-command').locator('pre code');
     await expect.poll(() => command.count()).toBe(1);
     const text = (await command.textContent()) ?? '';
-    expect(text).toMatch(new RegExp(`^curl -fsSL ${dash.server.baseUrl.replace(/\./g, '\\.')}/install/agent\\.sh \\| sudo bash -s -- --token hfe_[A-Za-z0-9_-]{43}$`));
+    // The root form: a Proxmox node has no sudo.
+    expect(text).toMatch(new RegExp(`^curl -fsSL ${dash.server.baseUrl.replace(/\./g, '\\.')}/install/agent\\.sh \\| bash -s -- --token hfe_[A-Za-z0-9_-]{43}$`));
+    // This server is on 127.0.0.1: the dialog says the command cannot reach it from the hypervisor.
+    await expect.poll(() => page.getByTestId('install-notes').textContent()).toContain('which on the hypervisor is the hypervisor itself');
     await page.getByRole('button', { name: 'Copy' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(text);
+    // The new token is in the list without a reload.
+    const listed = await dash.server.client.get('/api/hosts/enrollment-tokens');
+    const made = (listed.body as { id: number; name: string }[]).find((t) => t.name === 'rack-2')!;
+    await expect.poll(() => page.locator(`tr[data-token="${made.id}"]`).textContent()).toContain('active');
 
     // The token in the command works once for an agent.
     const token = /--token (hfe_\S+)/.exec(text)![1]!;
@@ -84,6 +94,63 @@ describe('the Hosts pages', () => {
     await page.reload();
     await expect.poll(() => page.locator('tr[data-host="pve-new"]').count()).toBe(1);
     await expect.poll(() => page.locator('tr[data-host="pve-new"] [data-status]').getAttribute('data-status')).toBe('offline');
+    // Used up by that enrollment: hidden until asked for.
+    await expect.poll(() => page.locator(`tr[data-token="${made.id}"]`).count()).toBe(0);
+    await page.getByLabel(/Show used-up, expired and revoked tokens/).check();
+    await expect.poll(() => page.locator(`tr[data-token="${made.id}"]`).textContent()).toContain('used up');
+    expect(dash.errors).toEqual([]);
+  });
+
+  it('the dialog says what a plain-HTTP server without FLEET_AGENT_ALLOW_HTTP lacks', async () => {
+    const plain = await startDashboard({ hosts: { agentDir: agentDir('1.0.0') } });
+    try {
+      const page = await plain.newPage({ viewport: { width: 390, height: 844 } });
+      await signIn(page, plain.server, 'administrator', '/hosts');
+      await page.getByRole('button', { name: 'Add a host' }).click();
+      await page.getByRole('button', { name: 'Create install command' }).click();
+      const notes = page.getByTestId('install-notes').locator('li');
+      await expect.poll(() => notes.count()).toBe(2);
+      expect(await notes.first().textContent()).toMatch(/plain HTTP.*403 "https required".*FLEET_PUBLIC_URL.*FLEET_AGENT_ALLOW_HTTP=true/);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(plain.errors).toEqual([]);
+    } finally {
+      await plain.stop();
+    }
+  });
+
+  it('an operator applies all drift only after a confirmation naming the host and what it does; uptime and upgrades read right', async () => {
+    const token = (await dash.server.client.post('/api/hosts/enrollment-tokens', { name: 'old agent' })).body.token as string;
+    const enrolled = await enroll(dash.server.anonymous(), token, { hostname: 'pve-old', machine_id: 'e2e-old', agent_version: '0.9.0' });
+    await dash.server.client.post('/api/instances', { vmid: 7302, name: 'was-called', state: 'deployed', stack: 'development' });
+    const guests = [
+      { vmid: 7301, name: 'fresh', type: 'qemu', status: 'running' },
+      { vmid: 7302, name: 'now-called', type: 'lxc', status: 'running' },
+    ];
+    const beat = await heartbeat(dash.server, enrolled.body.host_token, { hostname: 'pve-old', agent_version: '0.9.0', uptime_s: 22 * 60 + 10, guests });
+    expect(beat.status).toBe(200);
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'operator', `/hosts/${enrolled.body.host_id}`);
+    await expect.poll(() => page.getByTestId('uptime').textContent()).toBe('22 min');
+    await page.getByRole('button', { name: 'Apply all…' }).click();
+    const confirm = page.getByRole('group', { name: 'Confirm applying all drift from pve-old' });
+    await expect.poll(() => confirm.textContent()).toContain('Apply all 2 changes from pve-old to the registry? 1 instance created, 1 instance renamed');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect((await dash.server.client.get('/api/instances/7301')).status).toBe(404);
+    await page.getByRole('button', { name: 'Apply all…' }).click();
+    await confirm.getByRole('button', { name: 'Apply 2 changes' }).click();
+    await expect.poll(() => page.getByText('Applied to the registry.').isVisible()).toBe(true);
+    expect((await dash.server.client.get('/api/instances/7301')).status).toBe(200);
+    expect((await dash.server.client.get('/api/instances/7302')).body.name).toBe('now-called');
+
+    // An administrator is offered the upgrade only where a newer agent ships (1.0.0 here).
+    const admin = await dash.newPage();
+    await signIn(admin, dash.server, 'administrator', `/hosts/${enrolled.body.host_id}`);
+    await expect.poll(() => admin.getByRole('button', { name: 'Upgrade agent' }).count()).toBe(1);
+    await admin.goto(`/hosts/${hostId}`);
+    await expect.poll(() => admin.getByRole('button', { name: 'Revoke host token' }).count()).toBe(1);
+    expect(await admin.getByRole('button', { name: 'Upgrade agent' }).count()).toBe(0);
+    expect(await admin.locator('.props').textContent()).toContain('the newest this server ships');
+    expect(dash.errors).toEqual([]);
   });
 
   it('the list and the detail page follow heartbeats live, without a reload', async () => {
@@ -121,6 +188,23 @@ describe('the Hosts pages', () => {
     await expect.poll(() => page.locator('.page-head [data-status]').getAttribute('data-status')).toBe('online');
     expect(new URL(page.url()).pathname).toBe(`/hosts/${liveId}`);
     await expect.poll(() => page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(dash.errors).toEqual([]);
+  });
+
+  it('a removal the host confirms while the page is open reads as done, not as started', async () => {
+    const token = (await dash.server.client.post('/api/hosts/enrollment-tokens', { name: 'going' })).body.token as string;
+    const enrolled = await enroll(dash.server.anonymous(), token, { hostname: 'pve-going', machine_id: 'e2e-going', agent_version: '1.0.0' });
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'administrator', `/hosts/${enrolled.body.host_id}`);
+    await page.getByRole('button', { name: 'Remove host…' }).click();
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    await expect.poll(() => page.getByTestId('deletion-state').textContent()).toContain('Waiting for the host’s next heartbeat');
+    // The agent takes the uninstall at its heartbeat and sends its receipt: the page follows live.
+    const beat = await heartbeat(dash.server, enrolled.body.host_token, { hostname: 'pve-going' });
+    const uninstall = beat.body.commands.find((c: { type: string }) => c.type === 'uninstall');
+    expect((await dash.server.anonymous().post(`/api/agent/receipts/${uninstall.operation_id}`, undefined, bearer(uninstall.receipt_token))).status).toBe(204);
+    await expect.poll(() => page.getByTestId('deletion-state').textContent()).toContain('Removed; the host confirmed');
+    expect(await page.locator('main').textContent()).not.toContain('Removal started');
     expect(dash.errors).toEqual([]);
   });
 

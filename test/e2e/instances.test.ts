@@ -54,7 +54,34 @@ describe('the instances pages in Chromium', () => {
     await page.getByLabel('Name').fill('copy');
     await page.getByRole('button', { name: 'Create instance' }).click();
     await expect.poll(() => page.locator('#vmid-error').textContent()).toBe('is already used by another instance');
-    await expect.poll(() => page.getByRole('alert').first().textContent()).toBe('Vmid already exists.');
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toBe('An instance with VMID 4101 already exists.');
+  });
+
+  it('a state or stack the registry does not have shows "all" in the filter, and all instances', async () => {
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'viewer', '/instances?state=bogus&stack=nowhere');
+    await expect.poll(() => page.getByTestId('counts').textContent()).toMatch(/^\d+ instances?/);
+    expect(await page.getByLabel('State').inputValue()).toBe('');
+    expect(await page.locator('#state-filter option:checked').textContent()).toBe('All states');
+    expect(await page.locator('#stack-filter option:checked').textContent()).toBe('All stacks');
+    expect(await page.getByTestId('counts').textContent()).not.toContain('match');
+  });
+
+  it('a row with many services ends its Services cell in an ellipsis, the full list in its title', async () => {
+    const all = { atlas: 1, argus: 1, semaphore: 1, patchmon: 1, tailscale: 1, andromeda: 1, hardware_acceleration: 1 };
+    await seedInstances(dash.server, [{ vmid: 4199, name: 'every-service', state: 'deployed', stack: 'development', ...all }]);
+    const page = await dash.newPage();
+    await signIn(page, dash.server, 'viewer', '/instances?search=every-service');
+    const flags = page.locator('tr[data-vmid="4199"] .flags');
+    await expect.poll(() => flags.count()).toBe(1);
+    const shape = await flags.evaluate((el) => ({
+      overflow: getComputedStyle(el).textOverflow,
+      clipped: el.scrollWidth > el.clientWidth,
+      inside: el.getBoundingClientRect().right <= el.closest('td')!.getBoundingClientRect().right,
+    }));
+    expect(shape).toEqual({ overflow: 'ellipsis', clipped: true, inside: true });
+    expect(await flags.getAttribute('title')).toBe('atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware acceleration');
+    await dash.server.client.delete('/api/instances/4199');
   });
 
   it('search as you type, state and stack filters and sorting are kept in the URL and survive a reload', async () => {

@@ -75,6 +75,17 @@ describe('jobs in Chromium', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(async () => (await dash.server.client.get(`/api/jobs/${job.id}`)).body.schedule).toBe(30);
 
+    // Never run: the page offers a preview of the first run (a dry run) before Run now.
+    expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Preview the first run' }).click();
+    const preview = page.getByTestId('run-preview');
+    await expect.poll(() => preview.locator('strong').textContent(), { timeout: 10_000 }).toBe('Would update 1 of 2 instances');
+    expect(await preview.locator('tbody tr').allTextContents()).toEqual(['web-frontend 601Semaphoreoffon']);
+    // Nothing was written: no run, the instance as it was.
+    expect((await dash.server.client.get(`/api/jobs/${job.id}`)).body.runs).toEqual([]);
+    expect((await dash.server.client.get('/api/instances/601')).body.semaphore).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: 'Preview changes' }).count()).toBe(1);
+
     const run = page.getByRole('button', { name: /Run now|Running/ });
     await run.click();
     await expect.poll(() => run.textContent()).toBe('Running…');
@@ -82,7 +93,8 @@ describe('jobs in Chromium', () => {
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Updated' }).count(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => page.locator('table.runs tbody tr').count()).toBe(1);
     await expect.poll(() => page.locator('table.runs tbody tr .badge').textContent()).toBe('success');
-    expect(mock.seen).toEqual(['/api/project/1/inventory/1 Bearer sem-secret-token']);
+    expect(mock.seen).toEqual(['/api/project/1/inventory/1 Bearer sem-secret-token', '/api/project/1/inventory/1 Bearer sem-secret-token']);
+    await expect.poll(() => preview.count()).toBe(0);
     expect((await dash.server.client.get('/api/instances/601')).body.semaphore).toBe(1);
 
     await page.goto('/instances/601');
@@ -172,7 +184,7 @@ describe('jobs in Chromium', () => {
     await expect.poll(() => settings.locator('.notice-warning').count()).toBe(1);
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(() => settings.getByRole('status').textContent()).toBe('Settings saved. The job runs every 15 min.');
-    await expect.poll(() => page.getByRole('button', { name: 'Run now' }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('button', { name: 'Preview the first run' }).count()).toBe(1);
     expect(await settings.locator('.notice-warning').count()).toBe(0);
 
     for (const job of jobs) {

@@ -30,15 +30,22 @@ describe('first-administrator setup in Chromium', () => {
     // The browser checks lengths itself; the server's character rule for usernames is its own.
     await page.getByLabel('Username').fill('alice admin');
     await page.getByLabel('Display name').fill('Alice Admin');
-    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByLabel('Password', { exact: true }).fill('a long enough password');
+    await page.getByLabel('Repeat the password').fill('a long enough password');
     await page.getByRole('button', { name: 'Create administrator' }).click();
     // A validation error keeps the token that came with the link, so the form can be sent again as it is.
     await page.locator('.error').waitFor();
     await expect.poll(() => page.locator('.error').textContent()).toContain('username may contain only');
     await expect.poll(() => page.getByLabel('Setup token').inputValue()).toBe(TOKEN);
     await expect.poll(() => page.getByLabel('Display name').inputValue()).toBe('Alice Admin');
+    // The repeat must match; the server checks it too (the page has no script).
     await page.getByLabel('Username').fill('alice');
-    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByLabel('Password', { exact: true }).fill('a long enough password');
+    await page.getByLabel('Repeat the password').fill('a long enough passw0rd');
+    await page.getByRole('button', { name: 'Create administrator' }).click();
+    await expect.poll(() => page.locator('.error').textContent()).toBe('the repeated password does not match the password');
+    await page.getByLabel('Password', { exact: true }).fill('a long enough password');
+    await page.getByLabel('Repeat the password').fill('a long enough password');
     await page.getByRole('button', { name: 'Create administrator' }).click();
     await page.waitForURL('**/login?setup=done');
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Administrator created' }).textContent()).toBe('Administrator created, sign in.');
@@ -52,6 +59,19 @@ describe('first-administrator setup in Chromium', () => {
     // Setup is closed for good once an account exists.
     const closed = await page.goto(`/setup?token=${TOKEN}`);
     expect(closed?.status()).toBe(404);
+  });
+
+  it('looks like the dashboard: a card on the page background, and fits a 390 px phone', async () => {
+    const page = await dash.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(`/setup?token=${TOKEN}`);
+    const card = await page.locator('main').evaluate((el) => {
+      const style = getComputedStyle(el);
+      return { border: style.borderTopStyle, radius: style.borderTopLeftRadius, background: style.backgroundColor, page: getComputedStyle(document.body).backgroundColor };
+    });
+    expect(card).toMatchObject({ border: 'solid', radius: '8px' });
+    expect(card.background).not.toBe(card.page);
+    expect(await page.locator('.brand').textContent()).toBe('homefleet');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   });
 
   it('ran without script errors or Content-Security-Policy violations', () => {

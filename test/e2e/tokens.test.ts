@@ -10,6 +10,7 @@ describe('the API tokens page', () => {
 
   it('an operator creates a token (shown once), a script uses it, the list shows its last use, revoking stops it', async () => {
     const page = await dash.newPage();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: dash.server.baseUrl });
     await signIn(page, dash.server, 'operator', '/instances');
     await page.getByRole('link', { name: 'API tokens' }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('API tokens');
@@ -22,6 +23,9 @@ describe('the API tokens page', () => {
     await expect.poll(() => shown.count()).toBe(1);
     const token = (await shown.textContent())!;
     expect(token).toMatch(/^hfp_[A-Za-z0-9_-]{43}$/);
+    await page.getByTestId('new-token').getByRole('button', { name: 'Copy token' }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+    await expect.poll(() => page.getByTestId('new-token').getByRole('button', { name: 'Copied' }).count()).toBe(1);
 
     const script = dash.server.anonymous().fresh({ authorization: `Bearer ${token}`, origin: '' });
     expect((await script.post('/api/instances', { vmid: 5150, name: 'from-script', state: 'deployed', stack: 'development' })).status).toBe(201);
