@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareVersions, duration, exactTime, historyChange, historyValue, plural, relativeTime, sentence, uptime } from './format';
+import { duration, exactTime, historyChange, historyValue, plural, relativeTime, sentence, uptime } from './format';
 
 const NOW = Date.parse('2026-11-22T10:15:00Z');
 
@@ -75,16 +75,6 @@ describe('uptime', () => {
     expect(uptime(30)).toBe('0 min');
     expect(uptime(5 * 3600 + 3 * 60)).toBe('5 h 3 min');
     expect(uptime(3 * 86400 + 4 * 3600 + 59 * 60)).toBe('3 d 4 h');
-  });
-});
-
-describe('compareVersions', () => {
-  it('orders x.y.z numerically, a pre-release before its release', () => {
-    expect(compareVersions('1.10.0', '1.9.9')).toBeGreaterThan(0);
-    expect(compareVersions('1.0.0', '1.0.1')).toBeLessThan(0);
-    expect(compareVersions('1.0.0-rc.1', '1.0.0')).toBeLessThan(0);
-    expect(compareVersions('1.0.0-rc.2', '1.0.0-rc.1')).toBeGreaterThan(0);
-    expect(compareVersions('2.0.0', '2.0.0')).toBe(0);
   });
 });
 

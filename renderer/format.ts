@@ -71,18 +71,6 @@ export function uptime(seconds: number): string {
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
-/** x.y.z order (server/hosts/releases.ts compares agents the same way); a pre-release sorts before its release. */
-export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => ({ nums: (v.split(/[-+]/, 1)[0] ?? '').split('.').map(Number), pre: v.includes('-') ? v.slice(v.indexOf('-') + 1).split('+')[0]! : undefined });
-  const x = parse(a);
-  const y = parse(b);
-  for (let i = 0; i < 3; i++) if ((x.nums[i] || 0) !== (y.nums[i] || 0)) return (x.nums[i] || 0) - (y.nums[i] || 0);
-  if (x.pre === y.pre) return 0;
-  if (x.pre === undefined) return 1;
-  if (y.pre === undefined) return -1;
-  return x.pre < y.pre ? -1 : 1;
-}
-
 const FIELD_LABELS: Record<string, string> = {
   vmid: 'VMID',
   name: 'Name',
