@@ -1,0 +1,2 @@
+export { HostsPage } from './HostList';
+export { HostDetailPage } from './HostDetail';
