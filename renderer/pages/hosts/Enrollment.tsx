@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { CopyButton, Field, Notice, Time, type useLoad } from '../../components/ui';
@@ -11,13 +12,26 @@ export interface EnrollmentTokenView {
   max_uses: number;
   uses: number;
   state: string;
+  /** A re-bind token: it enrolls only this host's machine again. */
+  host_id: number | null;
+}
+
+/** What POST /api/hosts/enrollment-tokens answers, as the page uses it. */
+export interface CreatedEnrollment {
+  install_command: string;
+  expires_at: string;
+  host_id?: number | null;
+  /** Why the command cannot work from another machine yet (plain HTTP, a loopback address); servers before these notes send none. */
+  install_notes?: string[];
 }
 
 /**
  * Tokens that can still enroll a host, and behind a switch the ones that cannot any more (used up,
  * expired, revoked): those are kept for the record, not for use, and would otherwise pile up here.
+ * A re-bind token names the host it re-binds (`hostNames`: id to hostname).
  */
-export function EnrollmentTokens({ tokens, manage }: { tokens: ReturnType<typeof useLoad<EnrollmentTokenView[]>>; manage: boolean }) {
+export function EnrollmentTokens(props: { tokens: ReturnType<typeof useLoad<EnrollmentTokenView[]>>; manage: boolean; hostNames: ReadonlyMap<number, string> }) {
+  const { tokens, manage, hostNames } = props;
   const [error, setError] = useState<string>();
   const [showAll, setShowAll] = useState(false);
   if (!tokens.data?.length) return null;
@@ -52,6 +66,7 @@ export function EnrollmentTokens({ tokens, manage }: { tokens: ReturnType<typeof
             <thead>
               <tr>
                 <th scope="col">Name</th>
+                <th scope="col">Enrolls</th>
                 <th scope="col">State</th>
                 <th scope="col">Uses</th>
                 <th scope="col">Expires</th>
@@ -63,6 +78,15 @@ export function EnrollmentTokens({ tokens, manage }: { tokens: ReturnType<typeof
               {shown.map((t) => (
                 <tr key={t.id} data-token={t.id}>
                   <td data-label="Name">{t.name || <span class="muted">(unnamed)</span>}</td>
+                  <td data-label="Enrolls" data-testid="token-enrolls">
+                    {t.host_id === null ? (
+                      'a new host'
+                    ) : (
+                      <>
+                        re-binds <a href={`/hosts/${t.host_id}`}>{hostNames.get(t.host_id) ?? `host ${t.host_id}`}</a>
+                      </>
+                    )}
+                  </td>
                   <td data-label="State">{t.state.replace('_', ' ')}</td>
                   <td data-label="Uses">
                     {t.uses} of {t.max_uses}
@@ -90,11 +114,34 @@ export function EnrollmentTokens({ tokens, manage }: { tokens: ReturnType<typeof
   );
 }
 
-interface CreatedEnrollment {
-  install_command: string;
-  expires_at: string;
-  /** Why the command cannot work from another machine yet (plain HTTP, a loopback address); servers before these notes send none. */
-  install_notes?: string[];
+/** An install command shown once: what stands in its way, what it is for (`children`), the line and Copy. */
+export function InstallCommand({ created, onDone, testId, children }: { created: CreatedEnrollment; onDone: () => void; testId: string; children: ComponentChildren }) {
+  return (
+    <div class="secret" data-testid={testId}>
+      {!!created.install_notes?.length && (
+        <Notice kind="warning">
+          <strong>This command cannot work from another machine yet:</strong>
+          <ul class="install-notes" data-testid="install-notes">
+            {created.install_notes.map((note) => (
+              <li>{note}</li>
+            ))}
+          </ul>
+        </Notice>
+      )}
+      <p>
+        {children} It is shown once; it expires <Time iso={created.expires_at} exact={false} />.
+      </p>
+      <pre class="command">
+        <code>{created.install_command}</code>
+      </pre>
+      <div class="form-actions">
+        <CopyButton text={created.install_command} primary />
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
 }
 
 /** Creates an enrollment token and shows the one install line, once, with what still stands in its way. */
@@ -148,31 +195,9 @@ export function AddHost({ onCreated, onClose }: { onCreated: () => void; onClose
         </form>
       )}
       {created && (
-        <div class="secret" data-testid="install-command">
-          {!!created.install_notes?.length && (
-            <Notice kind="warning">
-              <strong>This command cannot work from another machine yet:</strong>
-              <ul class="install-notes" data-testid="install-notes">
-                {created.install_notes.map((note) => (
-                  <li>{note}</li>
-                ))}
-              </ul>
-            </Notice>
-          )}
-          <p>
-            Run this as root on the hypervisor (a Proxmox node signs you in as root; elsewhere put <code>sudo</code> before <code>bash</code>). It is shown
-            once; it expires <Time iso={created.expires_at} exact={false} />.
-          </p>
-          <pre class="command">
-            <code>{created.install_command}</code>
-          </pre>
-          <div class="form-actions">
-            <CopyButton text={created.install_command} primary />
-            <button type="button" onClick={onClose}>
-              Done
-            </button>
-          </div>
-        </div>
+        <InstallCommand created={created} onDone={onClose} testId="install-command">
+          Run this as root on the hypervisor (a Proxmox node signs you in as root; elsewhere put <code>sudo</code> before <code>bash</code>).
+        </InstallCommand>
       )}
     </div>
   );

@@ -24,6 +24,7 @@ export function HostsPage() {
     hosts.reload,
     flash,
   );
+  const hostNames = new Map((hosts.data ?? []).map((h) => [h.id, h.hostname]));
   return (
     <section>
       <PageTitle title="Hosts">
@@ -78,7 +79,7 @@ export function HostsPage() {
           </table>
         </div>
       )}
-      {session.can('hosts.read') && <EnrollmentTokens tokens={tokens} manage={session.can('hosts.manage')} />}
+      {session.can('hosts.read') && <EnrollmentTokens tokens={tokens} manage={session.can('hosts.manage')} hostNames={hostNames} />}
     </section>
   );
 }

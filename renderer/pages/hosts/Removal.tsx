@@ -1,17 +1,16 @@
+import { useState } from 'preact/hooks';
 import { api } from '../../api';
-import { Time } from '../../components/ui';
+import { Confirm, Time } from '../../components/ui';
 import { navigate } from '../../router';
 import type { HostDetail } from '../../../server/hosts/schema';
+import { isLive, type Act } from './parts';
 
-export function Removal(props: {
-  host: HostDetail;
-  manage: boolean;
-  confirming: boolean;
-  setConfirming: (v: boolean) => void;
-  act: (action: () => Promise<unknown>, done?: string) => Promise<void>;
-}) {
-  const { host: h, manage, confirming, setConfirming, act } = props;
+/** Removal: started and confirmed by the host's receipt, forced while it waits, or done (then only told). */
+export function Removal({ host: h, manage, act }: { host: HostDetail; manage: boolean; act: Act }) {
+  const [confirming, setConfirming] = useState(false);
   const d = h.deletion;
+  // A removed host is only history: nothing is offered for it, not even a second removal.
+  const removable = manage && isLive(h);
   return (
     <div class="danger-zone">
       <h3>Removal</h3>
@@ -21,12 +20,12 @@ export function Removal(props: {
           {d.status === 'delivered' && 'Uninstall sent; waiting for the host’s receipt.'}
           {d.status === 'confirmed' && (
             <>
-              Removed; the host confirmed at <Time iso={d.confirmed_at} />.
+              Removed; the host confirmed it <Time iso={d.confirmed_at} />.
             </>
           )}
           {d.status === 'forced' && (
             <>
-              Removed by force at <Time iso={d.confirmed_at} />, without a receipt.
+              Removed by force <Time iso={d.confirmed_at} />, without a receipt.
             </>
           )}
         </p>
@@ -36,30 +35,24 @@ export function Removal(props: {
           Force removal
         </button>
       )}
-      {manage && h.status !== 'deleting' && !confirming && (
+      {removable && !confirming && (
         <button type="button" class="danger" onClick={() => setConfirming(true)}>
           Remove host…
         </button>
       )}
-      {manage && h.status !== 'deleting' && confirming && (
-        <div class="confirm">
-          <span>The agent uninstalls itself at its next heartbeat.</span>
-          <button
-            type="button"
-            class="danger"
-            onClick={() => {
-              setConfirming(false);
-              void act(() => api('DELETE', `/api/hosts/${h.id}`));
-            }}
-          >
-            Remove
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
+      {removable && confirming && (
+        <Confirm
+          label={`Confirm removing ${h.hostname}`}
+          question={`Remove ${h.hostname}? Its agent uninstalls itself at its next heartbeat.`}
+          action="Remove"
+          onConfirm={() => {
+            setConfirming(false);
+            void act(() => api('DELETE', `/api/hosts/${h.id}`));
+          }}
+          onCancel={() => setConfirming(false)}
+        />
       )}
-      {!manage && !d && <p class="muted">Administrators remove hosts.</p>}
+      {!manage && !d && h.status !== 'deleted' && <p class="muted">Administrators remove hosts.</p>}
       {h.status === 'deleted' && (
         <p>
           <button type="button" class="link" onClick={() => navigate('/hosts')}>

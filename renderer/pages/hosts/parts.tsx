@@ -24,3 +24,9 @@ export function Upgrade({ upgrade }: { upgrade: HostSummary['upgrade'] }) {
     </span>
   );
 }
+
+/** A host that still reports and can be acted on: not being removed, not removed. */
+export const isLive = (host: Pick<HostSummary, 'status'>) => host.status === 'online' || host.status === 'offline';
+
+/** Runs an action for a page section; `done` is said afterwards (see HostDetailPage). */
+export type Act = (action: () => Promise<unknown>, done?: string) => Promise<void>;
