@@ -14,6 +14,16 @@ import { root, sampleInstances, startHeadless } from './headless-server.mjs';
 
 const out = path.join(root, 'screenshots');
 fs.mkdirSync(out, { recursive: true });
+// An older agent kept for rollbacks (build/agents/<version>/, where the server looks), made for this run
+// only when there is none, and removed again at the end.
+const keptAgents = path.join(root, 'build', 'agents');
+const keptAgent = path.join(keptAgents, '0.9.0');
+const madeKeptAgents = !fs.existsSync(keptAgents);
+const madeKeptAgent = !fs.existsSync(keptAgent);
+if (madeKeptAgent) {
+  fs.mkdirSync(keptAgent, { recursive: true });
+  fs.writeFileSync(path.join(keptAgent, 'host-agent.sh'), '#!/usr/bin/env bash\nHOMEFLEET_AGENT_VERSION="0.9.0"\n');
+}
 // Agents on plain HTTP, so the sample hosts can enroll against this loopback server.
 const server = await startHeadless({ env: { FLEET_AGENT_ALLOW_HTTP: 'true' } });
 const PHONE = { width: 390, height: 844 };
@@ -40,8 +50,10 @@ try {
       body: JSON.stringify({ username: 'victor', password: 'not his password' }),
     });
   }
-  // Two hosts: one with an older agent (an upgrade is offered), up 22 minutes, whose guests differ
-  // from the registry (drift to apply); one on the shipped agent, a day up.
+  // Three hosts: one with an older agent (an upgrade is offered), up 22 minutes, whose guests differ
+  // from the registry (drift to apply, a production rename, and a VMID the second host reports too: a
+  // conflict); one on the shipped agent (a rollback to the kept 0.9.0 is offered), a day up, with a
+  // re-bind token waiting; one removed.
   const hostIds = [];
   if (server.accessLayer) {
     for (const [hostname, agent_version, uptime_s, guests] of [
@@ -50,8 +62,13 @@ try {
         { vmid: 101, name: 'db-01', type: 'lxc', status: 'running' },
         { vmid: 900, name: 'scratch', type: 'qemu', status: 'stopped' },
         { vmid: 901, name: 'nas', type: 'lxc', status: 'running' },
+        { vmid: 902, name: 'moved-vm', type: 'qemu', status: 'running' },
       ]],
-      ['pve-rack-2', '1.0.0', 26 * 3600 + 5 * 60, [{ vmid: 102, name: 'cache-01', type: 'qemu', status: 'running' }]],
+      ['pve-rack-2', '1.0.0', 26 * 3600 + 5 * 60, [
+        { vmid: 102, name: 'cache-01', type: 'qemu', status: 'running' },
+        { vmid: 902, name: 'moved-vm', type: 'qemu', status: 'stopped' },
+      ]],
+      ['pve-retired', '1.0.0', 3600, []],
     ]) {
       const token = (await server.request('POST', '/api/hosts/enrollment-tokens', { name: hostname })).body.token;
       const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
@@ -60,6 +77,8 @@ try {
       const beat = { agent_version, started_at: new Date(Date.now() - uptime_s * 1000).toISOString().replace(/\.\d+Z$/, 'Z'), hostname, addresses: ['192.0.2.10'], uptime_s, hypervisor_version: 'pve-manager/8.2.4', guests };
       await fetch(`${server.url}/api/agent/heartbeat`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${enrolled.host_token}` }, body: JSON.stringify(beat) });
     }
+    await server.request('POST', '/api/hosts/enrollment-tokens', { host_id: hostIds[1], name: 're-bind pve-rack-2' });
+    await server.request('DELETE', `/api/hosts/${hostIds[2]}?force=true`);
   }
   const jobs = (await server.request('GET', '/api/jobs')).body;
   const jobId = (key) => (Array.isArray(jobs) ? jobs.find((job) => job.key === key)?.id : undefined);
@@ -99,7 +118,9 @@ try {
     ['instance-edit-error', '/instances/new'],
     ['jobs', '/jobs'],
     ...(runningJob ? [['job-running', `/jobs/${runningJob}`]] : []),
-    ...(hostIds.length ? [['hosts', '/hosts'], ['host-detail', `/hosts/${hostIds[0]}`], ['host-detail-current', `/hosts/${hostIds[1]}`]] : []),
+    ...(hostIds.length
+      ? [['hosts', '/hosts'], ['host-detail', `/hosts/${hostIds[0]}`], ['host-detail-current', `/hosts/${hostIds[1]}`], ['host-detail-deleted', `/hosts/${hostIds[2]}`]]
+      : []),
     ['usage', '/usage'],
     ['settings', '/settings'],
     ['users', '/users'],
@@ -203,6 +224,35 @@ try {
       await page.getByRole('button', { name: 'Apply all…' }).click();
       await page.getByRole('group', { name: /Confirm applying all drift/ }).waitFor();
       await shoot(page, `host-apply-all-confirm-${colorScheme}`);
+      // What apply all left (the production rename, the conflict) is information; the two instances it
+      // made are deleted again afterwards, so the next theme shows the same.
+      await page.getByRole('button', { name: /^Apply \d+ changes$/ }).click();
+      await page.getByTestId('drift-skipped').waitFor();
+      await shoot(page, `host-apply-all-result-${colorScheme}`);
+      for (const vmid of [900, 901]) await page.evaluate((v) => fetch(`/api/instances/${v}`, { method: 'DELETE' }), vmid);
+      // A production rename asks first, naming the instance.
+      await page.reload();
+      await settled();
+      await page.getByRole('button', { name: 'Rename production instance…' }).click();
+      await page.getByRole('group', { name: /Confirm renaming production instance/ }).waitFor();
+      await shoot(page, `host-production-rename-confirm-${colorScheme}`);
+      // The host token: revoking asks first; the notice after it leads to a re-bind token, explained, then shown once.
+      await page.goto(`${server.url}/hosts/${hostIds[1]}`);
+      await settled();
+      await page.getByRole('button', { name: 'Revoke host token…' }).click();
+      await shoot(page, `host-revoke-confirm-${colorScheme}`);
+      await page.getByRole('group', { name: /Confirm revoking the host token/ }).getByRole('button', { name: 'Revoke host token' }).click();
+      await page.getByTestId('token-revoked').waitFor();
+      await page.getByRole('button', { name: 'Make a re-bind token…' }).click();
+      await shoot(page, `host-rebind-explain-${colorScheme}`);
+      await page.getByRole('button', { name: 'Make re-bind token' }).click();
+      await page.getByTestId('rebind-command').waitFor();
+      await shoot(page, `host-rebind-command-${colorScheme}`);
+      // Rolling back asks first, naming the host and the version.
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('button', { name: 'Roll back agent…' }).click();
+      await page.getByRole('group', { name: /Confirm rolling back the agent/ }).waitFor();
+      await shoot(page, `host-rollback-confirm-${colorScheme}`);
     }
     // Disabling a user asks first, naming them.
     await page.goto(`${server.url}/users`);
@@ -300,6 +350,18 @@ try {
       await page.getByTestId('install-command').waitFor();
       await checkWidth(page, `hosts-add-phone-${colorScheme}`);
       await shoot(page, `hosts-add-phone-${colorScheme}`);
+      await page.goto(`${server.url}/hosts/${hostIds[1]}`);
+      await page.waitForSelector('main h1');
+      await page.getByRole('button', { name: 'Make a re-bind token…' }).click();
+      await page.getByRole('button', { name: 'Make re-bind token' }).click();
+      await page.getByTestId('rebind-command').waitFor();
+      await checkWidth(page, `host-rebind-command-phone-${colorScheme}`);
+      await shoot(page, `host-rebind-command-phone-${colorScheme}`);
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('button', { name: 'Roll back agent…' }).click();
+      await page.getByRole('group', { name: /Confirm rolling back the agent/ }).waitFor();
+      await checkWidth(page, `host-rollback-confirm-phone-${colorScheme}`);
+      await shoot(page, `host-rollback-confirm-phone-${colorScheme}`);
     }
     if (jobId('tailscale_sync')) {
       await page.goto(`${server.url}/jobs/${jobId('tailscale_sync')}`);
@@ -375,4 +437,6 @@ try {
 } finally {
   await browser.close();
   await server.stop();
+  if (madeKeptAgent) fs.rmSync(keptAgent, { recursive: true, force: true });
+  if (madeKeptAgents) fs.rmSync(keptAgents, { recursive: true, force: true });
 }

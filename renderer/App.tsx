@@ -6,7 +6,7 @@ import { Lazy } from './components/Lazy';
 import { startLive, stopLive } from './live';
 import { Empty, Loading, Notice, PageTitle } from './components/ui';
 import { AuditPage, TelemetryPage } from './pages/Logs';
-import { HostDetailPage, HostsPage } from './pages/Hosts';
+import { HostDetailPage, HostsPage } from './pages/hosts';
 import { InstanceDetailPage } from './pages/InstanceDetail';
 import { InstanceFormPage } from './pages/InstanceForm';
 import { InstancesPage } from './pages/Instances';

@@ -41,7 +41,7 @@ describe('the Hosts pages', () => {
     await expect.poll(() => page.locator('tr[data-guest="7102"] a').getAttribute('href')).toBe('/instances/7102');
     await expect.poll(() => page.locator('tr[data-guest="7101"] a').count()).toBe(0);
     await expect.poll(() => page.locator('li[data-drift]').count()).toBe(2);
-    await expect.poll(() => page.getByRole('button', { name: /Create instance|Rename instance|Remove host|Upgrade agent/ }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: /Create instance|Rename|Remove host|Upgrade agent|Roll back|Revoke|re-bind/ }).count()).toBe(0);
     expect(await pageFetch(page, 'DELETE', `/api/hosts/${hostId}`)).toEqual({ status: 403, body: { error: 'forbidden' } });
     expect((await pageFetch(page, 'POST', '/api/hosts/enrollment-tokens', {})).status).toBe(403);
   });
@@ -138,7 +138,7 @@ describe('the Hosts pages', () => {
     expect((await dash.server.client.get('/api/instances/7301')).status).toBe(404);
     await page.getByRole('button', { name: 'Apply all…' }).click();
     await confirm.getByRole('button', { name: 'Apply 2 changes' }).click();
-    await expect.poll(() => page.getByText('Applied to the registry.').isVisible()).toBe(true);
+    await expect.poll(() => page.getByText('Applied 2 changes to the registry.').isVisible()).toBe(true);
     expect((await dash.server.client.get('/api/instances/7301')).status).toBe(200);
     expect((await dash.server.client.get('/api/instances/7302')).body.name).toBe('now-called');
 
@@ -149,6 +149,8 @@ describe('the Hosts pages', () => {
     await admin.goto(`/hosts/${hostId}`);
     await expect.poll(() => admin.getByRole('button', { name: 'Revoke host token' }).count()).toBe(1);
     expect(await admin.getByRole('button', { name: 'Upgrade agent' }).count()).toBe(0);
+    // One version ships (1.0.0, which it runs): nothing to roll back to.
+    expect(await admin.getByRole('button', { name: /Roll back/ }).count()).toBe(0);
     expect(await admin.locator('.props').textContent()).toContain('the newest this server ships');
     expect(dash.errors).toEqual([]);
   });

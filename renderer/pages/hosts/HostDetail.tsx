@@ -1,0 +1,160 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, messageOf } from '../../api';
+import { Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
+import { uptime } from '../../format';
+import { useSession } from '../../session';
+import type { HostDetail } from '../../../server/hosts/schema';
+import { AgentActions, useShippedAgents } from './Agent';
+import { DriftCard } from './Drift';
+import { HostToken } from './HostToken';
+import { useLiveHosts, withEvent } from './live';
+import { isLive, StatusDot, Upgrade, type Act } from './parts';
+import { Removal } from './Removal';
+
+export function HostDetailPage({ id }: { id: string }) {
+  const session = useSession();
+  const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
+  const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
+  const shipped = useShippedAgents();
+  // What an action said holds until the host changes state: a removal that completes is then told by the Removal section.
+  const status = host.data?.status;
+  useEffect(() => setMessage(undefined), [status]);
+  useLiveHosts(
+    (hostId) => String(hostId) === id,
+    (event) => {
+      host.update((h) => withEvent(h, event));
+      return true;
+    },
+    host.reload,
+  );
+
+  if (host.error) return <Notice kind="error">{host.error}</Notice>;
+  if (!host.data) return <Loading />;
+  const h = host.data;
+  // Only a host that still reports can be changed; a deleted one is kept for the record.
+  const manage = session.can('hosts.manage') && isLive(h);
+  const operate = session.can('fleet.operate') && h.status !== 'deleted';
+
+  /** Runs an action; `done` is said afterwards unless the page shows the outcome itself (the Removal section). */
+  const act: Act = async (action, done) => {
+    setMessage(undefined);
+    try {
+      await action();
+      if (done) setMessage({ kind: 'success', text: done });
+    } catch (e) {
+      setMessage({ kind: 'error', text: messageOf(e) });
+    }
+    host.reload();
+  };
+
+  // Guests with no instance have no registry page to link to.
+  const unregistered = new Set(h.drift.filter((d) => d.kind === 'guest_without_instance' || (d.kind === 'conflict' && d.instance_name === null)).map((d) => d.vmid));
+
+  return (
+    <section>
+      <p class="crumbs">
+        <a href="/hosts">Hosts</a> / {h.hostname}
+      </p>
+      <PageTitle title={h.hostname}>
+        <StatusDot status={h.status} />
+      </PageTitle>
+      {h.status === 'deleted' && (
+        <Notice kind="info">
+          <span data-testid="host-deleted">
+            {h.hostname} was removed{h.deleted_at ? <> <Time iso={h.deleted_at} /></> : ''}. It no longer reports and nothing here can be changed; the page is kept for
+            the record.
+          </span>
+        </Notice>
+      )}
+      {message && <Notice kind={message.kind}>{message.text}</Notice>}
+      <div class="detail-grid">
+        <div class="card">
+          <h2>Facts</h2>
+          <dl class="props">
+            <dt>Last heartbeat</dt>
+            <dd>
+              <Time iso={h.last_heartbeat_at} />
+            </dd>
+            <dt>Agent</dt>
+            <dd>
+              <span class="mono">{h.agent_version}</span>
+              {h.upgrade_available === false && isLive(h) && <span class="muted"> (the newest this server ships)</span>}
+              {h.upgrade_available === true && shipped?.[0] && <span class="muted"> ({shipped[0]} is available)</span>}
+            </dd>
+            <dt>Upgrade</dt>
+            <dd>
+              <Upgrade upgrade={h.upgrade} />
+            </dd>
+            <dt>Hypervisor</dt>
+            <dd>{h.hypervisor_version || '—'}</dd>
+            <dt>Addresses</dt>
+            <dd class="mono">{h.addresses.join(', ') || '—'}</dd>
+            <dt>Uptime</dt>
+            <dd data-testid="uptime">{h.uptime_s === null ? '—' : uptime(h.uptime_s)}</dd>
+            <dt>Machine id</dt>
+            <dd class="mono">{h.machine_id}</dd>
+            <dt>Enrolled</dt>
+            <dd>
+              <Time iso={h.enrolled_at} />
+            </dd>
+            <dt>Sync registry</dt>
+            <dd>
+              {manage ? (
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={h.sync_registry}
+                    onChange={(e) => {
+                      const next = e.currentTarget.checked;
+                      void act(() => api('PATCH', `/api/hosts/${h.id}`, { sync_registry: next }), next ? 'Drift is applied on every heartbeat.' : 'Drift is only shown.');
+                    }}
+                  />
+                  apply drift on every heartbeat (never a production rename or a conflict)
+                </label>
+              ) : h.sync_registry ? (
+                'on'
+              ) : (
+                'off'
+              )}
+            </dd>
+          </dl>
+          {manage && <AgentActions host={h} shipped={shipped} act={act} />}
+          {manage && <HostToken host={h} reload={host.reload} />}
+          <Removal host={h} manage={session.can('hosts.manage')} act={act} />
+        </div>
+        <div>
+          <DriftCard host={h} operate={operate} reload={host.reload} />
+          <div class="card">
+            <h2>Guests ({h.guests.length})</h2>
+            {h.guests.length === 0 ? (
+              <p class="muted">No guests reported.</p>
+            ) : (
+              <div class="table-wrap">
+                <table class="guests">
+                  <thead>
+                    <tr>
+                      <th scope="col">VMID</th>
+                      <th scope="col">Name</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Status</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {h.guests.map((g) => (
+                      <tr key={g.vmid} data-guest={g.vmid}>
+                        <td>{unregistered.has(g.vmid) ? g.vmid : <a href={`/instances/${g.vmid}`}>{g.vmid}</a>}</td>
+                        <td>{g.name}</td>
+                        <td>{g.type}</td>
+                        <td>{g.status}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </div>
+        </div>
+      </div>
+    </section>
+  );
+}
