@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { LIVE_EVENT_TYPES, type LiveEventData } from '../server/contract/catalogue';
 
 /**
  * The dashboard's one connection to GET /api/events, shared by every page. Pages subscribe to event
@@ -7,23 +8,17 @@ import { useEffect, useRef, useState } from 'preact/hooks';
  * so missed events are replayed.
  */
 export type LiveState = 'off' | 'connecting' | 'live' | 'reconnecting';
-export type LiveListener = (data: any, meta: { type: string; id: string }) => void;
 
-/** Event types the server sends; `reset` means missed events are gone and pages should reload. */
-export const LIVE_TYPES = [
-  'instance.created',
-  'instance.updated',
-  'instance.deleted',
-  'job.run.started',
-  'job.run.finished',
-  'host.status',
-  'host.heartbeat',
-  'usage.report',
-  'audit.entry',
-  'reset',
-] as const;
+/** What the stream sends: the contract's live events, and `reset` (missed events are gone: pages reload). */
+export type StreamData = LiveEventData & { reset: { reason: string } };
+export type StreamEvent = keyof StreamData;
+/** One event as a page hears it: checking `type` narrows `data` to that event's payload. */
+export type LiveMessage<K extends StreamEvent = StreamEvent> = { [T in K]: { type: T; data: StreamData[T]; id: string } }[K];
+export type LiveListener<K extends StreamEvent = StreamEvent> = (message: LiveMessage<K>) => void;
 
-const listeners = new Map<string, Set<LiveListener>>();
+const STREAM_EVENTS: StreamEvent[] = [...LIVE_EVENT_TYPES, 'reset'];
+
+const listeners = new Map<StreamEvent, Set<LiveListener>>();
 const stateListeners = new Set<(state: LiveState) => void>();
 let source: EventSource | null = null;
 let state: LiveState = 'off';
@@ -40,7 +35,7 @@ function setState(next: LiveState): void {
   for (const listener of stateListeners) listener(next);
 }
 
-function dispatch(type: string, event: MessageEvent): void {
+function dispatch(type: StreamEvent, event: MessageEvent): void {
   if (event.lastEventId) lastId = event.lastEventId;
   let data: unknown;
   try {
@@ -48,7 +43,8 @@ function dispatch(type: string, event: MessageEvent): void {
   } catch {
     return;
   }
-  for (const listener of listeners.get(type) ?? []) listener(data, { type, id: event.lastEventId });
+  const message = { type, data, id: event.lastEventId } as LiveMessage;
+  for (const listener of listeners.get(type) ?? []) listener(message);
 }
 
 function connect(): void {
@@ -81,7 +77,7 @@ function connect(): void {
       );
     }
   };
-  for (const type of LIVE_TYPES) es.addEventListener(type, (event) => dispatch(type, event as MessageEvent));
+  for (const type of STREAM_EVENTS) es.addEventListener(type, (event) => dispatch(type, event as MessageEvent));
   es.addEventListener('revoked', (event) => {
     let reason = 'your session ended';
     try {
@@ -112,20 +108,21 @@ export function stopLive(): void {
 }
 
 /** Calls `fn` for each event of `type`; returns the unsubscribe function. For pages outside Preact hooks too. */
-export function subscribe(type: string, fn: LiveListener): () => void {
+export function subscribe<K extends StreamEvent>(type: K, fn: LiveListener<K>): () => void {
   let set = listeners.get(type);
   if (!set) listeners.set(type, (set = new Set()));
-  set.add(fn);
-  return () => set!.delete(fn);
+  const listener = fn as LiveListener;
+  set.add(listener);
+  return () => set!.delete(listener);
 }
 
 /** Subscribes a component to event types for as long as it is mounted; `fn` may change between renders. */
-export function useLive(types: string | string[], fn: LiveListener): void {
+export function useLive<K extends StreamEvent>(types: K | K[], fn: LiveListener<K>): void {
   const ref = useRef(fn);
   ref.current = fn;
   const key = Array.isArray(types) ? types.join(' ') : types;
   useEffect(() => {
-    const offs = key.split(' ').map((type) => subscribe(type, (data, meta) => ref.current(data, meta)));
+    const offs = (key.split(' ') as K[]).map((type) => subscribe(type, (message) => ref.current(message)));
     return () => offs.forEach((off) => off());
   }, [key]);
 }

@@ -7,7 +7,7 @@ import { registerSetupRoutes } from './access/setup.js';
 import { registerBackupRoutes } from './backup/routes.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
-import { createEvents, type AppContext } from './context.js';
+import { createContext, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import { createEventHub, type EventHub, type LiveEventsOptions } from './events/hub.js';
@@ -27,7 +27,8 @@ import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerTokenRoutes } from './tokens/routes.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
-import { selfSignedPaths, type TlsInfo } from './tls/setup.js';
+import type { TlsInfo } from './context.js';
+import { selfSignedPaths } from './tls/setup.js';
 import { makePrivateDir, tightenModes } from './private-files.js';
 import { createUsageRetention, type UsageRetentionOptions } from './usage/retention.js';
 import { registerUsageRoutes } from './usage/routes.js';
@@ -83,7 +84,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   const logger = options.logger ?? createLogger(config.logLevel);
   if (config.dbPath !== ':memory:') keepDataPrivate(config.dbPath, logger);
   const db = openDatabase(config.dbPath);
-  const context: AppContext = { db, config, clock: options.clock ?? systemClock, logger, events: createEvents(), tls: options.tls };
+  const context: AppContext = createContext({ db, config, clock: options.clock ?? systemClock, logger, tls: options.tls });
 
   const app = express();
   app.disable('x-powered-by');

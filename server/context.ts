@@ -1,69 +1,49 @@
-import { EventEmitter } from 'node:events';
+import { createBus, type Bus } from './bus.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
-import type { HostEvent } from './hosts/service.js';
+import { createTransactions, type Transactions } from './db/tx.js';
 import type { Logger } from './logger.js';
-import type { AuditEntry } from './access/audit.js';
-import type { Instance } from './registry/schema.js';
-import type { UsageReport } from './usage/schema.js';
 import type { Clock } from './time.js';
-import type { TlsInfo } from './tls/setup.js';
 
-/** What happened inside the app that another feature may act on (jobs run on create, say). */
-export interface AppEventMap {
-  'instance.created': [instance: Instance];
-  'backup.imported': [];
-  // Live events (server/events): each feature reports what changed; the stream hub forwards it.
-  'instance.updated': [instance: Instance, changed: string[], previousVmid: number];
-  'instance.deleted': [vmid: number];
-  'job.run.started': [run: JobRunEvent];
-  'job.run.finished': [run: JobRunEvent];
-  'usage.report': [report: UsageReport];
-  'audit.entry': [entry: AuditEntry];
-  /** Emitted by the hosts feature: a host's status changed, or it sent a heartbeat. */
-  'host.status': [host: HostEvent];
-  'host.heartbeat': [host: HostEvent];
-  /** Sessions ended (logout, revoke, disable, role change, password reset, a new login); streams re-check at once. */
-  'session.revoked': [change: SessionRevoked];
-  /** A personal API token was revoked (server/tokens); its event streams end at once. */
-  'token.revoked': [change: TokenRevoked];
+/** What the server speaks HTTPS with, for the features that name it (install commands, the start-up log). */
+export interface TlsInfo {
+  /** true for the certificate homefleet made itself; browsers will ask the person to accept it. */
+  selfSigned: boolean;
+  /** SHA-256 of the certificate, `AB:CD:…` as browsers show it. */
+  fingerprint: string;
+  /** `sha256//<base64>` of its public key, as `curl --pinnedpubkey` takes it. */
+  spkiPin: string;
+  /** The DNS names and addresses it covers: the allowed Origins are `https://<name>:<port>` of these. */
+  names: string[];
 }
 
-export interface JobRunEvent {
-  job_id: number;
-  job_key: string;
-  run_id: number;
-  status: 'running' | 'success' | 'error';
-  started_at: string;
-  ended_at: string | null;
-  result: string;
-}
-
-export interface SessionRevoked {
-  accountId?: number;
-  sessionId?: number;
-  /** Shown to the person when their session is gone: "signed out", say. */
-  reason: string;
-}
-
-export interface TokenRevoked {
-  tokenId: number;
-  reason: string;
-}
-
-export type AppEvents = EventEmitter<AppEventMap>;
-
-/** Shared by every feature: handed to each feature's `register` function by createApp. */
+/**
+ * Shared by every feature, built once by createApp. `transaction` is the one way to open a
+ * transaction; `bus.publish` inside one is heard only once it commits.
+ */
 export interface AppContext {
   db: Db;
   config: Config;
   clock: Clock;
   logger: Logger;
-  events: AppEvents;
+  bus: Bus;
+  transaction: Transactions['transaction'];
+  afterCommit: Transactions['afterCommit'];
   /** Set when the server speaks HTTPS itself (server/tls): `fingerprint`, `spkiPin` for install commands. */
   tls?: TlsInfo;
 }
 
-export function createEvents(): AppEvents {
-  return new EventEmitter<AppEventMap>();
+export type DataContext = Pick<AppContext, 'db' | 'bus' | 'transaction' | 'afterCommit'>;
+
+/** A database with its transactions and the bus that announces what they commit (for command-line tools too). */
+export function createDataContext(db: Db, report: (err: unknown, what: string) => void = () => {}): DataContext {
+  const transactions = createTransactions(db, (err) => report(err, 'after-commit work failed'));
+  const bus = createBus(transactions, (err, type) => report(err, `listener of ${type} failed`));
+  return { db, bus, transaction: transactions.transaction, afterCommit: transactions.afterCommit };
+}
+
+/** The app's context: one per database, built by createApp. */
+export function createContext(parts: Pick<AppContext, 'db' | 'config' | 'clock' | 'logger' | 'tls'>): AppContext {
+  const { logger } = parts;
+  return { ...parts, ...createDataContext(parts.db, (err, what) => logger.error({ err: { message: (err as Error).message } }, what)) };
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../server/access/accounts.js';
+import { createDataContext } from '../server/context.js';
 import { openDatabase, openRetained, type Db } from '../server/db/database.js';
 import { systemClock } from '../server/time.js';
 import { sendBytes as sendTo, startBuiltServer, type Answer, type BuiltServer } from './helpers/built-server.js';
@@ -193,12 +194,12 @@ let dbPath: string;
 let db: Db;
 let accounts: ReturnType<typeof createAccountService>;
 let cookie: string;
-const session = (accountId: number) => `homefleet_session_dev=${db.transaction(() => accounts.sessions.issue(accountId))()}`;
+const session = (accountId: number) => `homefleet_session_dev=${accounts.sessions.issue(accountId)}`;
 
 beforeAll(async () => {
   dbPath = tempDbPath();
   db = openDatabase(dbPath);
-  accounts = createAccountService({ db, clock: systemClock });
+  accounts = createAccountService({ ...createDataContext(db), clock: systemClock });
   const admin = await accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
   // The server's job runs may reach nothing but loopback, whatever the fuzzer made of a job (pinJobUrls is the first guard).
   server = await startBuiltServer(

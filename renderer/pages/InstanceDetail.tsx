@@ -19,7 +19,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
   const [busy, setBusy] = useState(false);
   const [gone, setGone] = useState(false);
   const [flashing, flash] = useFlash();
-  useLive(['instance.updated', 'instance.deleted', 'reset'], (data, { type }) => {
+  useLive(['instance.updated', 'instance.deleted', 'reset'], ({ type, data }) => {
     const current = instance.data?.vmid ?? Number(vmid);
     if (type === 'reset') {
       instance.reload();

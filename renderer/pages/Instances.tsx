@@ -65,14 +65,16 @@ export function InstancesPage() {
   const stacks = useLoad(() => api<string[]>('GET', '/api/instances/stacks'), []);
   // Live: another operator's change updates its row in place and flashes it; a new instance reloads the view (its sort and filter decide where it goes).
   const [flashing, flash] = useFlash();
-  useLive(['instance.created', 'instance.updated', 'instance.deleted', 'reset'], (data, { type }) => {
-    if (type === 'instance.updated') {
-      list.update((rows) => rows.map((row) => (row.vmid === data.previous_vmid ? (data.instance as Instance) : row)));
-      flash(data.instance.vmid);
-    } else if (type === 'instance.deleted') {
-      list.update((rows) => rows.filter((row) => row.vmid !== data.vmid));
+  useLive(['instance.created', 'instance.updated', 'instance.deleted', 'reset'], (event) => {
+    if (event.type === 'instance.updated') {
+      const { instance, previous_vmid } = event.data;
+      list.update((rows) => rows.map((row) => (row.vmid === previous_vmid ? instance : row)));
+      flash(instance.vmid);
+    } else if (event.type === 'instance.deleted') {
+      const { vmid } = event.data;
+      list.update((rows) => rows.filter((row) => row.vmid !== vmid));
     } else {
-      if (type === 'instance.created') flash(data.instance.vmid);
+      if (event.type === 'instance.created') flash(event.data.instance.vmid);
       list.reload();
     }
   });

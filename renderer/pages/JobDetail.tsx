@@ -34,10 +34,11 @@ type Message = { kind: 'error' | 'success' | 'warning'; text: string };
 export function JobDetailPage({ id }: { id: string }) {
   const session = useSession();
   const job = useLoad(() => api<Job>('GET', `/api/jobs/${encodeURIComponent(id)}`), [id]);
-  useLive(['job.run.started', 'job.run.finished', 'reset'], (run, { type }) => {
-    if (type === 'reset') return job.reload();
+  useLive(['job.run.started', 'job.run.finished', 'reset'], (event) => {
+    if (event.type === 'reset') return job.reload();
+    const run = event.data;
     if (String(run.job_id) !== id) return;
-    if (type === 'job.run.finished') return job.reload();
+    if (event.type === 'job.run.finished') return job.reload();
     const started = { id: run.run_id, job_id: run.job_id, started_at: run.started_at, ended_at: null, status: 'running' as const, result: '' };
     job.update((current) => ({ ...current, last_status: 'running', last_run_at: run.started_at, runs: [started, ...(current.runs ?? [])].slice(0, 10) }));
   });

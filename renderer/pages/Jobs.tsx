@@ -11,8 +11,9 @@ import type { DryRun } from '../../server/jobs/schema';
 export function JobsPage() {
   const jobs = useLoad(() => api<Job[]>('GET', '/api/jobs'), []);
   // Live: a run that starts (here, on its schedule, or from another browser) shows at once; its end reloads the card.
-  useLive(['job.run.started', 'job.run.finished', 'reset'], (run, { type }) => {
-    if (type === 'job.run.started') {
+  useLive(['job.run.started', 'job.run.finished', 'reset'], (event) => {
+    if (event.type === 'job.run.started') {
+      const run = event.data;
       jobs.update((list) => list.map((job) => (job.id === run.job_id ? { ...job, last_status: 'running', last_run_at: run.started_at, last_run_id: run.run_id } : job)));
     } else jobs.reload();
   });

@@ -97,10 +97,10 @@ export function AuditPage() {
   const log = usePaged<AuditEntry>('/api/audit');
   const [flashing, flash] = useFlash(3_000);
   // Live: entries written while the page is open join the list (the stream sends them to administrators only).
-  useLive(['audit.entry', 'reset'], (entry: AuditEntry, { type }) => {
-    if (type === 'reset') return void log.reload();
-    log.add(entry);
-    flash(entry.id);
+  useLive(['audit.entry', 'reset'], (event) => {
+    if (event.type === 'reset') return void log.reload();
+    log.add(event.data);
+    flash(event.data.id);
   });
   const [actor, setActor] = useState('');
   const [action, setAction] = useState('');

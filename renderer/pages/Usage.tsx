@@ -32,14 +32,15 @@ export function UsagePage() {
   useEffect(() => () => clearTimeout(refresh.current), []);
 
   // Live: a start report adds a row, its update (same random_id) changes that row; the charts follow, throttled.
-  useLive(['usage.report', 'reset'], (report: UsageReport, { type }) => {
-    if (type === 'reset') {
+  useLive(['usage.report', 'reset'], (event) => {
+    if (event.type === 'reset') {
       stats.reload();
       recent.reload();
       return;
     }
     // Viewers get a summary without the report's fields (no random_id): only the charts follow for them.
-    if (canList && report.random_id) {
+    const report = event.data;
+    if (canList && 'random_id' in report) {
       recent.update((rows) =>
         rows.some((row) => row.random_id === report.random_id)
           ? rows.map((row) => (row.random_id === report.random_id ? report : row))

@@ -1,7 +1,6 @@
-import type { AppEvents } from '../context.js';
-import type { Db } from '../db/database.js';
+import type { AppContext } from '../context.js';
+import type { Account } from '../contract/access.js';
 import { conflict, HttpError, notFound, tooManyRequests, unauthorized } from '../errors.js';
-import type { Clock } from '../time.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createAuditLog, type AuditLog } from './audit.js';
 import type { Role } from './capabilities.js';
@@ -10,17 +9,7 @@ import { createAccountRepo, type AccountRow } from './repo.js';
 import { createSessions, type Sessions } from './sessions.js';
 import { createThrottle, type Throttle, type ThrottleKey } from './throttle.js';
 
-/** The account as the API shows it: never a hash. */
-export interface Account {
-  id: number;
-  username: string;
-  display_name: string;
-  role: Role;
-  enabled: boolean;
-  must_change_password: boolean;
-  created_at: string;
-  last_login_at: string | null;
-}
+export type { Account };
 
 export function presentAccount(row: AccountRow): Account {
   return {
@@ -53,12 +42,12 @@ export interface NewAccount {
 }
 
 /** Accounts, logins and password changes: every rule of PRODUCT.md's access section that is not HTTP. */
-export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEvents }) {
-  const { db, clock, events } = ctx;
+export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>) {
+  const { db, clock, bus, transaction } = ctx;
   const repo = createAccountRepo(db);
-  const audit: AuditLog = createAuditLog(db, clock, events);
+  const audit: AuditLog = createAuditLog(ctx);
   const throttle: Throttle = createThrottle(db, clock);
-  const sessions: Sessions = createSessions(repo, clock, (change) => events?.emit('session.revoked', change));
+  const sessions: Sessions = createSessions(repo, clock, (change) => bus.publish('session.revoked', change));
 
   const getRow = (id: number) => {
     const row = repo.byId(id);
@@ -83,7 +72,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
     /** Creates an account with a chosen password (the first administrator, tests) or a temporary one. */
     async create(input: NewAccount, by: Actor, action: 'user.create' | 'setup' = 'user.create'): Promise<Account> {
       const hash = await hashPassword(input.password);
-      return db.transaction(() => {
+      return transaction(() => {
         // Setup is open only while no account exists; checked again here because hashing awaited.
         if (action === 'setup' && repo.count() > 0) throw notFound('setup is closed');
         if (repo.byUsername(input.username)) throw conflict('username taken');
@@ -107,7 +96,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
     },
 
     update(id: number, patch: { display_name?: string; role?: Role; enabled?: boolean }, by: Actor): Account {
-      return db.transaction(() => {
+      return transaction(() => {
         const row = getRow(id);
         const next = {
           display_name: patch.display_name ?? row.display_name,
@@ -133,7 +122,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
       const row = getRow(id);
       const password = temporaryPassword();
       const hash = await hashPassword(password);
-      db.transaction(() => {
+      transaction(() => {
         repo.setPassword(row.id, hash, true);
         sessions.revokeAll(row.id, 'password reset by an administrator');
         audit.write({ ...by, action: 'user.reset_password', target: row.username, detail: { id } });
@@ -143,7 +132,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
 
     revokeSessions(id: number, by: Actor): void {
       const row = getRow(id);
-      db.transaction(() => {
+      transaction(() => {
         sessions.revokeAll(row.id, 'sessions revoked by an administrator');
         audit.write({ ...by, action: 'user.revoke_sessions', target: row.username, detail: { id } });
       })();
@@ -164,7 +153,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
         audit.write({ actor: null, action: 'login.failure', target: username.slice(0, 64), ip });
         throw invalidCredentials();
       }
-      return db.transaction(() => {
+      return transaction(() => {
         throttle.release(slots);
         const token = sessions.issue(current.id);
         repo.setLastLogin(current.id, isoSeconds(clock.now()));
@@ -187,7 +176,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
       // Verified: not a guess, so the slot goes back whatever happens next.
       throttle.release([slot]);
       const hash = await hashPassword(next);
-      return db.transaction(() => {
+      return transaction(() => {
         const now = repo.byId(accountId);
         if (!now || !now.enabled || !repo.sessionById(sessionId)) throw unauthorized('authentication required');
         if (now.password_hash !== row.password_hash) throw conflict('password was changed meanwhile; sign in again');
@@ -205,7 +194,7 @@ export function createAccountService(ctx: { db: Db; clock: Clock; events?: AppEv
       if (row.role !== 'administrator') return `${row.username} is not an administrator`;
       if (!row.enabled) return `${row.username} is disabled`;
       const hash = await hashPassword(password);
-      db.transaction(() => {
+      transaction(() => {
         repo.setPassword(row.id, hash, false);
         sessions.revokeAll(row.id, 'password recovered');
         audit.write({ actor: null, action: 'recovery', target: row.username, detail: { id: row.id, via: 'recovery command' } });

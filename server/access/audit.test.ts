@@ -2,12 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEvents } from '../context.js';
+import { createDataContext, type DataContext } from '../context.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { systemClock } from '../time.js';
 import { createAuditLog, type AuditEntry } from './audit.js';
-
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('audit entries on the live stream', () => {
   let db: Db;
@@ -20,10 +18,10 @@ describe('audit entries on the live stream', () => {
   function setUp() {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-audit-'));
     db = openDatabase(path.join(dir, 'audit.db'));
-    const events = createEvents();
+    const data: DataContext = createDataContext(db);
     const live: AuditEntry[] = [];
-    events.on('audit.entry', (entry) => live.push(entry));
-    return { audit: createAuditLog(db, systemClock, events), live };
+    data.bus.on('audit.entry', (entry) => live.push(entry));
+    return { audit: createAuditLog({ ...data, clock: systemClock }), live, transaction: data.transaction };
   }
 
   it('announces an entry written outside a transaction at once', () => {
@@ -32,27 +30,35 @@ describe('audit entries on the live stream', () => {
     expect(live.map((e) => [e.action, e.actor])).toEqual([['logout', 'ann']]);
   });
 
-  it('announces an entry of a transaction once it has committed, and never one that rolled back', async () => {
-    const { audit, live } = setUp();
-    db.transaction(() => audit.write({ actor: 'ann', action: 'user.create', target: 'bob' }))();
+  it('announces an entry of a transaction once it has committed, and never one that rolled back', () => {
+    const { audit, live, transaction } = setUp();
+    transaction(() => {
+      audit.write({ actor: 'ann', action: 'user.create', target: 'bob' });
+      expect(live).toEqual([]);
+    })();
     expect(() =>
-      db.transaction(() => {
+      transaction(() => {
         audit.write({ actor: 'ann', action: 'user.update', target: 'bob' });
         throw new Error('the change failed after its audit row');
       })(),
     ).toThrow('failed after its audit row');
     // The rolled-back entry's id is free again: the next entry may take it, and is still announced as itself.
-    db.transaction(() => audit.write({ actor: 'ann', action: 'user.revoke_sessions', target: 'bob' }))();
-    await nextTurn();
+    transaction(() => audit.write({ actor: 'ann', action: 'user.revoke_sessions', target: 'bob' }))();
     expect(live.map((e) => e.action)).toEqual(['user.create', 'user.revoke_sessions']);
     expect(audit.list(10).map((e) => e.id)).toEqual([...live].reverse().map((e) => e.id));
   });
 
-  it('a database closed before the announcement is no crash: the entry is simply not announced', async () => {
-    const { audit, live } = setUp();
-    db.transaction(() => audit.write({ actor: 'ann', action: 'logout', target: 'ann' }))();
-    db.close();
-    await nextTurn();
-    expect(live).toEqual([]);
+  it('drops the entries of a nested transaction that rolled back, and keeps the outer one', () => {
+    const { audit, live, transaction } = setUp();
+    const inner = transaction(() => {
+      audit.write({ actor: 'ann', action: 'user.update', target: 'bob' });
+      throw new Error('inner change refused');
+    });
+    transaction(() => {
+      audit.write({ actor: 'ann', action: 'user.create', target: 'bob' });
+      expect(() => inner()).toThrow('inner change refused');
+    })();
+    expect(live.map((e) => e.action)).toEqual(['user.create']);
+    expect(audit.list(10).map((e) => e.action)).toEqual(['user.create']);
   });
 });

@@ -156,7 +156,7 @@ describe('temporary passwords', () => {
 
 describe('the development cookie', () => {
   const issue = (s: TestServer, username: string) =>
-    s.db.transaction(() => s.accounts.sessions.issue(s.accounts.repo.byUsername(username)!.id))();
+    s.context.transaction(() => s.accounts.sessions.issue(s.accounts.repo.byUsername(username)!.id))();
 
   it('is accepted over plain HTTP only on a loopback host name when FLEET_AUTH_ALLOW_HTTP is on', async () => {
     const port = new URL(server.baseUrl).port;

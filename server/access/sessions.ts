@@ -18,8 +18,22 @@ export interface ActiveSession {
   account: AccountRow;
 }
 
-/** Told when sessions end, so open event streams re-check at once (server/events). */
-export type RevokeListener = (change: { accountId?: number; sessionId?: number; reason: string }) => void;
+/** Sessions ended: one (`sessionId`) or all of an account's (`accountId`); `reason` is shown to the person ("signed out"). */
+export interface SessionRevoked {
+  accountId?: number;
+  sessionId?: number;
+  reason: string;
+}
+
+declare module '../bus.js' {
+  interface InternalEvents {
+    /** Open event streams re-check at once (server/events). */
+    'session.revoked': SessionRevoked;
+  }
+}
+
+/** Told when sessions end; the account service announces it on the bus. */
+export type RevokeListener = (change: SessionRevoked) => void;
 
 export function createSessions(repo: AccountRepo, clock: Clock, onRevoke: RevokeListener = () => {}) {
   return {

@@ -256,7 +256,7 @@ describe('import', () => {
 
   it('emits backup.imported once the import is committed', async () => {
     const seen: number[] = [];
-    server.context.events.on('backup.imported', () => seen.push(server.db.prepare('SELECT count(*) AS n FROM instances').pluck().get() as number));
+    server.context.bus.on('backup.imported', () => seen.push(server.db.prepare('SELECT count(*) AS n FROM instances').pluck().get() as number));
     await api().post('/api/import', { instances: [row(1), row(2)] });
     expect(seen).toEqual([2]);
   });

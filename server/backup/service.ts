@@ -7,6 +7,13 @@ import type { HistoryEntry, Instance } from '../registry/schema.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupHistoryEntry, parseBackupInstance, type BackupHistoryEntry, type BackupInstance } from './schema.js';
 
+declare module '../bus.js' {
+  interface InternalEvents {
+    /** Every instance was replaced at once (and jobs, when the document had them): no list of changes says so. */
+    'backup.imported': Record<string, never>;
+  }
+}
+
 const INSTANCE_COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
 
@@ -90,7 +97,7 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
 }
 
 /** The JSON backup: export everything; import replaces instances (and jobs and runs when present) in one transaction. */
-export function createBackupService({ db, clock, events }: Pick<AppContext, 'db' | 'clock' | 'events'>) {
+export function createBackupService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>) {
   const selectInstances = db.prepare<[], Instance>(`SELECT ${INSTANCE_COLUMNS} FROM instances ORDER BY id`);
   const selectJobs = db.prepare<[], BackupDocument['jobs'][number] & { config: string }>(
     'SELECT id, key, name, description, enabled, schedule, config FROM jobs ORDER BY id',
@@ -118,7 +125,7 @@ export function createBackupService({ db, clock, events }: Pick<AppContext, 'db'
   const insertJob = db.prepare('INSERT INTO jobs (id, key, name, description, enabled, schedule, config) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const insertRun = db.prepare('INSERT INTO job_runs (id, job_id, started_at, ended_at, status, result) VALUES (?, ?, ?, ?, ?, ?)');
 
-  const replaceAll = db.transaction(({ instances, history, jobs, runs }: ImportPlan, now: number) => {
+  const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number) => {
     deleteHistory.run();
     deleteInstances.run();
     const at = isoSeconds(now);
@@ -148,6 +155,7 @@ export function createBackupService({ db, clock, events }: Pick<AppContext, 'db'
           interrupted ? 'interrupted by restore' : r.result);
       }
     }
+    bus.publish('backup.imported', {});
   });
 
   /** Checks the whole document; throws the 400 naming the first bad row. Writes nothing. */
@@ -194,7 +202,6 @@ export function createBackupService({ db, clock, events }: Pick<AppContext, 'db'
   /** Writes a checked import in one transaction. Returns the number of instances imported. */
   function apply(plan: ImportPlan): { imported: number } {
     replaceAll(plan, clock.now());
-    events.emit('backup.imported');
     return { imported: plan.instances.length };
   }
 

@@ -117,8 +117,8 @@ describe('GET /api/events', () => {
     expect(Number(updated!.id)).toBeLessThan(Number(finished!.id));
 
     const seen: unknown[] = [];
-    server.context.events.on('instance.updated', (instance) => seen.push(instance));
-    const rollback = server.db.transaction(() => {
+    server.context.bus.on('instance.updated', (payload) => seen.push(payload));
+    const rollback = server.context.transaction(() => {
       server.instances.update(body.vmid as number, { name: 'never-committed' });
       throw new Error('roll back');
     });

@@ -1,10 +1,10 @@
 import type { Response } from 'express';
 import type { AccountRepo } from '../access/repo.js';
-import type { AppContext, AppEventMap, SessionRevoked, TokenRevoked } from '../context.js';
+import type { SessionRevoked } from '../access/sessions.js';
+import type { AppContext } from '../context.js';
+import { roleHas, type Capability } from '../contract/access.js';
+import { LIVE_EVENTS, LIVE_EVENT_TYPES, type LiveEventType } from '../contract/catalogue.js';
 import { HttpError, serviceUnavailable } from '../errors.js';
-import { roleHas } from '../access/capabilities.js';
-import type { Capability } from '../http/routes.js';
-import { EVENT_DETAIL, LIVE_EVENT_TYPES, roleMaySee, type LiveEventType } from './access.js';
 import { createTokenRepo } from '../tokens/repo.js';
 import { credentialKey, recheckCredential, type CredentialSources, type StreamCredential } from './credential.js';
 
@@ -41,24 +41,23 @@ interface BufferedEvent {
    * reference to it, where a string would be copied into each stream's queue.
    */
   frame: Buffer;
-  /** What roles without the detail capability get instead (EVENT_DETAIL). */
+  /** What roles without the detail capability get instead (the catalogue's `detail`). */
   summary?: { capability: Capability; frame: Buffer };
 }
 
 interface Stream {
   res: Response;
   credential: StreamCredential;
-  /** Set while a revocation is being checked: events wait so a demoted role never sees them. */
-  held: BufferedEvent[] | null;
 }
 
 const tooManyStreams = () => new HttpError(429, { error: 'too many event streams' }, { 'Retry-After': '15' });
 
 /**
- * The live event stream's hub: features emit on the app's event emitter, the hub numbers each event,
- * keeps the last few for replay, and writes it to every open stream whose role may see it.
- * Every `recheckMs` (and at once when sessions are revoked) each stream's session is checked again;
- * a session that no longer holds gets `event: revoked` with the reason, and the stream ends.
+ * The live event stream's hub: features publish on the bus, the hub numbers each event of the
+ * contract's catalogue, keeps the last few for replay, and writes it to every open stream whose role
+ * may see it (or its summary, where the catalogue says so).
+ * Every `recheckMs` (and at once when sessions or tokens are revoked) each stream's credential is
+ * checked again; one that no longer holds gets `event: revoked` with the reason, and the stream ends.
  */
 export function createEventHub(ctx: AppContext, repo: AccountRepo, options: LiveEventsOptions = {}) {
   const keepAliveMs = options.keepAliveMs ?? 15_000;
@@ -69,7 +68,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   const maxStreams = options.maxStreams ?? 1_000;
   const adminReserve = Math.min(options.adminReserve ?? Math.floor(maxStreams / 20), maxStreams);
   const maxQueuedBytes = options.maxQueuedBytes ?? 64 * 1024;
-  const { events, clock, logger } = ctx;
+  const { bus, clock, logger } = ctx;
   const sources: CredentialSources = { accounts: repo, tokens: createTokenRepo(ctx.db) };
 
   const streams = new Set<Stream>();
@@ -78,6 +77,8 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   /** Open streams per account, whatever credential opened them. */
   const perAccount = new Map<number, number>();
   const buffer: BufferedEvent[] = [];
+  /** Events of this turn, written once its revocations have been checked (see publish). */
+  let outbox: BufferedEvent[] = [];
   let lastId = 0;
   let closed = false;
 
@@ -116,20 +117,31 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
     event.summary && !roleHas(stream.credential.role, event.summary.capability) ? event.summary.frame : event.frame;
 
   function deliver(stream: Stream, event: BufferedEvent): void {
-    if (!roleMaySee(stream.credential.role, event.type)) return;
-    if (stream.held) stream.held.push(event);
-    else write(stream, frameFor(stream, event));
+    if (roleHas(stream.credential.role, LIVE_EVENTS[event.type].capability)) write(stream, frameFor(stream, event));
   }
 
+  function flush(): void {
+    const due = outbox;
+    outbox = [];
+    for (const event of due) for (const stream of streams) deliver(stream, event);
+  }
+
+  /**
+   * Numbers and buffers the event at once, and writes it a microtask later: the bus announces a
+   * commit's events one after another, and a revocation among them (a role changed with its audit
+   * entry) is checked as it arrives, so a stream that loses its access in that commit is gone before
+   * any of the commit's events are written.
+   */
   function publish(type: LiveEventType, data: unknown): void {
     if (closed) return;
     const id = ++lastId;
     const frame = (payload: unknown) => Buffer.from(`id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
-    const detail = EVENT_DETAIL[type];
+    const detail = (LIVE_EVENTS[type] as { detail?: { capability: Capability; summarize: (data: unknown) => unknown } }).detail;
     const event: BufferedEvent = { id, type, frame: frame(data), ...(detail ? { summary: { capability: detail.capability, frame: frame(detail.summarize(data)) } } : {}) };
     buffer.push(event);
     if (buffer.length > bufferSize) buffer.shift();
-    for (const stream of streams) deliver(stream, event);
+    if (outbox.length === 0) queueMicrotask(flush);
+    outbox.push(event);
   }
 
   /** Returns false when the stream was revoked. */
@@ -152,65 +164,23 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
     for (const stream of [...streams]) check(stream);
   }
 
-  // A revocation is announced inside the transaction that makes it; the check runs once that
-  // transaction has committed (setImmediate), and until then the stream's events wait.
+  // The bus announces a revocation once its transaction has committed: the re-check reads what it wrote.
+  const recheckWhere = (affected: (s: Stream) => boolean, reason: string) => {
+    for (const stream of [...streams]) if (affected(stream)) check(stream, reason);
+  };
   const onRevoked = (change: SessionRevoked) =>
-    recheckSoon(
-      [...streams].filter(
-        (s) => (s.credential.kind === 'session' && s.credential.sessionId === change.sessionId) || s.credential.accountId === change.accountId,
-      ),
-      change.reason,
-    );
-  // A personal API token revoked (DELETE /api/tokens/:id): its streams end at once, as a session's do.
-  const onTokenRevoked = (change: TokenRevoked) =>
-    recheckSoon(
-      [...streams].filter((s) => s.credential.kind === 'token' && s.credential.tokenId === change.tokenId),
-      change.reason,
-    );
-  function recheckSoon(affected: Stream[], reason: string): void {
-    if (affected.length === 0) return;
-    for (const stream of affected) stream.held ??= [];
-    setImmediate(() => {
-      for (const stream of affected) {
-        if (!streams.has(stream)) continue;
-        if (!check(stream, reason)) continue;
-        const held = stream.held ?? [];
-        stream.held = null;
-        for (const event of held) write(stream, frameFor(stream, event));
-      }
-    });
-  }
+    recheckWhere((s) => (s.credential.kind === 'session' && s.credential.sessionId === change.sessionId) || s.credential.accountId === change.accountId, change.reason);
 
-  const forwarders = new Map<LiveEventType, (...args: unknown[]) => void>();
-  const shape: { [K in LiveEventType]: (...args: AppEventMap[K]) => unknown } = {
-    'instance.created': (instance) => ({ instance }),
-    'instance.updated': (instance, changed, previousVmid) => ({ instance, changed, previous_vmid: previousVmid }),
-    'instance.deleted': (vmid) => ({ vmid }),
-    'job.run.started': (run) => run,
-    'job.run.finished': (run) => run,
-    'host.status': (host) => host,
-    'host.heartbeat': (host) => host,
-    'usage.report': (report) => report,
-    'audit.entry': (entry) => entry,
-  };
-  for (const type of LIVE_EVENT_TYPES) {
-    const forward = (...args: unknown[]) => {
-      try {
-        publish(type, (shape[type] as (...a: unknown[]) => unknown)(...args));
-      } catch (err) {
-        logger.error({ err: { message: (err as Error).message }, type }, 'live event not published');
-      }
-    };
-    forwarders.set(type, forward);
-    events.on(type, forward as never);
-  }
-  events.on('session.revoked', onRevoked);
-  events.on('token.revoked', onTokenRevoked);
-  // An import replaces every instance at once: no list of events says that, so pages are told to reload.
-  const onImported = () => {
-    for (const stream of [...streams]) write(stream, resetFrame('a backup was imported'));
-  };
-  events.on('backup.imported', onImported);
+  const unsubscribe = [
+    ...LIVE_EVENT_TYPES.map((type) => bus.on(type, (payload) => publish(type, payload))),
+    bus.on('session.revoked', onRevoked),
+    // A personal API token revoked (DELETE /api/tokens/:id): its streams end at once, as a session's do.
+    bus.on('token.revoked', (change) => recheckWhere((s) => s.credential.kind === 'token' && s.credential.tokenId === change.tokenId, change.reason)),
+    // An import replaces every instance at once: no list of events says that, so pages are told to reload.
+    bus.on('backup.imported', () => {
+      for (const stream of [...streams]) write(stream, resetFrame('a backup was imported'));
+    }),
+  ];
 
   const keepAlive = setInterval(() => {
     for (const stream of [...streams]) write(stream, ': keep-alive\n\n');
@@ -242,7 +212,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
       if ((perAccount.get(credential.accountId) ?? 0) >= maxPerAccount) throw tooManyStreams();
       const cap = credential.role === 'administrator' ? maxStreams : maxStreams - adminReserve;
       if (streams.size >= cap) throw new HttpError(503, { error: 'too many event streams' }, { 'Retry-After': '15' });
-      const stream: Stream = { res, credential, held: null };
+      const stream: Stream = { res, credential };
       streams.add(stream);
       count(perSession, key, 1);
       count(perAccount, credential.accountId, 1);
@@ -278,10 +248,7 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
       closed = true;
       clearInterval(keepAlive);
       clearInterval(recheck);
-      for (const [type, forward] of forwarders) events.off(type, forward as never);
-      events.off('session.revoked', onRevoked);
-      events.off('token.revoked', onTokenRevoked);
-      events.off('backup.imported', onImported);
+      for (const stop of unsubscribe) stop();
       for (const stream of [...streams]) end(stream);
     },
   };

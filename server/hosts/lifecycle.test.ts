@@ -5,7 +5,7 @@ import { manualClock } from '../../test/helpers/clock.js';
 import { buildInstance } from '../../test/helpers/factories.js';
 import { agentDir, bearer, enroll, heartbeatBody, heldPosts, enrolledHost, enrollmentToken, heartbeat, startHostServer, writeAgent } from '../../test/helpers/hosts.js';
 import type { TestServer } from '../../test/helpers/server.js';
-import type { HostEvent } from './service.js';
+import type { HostEvent } from '../contract/hosts.js';
 
 const INVALID = { error: 'invalid token' };
 const guests = [
@@ -25,7 +25,7 @@ describe('POST /api/agent/heartbeat', () => {
   it('stores facts and guests and answers the interval with no commands', async () => {
     const host = await enrolledHost(server);
     const events: HostEvent[] = [];
-    server.context.events.on('host.heartbeat', (e) => events.push(e));
+    server.context.bus.on('host.heartbeat', (e) => events.push(e));
     const res = await heartbeat(server, host.host_token, { guests, addresses: ['192.0.2.10', 'fd00::10'], uptime_s: '120.87' });
     expect(res).toMatchObject({ status: 200, body: { heartbeat_interval_s: 30, commands: [] } });
     const detail = (await server.client.get(`/api/hosts/${host.host_id}`)).body;
@@ -59,7 +59,7 @@ describe('POST /api/agent/heartbeat', () => {
     const host = await enrolledHost(server);
     await heartbeat(server, host.host_token);
     const seen: string[] = [];
-    server.context.events.on('host.status', (e) => seen.push(`${e.id}:${e.status}`));
+    server.context.bus.on('host.status', (e) => seen.push(`${e.id}:${e.status}`));
     clock.advance(60_000);
     server.hosts.sweep();
     expect(seen).toEqual([]);

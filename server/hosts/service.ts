@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createAuditLog } from '../access/audit.js';
 import type { AppContext } from '../context.js';
+import type { HostEvent } from '../contract/hosts.js';
 import { badRequest, conflict, invalidToken, notFound } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
@@ -35,14 +36,7 @@ export interface HostsOptions {
   heartbeatIntervalS?: number;
 }
 
-/** What the live-events stream sends for host.heartbeat and host.status: cheap to build on every heartbeat. */
-export interface HostEvent {
-  id: number;
-  hostname: string;
-  status: HostStatus;
-  last_heartbeat_at: string | null;
-  agent_version: string;
-}
+export type { HostEvent };
 
 export interface Who {
   actor: string | null;
@@ -57,9 +51,9 @@ export type HostService = ReturnType<typeof createHostService>;
 
 /** Hosts, their agents' credentials, heartbeats, deletion receipts, upgrades and registry drift. */
 export function createHostService(ctx: AppContext, instances: InstanceService, releases: Releases, options: HostsOptions = {}) {
-  const { db, clock, events } = ctx;
+  const { db, clock, bus, transaction } = ctx;
   const repo = createHostRepo(db);
-  const audit = createAuditLog(db, clock, events);
+  const audit = createAuditLog(ctx);
   /** A host's name for its audit entries, so the audit page names the host rather than its id. */
   const hostnameOf = (id: number) => repo.hostById(id)?.hostname;
   const intervalS = options.heartbeatIntervalS ?? 30;
@@ -123,7 +117,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
 
   function emitStatus(hostId: number): void {
     const host = repo.hostById(hostId);
-    if (host) events.emit('host.status', eventOf(host));
+    if (host) bus.publish('host.status', eventOf(host));
   }
 
   function presentDeletion(row: DeletionRow | undefined): Deletion | null {
@@ -167,7 +161,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
 
   // ---- enrollment -------------------------------------------------------------------------
 
-  const enrollTx = db.transaction((tokenId: number, body: EnrollBody, now: number) => {
+  const enrollTx = transaction((tokenId: number, body: EnrollBody, now: number) => {
     const existing = repo.liveHostByMachine(body.machine_id);
     // Only a token made for the host re-binds it: a machine id is no secret (viewers read it), and an
     // ordinary token must not take over a host and its history.
@@ -201,7 +195,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
       .update(JSON.stringify([...guests].sort((a, b) => a.vmid - b.vmid).map((g) => [g.vmid, g.name, g.type, g.status])))
       .digest('base64');
 
-  const heartbeatTx = db.transaction((tokenHash: string, body: HeartbeatBody, now: number) => {
+  const heartbeatTx = transaction((tokenHash: string, body: HeartbeatBody, now: number) => {
     // Re-checked inside the transaction: a deletion delivered to a parallel heartbeat revoked the token.
     const tok = repo.hostTokenByHash(tokenHash);
     const host = tok && tok.revoked_at === null ? repo.hostById(tok.host_id) : undefined;
@@ -269,14 +263,14 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     return { host: repo.hostById(host.id)!, commands, wasOnline, upgradeResult };
   });
 
-  const receiptTx = db.transaction((operationId: string, hostId: number, now: number) => {
+  const receiptTx = transaction((operationId: string, hostId: number, now: number) => {
     if (!repo.confirmDeletion(operationId, now)) return false;
     repo.revokeHostTokens(hostId, now);
     repo.setState(hostId, 'deleted', now);
     return true;
   });
 
-  const deleteTx = db.transaction((hostId: number, force: boolean, by: string | null, now: number) => {
+  const deleteTx = transaction((hostId: number, force: boolean, by: string | null, now: number) => {
     const host = repo.hostById(hostId);
     if (!host) throw notFound('host not found');
     if (host.state === 'deleted') throw conflict('host already deleted');
@@ -295,14 +289,14 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     return repo.deletionById(deletion.id)!;
   });
 
-  const revokeTokenTx = db.transaction((hostId: number, now: number) => {
+  const revokeTokenTx = transaction((hostId: number, now: number) => {
     const host = repo.hostById(hostId);
     if (!host) throw notFound('host not found');
     if (host.state !== 'active') throw conflict('host is being deleted');
     repo.revokeHostTokens(hostId, now);
   });
 
-  const createTokenTx = db.transaction((input: EnrollmentTokenCreate, hash: string, hostId: number | null, by: string | null, now: number) => {
+  const createTokenTx = transaction((input: EnrollmentTokenCreate, hash: string, hostId: number | null, by: string | null, now: number) => {
     if (hostId !== null) {
       const host = repo.hostById(hostId);
       if (!host) throw notFound('host not found');
@@ -311,7 +305,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
     return repo.insertEnrollmentToken(input.name, hash, by, now, now + input.expires_in_s * 1000, input.max_uses, hostId);
   });
 
-  const upgradeTx = db.transaction((hostId: number, version: string, rollback: boolean, now: number) => {
+  const upgradeTx = transaction((hostId: number, version: string, rollback: boolean, now: number) => {
     const host = repo.hostById(hostId);
     if (!host) throw notFound('host not found');
     if (host.state !== 'active') throw conflict('host is being deleted');
@@ -340,7 +334,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
   }
 
   let lastSweep = clock.now();
-  const failUpgradeTx = db.transaction((hostId: number) => {
+  const failUpgradeTx = transaction((hostId: number) => {
     const host = repo.hostById(hostId);
     if (host?.upgrade_state !== 'in_progress' || host.upgrade_started_at === null) return undefined;
     repo.setUpgrade(host.id, {
@@ -361,7 +355,7 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
   function sweep(): void {
     const now = clock.now();
     const line = ONLINE_INTERVALS * intervalS * 1000;
-    for (const host of repo.wentOffline(lastSweep - line, now - line)) events.emit('host.status', eventOf(host));
+    for (const host of repo.wentOffline(lastSweep - line, now - line)) bus.publish('host.status', eventOf(host));
     lastSweep = now;
     for (const stale of repo.upgradesTimedOut(now - UPGRADE_TIMEOUT_MS)) {
       const host = failUpgradeTx(stale.id);
@@ -458,8 +452,8 @@ export function createHostService(ctx: AppContext, instances: InstanceService, r
         });
       }
       if (host.sync_registry === 1 && host.state === 'active') applyDrift(host.id, { all: true }, null);
-      events.emit('host.heartbeat', eventOf(host));
-      if (!result.wasOnline || result.commands.some((c) => c.type === 'uninstall')) events.emit('host.status', eventOf(host));
+      bus.publish('host.heartbeat', eventOf(host));
+      if (!result.wasOnline || result.commands.some((c) => c.type === 'uninstall')) bus.publish('host.status', eventOf(host));
       return { heartbeat_interval_s: intervalS, commands: result.commands };
     },
 

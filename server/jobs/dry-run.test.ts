@@ -51,8 +51,8 @@ describe('POST /api/jobs/:id/run?dry_run=true', () => {
     await server.client.put(`/api/jobs/${id}`, { config: { api_key: 'tskey-dry', api_url: mock.url } });
     const before = await state();
     const events: string[] = [];
-    server.context.events.on('job.run.started', () => events.push('started'));
-    server.context.events.on('instance.updated', () => events.push('updated'));
+    server.context.bus.on('job.run.started', () => events.push('started'));
+    server.context.bus.on('instance.updated', () => events.push('updated'));
 
     const res = await server.client.post(`/api/jobs/${id}/run?dry_run=true`);
     expect(res.status, res.text).toBe(200);

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
 import type { Instance } from '../registry/schema.js';
-import type { InstanceService, UpdateResult } from '../registry/service.js';
+import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
 import type { Change } from './handlers/types.js';
@@ -106,12 +106,13 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * instance update path in one transaction, recorded in history as `job:<key>`.
  */
 export function createJobService(ctx: AppContext, instances: InstanceService, options: JobsOptions = {}) {
-  const { db, clock, logger, events } = ctx;
+  const { db, clock, logger, bus, transaction } = ctx;
   const repo = createJobRepo(db);
   const shutdown = new AbortController();
   const http = createHttpClient({ timeoutMs: options.httpTimeoutMs ?? 30_000, signal: shutdown.signal });
   const running = new Map<number, Promise<RunOutcome>>();
   let closed = false;
+  const stopListening: (() => void)[] = [];
 
   const scheduler = new Scheduler({
     clock,
@@ -137,12 +138,12 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     return row;
   }
 
-  const applyTx = db.transaction((key: JobKey, changes: Change[]) => {
-    const applied: { result: UpdateResult; vmid: number }[] = [];
+  /** Applies the changes in one transaction; each is announced once it has committed. Returns how many changed. */
+  const applyChanges = transaction((key: JobKey, changes: Change[]): number => {
+    let applied = 0;
     for (const change of changes) {
       try {
-        const result = instances.update(change.vmid, change.patch, `job:${key}`);
-        if (result.changed.length) applied.push({ result, vmid: change.vmid });
+        if (instances.update(change.vmid, change.patch, `job:${key}`).changed.length) applied++;
       } catch (err) {
         // Deleted (or renumbered) while the remote call was in flight: nothing to update.
         if (err instanceof HttpError && err.status === 404) continue;
@@ -152,14 +153,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     return applied;
   });
 
-  /** Applies the changes in one transaction, then announces them (never a change that rolled back). */
-  function applyChanges(key: JobKey, changes: Change[]): number {
-    const applied = applyTx(key, changes);
-    for (const { result, vmid } of applied) instances.announce(result, vmid);
-    return applied.length;
-  }
-
-  const finish = db.transaction((jobId: number, runId: number, status: RunOutcome['status'], result: string) => {
+  const finish = transaction((jobId: number, runId: number, status: RunOutcome['status'], result: string) => {
     const endedAt = isoMillis(clock.now());
     repo.finishRun(runId, endedAt, status, result);
     repo.prune(jobId);
@@ -183,7 +177,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     }
     if (db.open) {
       const endedAt = finish(job.id, runId, status, result);
-      events.emit('job.run.finished', { job_id: job.id, job_key: job.key, run_id: runId, status, started_at: startedAt, ended_at: endedAt, result });
+      bus.publish('job.run.finished', { job_id: job.id, job_key: job.key, run_id: runId, status, started_at: startedAt, ended_at: endedAt, result });
     }
     if (status === 'error') logger.warn({ job: job.key, run: runId, error: result }, 'job run failed');
     else logger.info({ job: job.key, run: runId, result }, 'job run finished');
@@ -195,7 +189,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     if (running.has(job.id) || closed) return undefined;
     const startedAt = isoMillis(clock.now());
     const runId = repo.startRun(job.id, startedAt);
-    events.emit('job.run.started', { job_id: job.id, job_key: job.key, run_id: runId, status: 'running', started_at: startedAt, ended_at: null, result: '' });
+    bus.publish('job.run.started', { job_id: job.id, job_key: job.key, run_id: runId, status: 'running', started_at: startedAt, ended_at: null, result: '' });
     const promise = execute(job, runId, startedAt).finally(() => running.delete(job.id));
     running.set(job.id, promise);
     return promise;
@@ -248,8 +242,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       if (interrupted) logger.warn({ runs: interrupted }, 'closed job runs interrupted by a restart');
       repo.pruneAll();
       scheduler.reset(repo.list().map(scheduled));
-      events.on('instance.created', onInstanceCreated);
-      events.on('backup.imported', onBackupImported);
+      stopListening.push(bus.on('instance.created', onInstanceCreated), bus.on('backup.imported', onBackupImported));
     },
 
     list: (): JobView[] => repo.list().map(present),
@@ -321,8 +314,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       if (closed) return;
       closed = true;
       scheduler.stop();
-      events.off('instance.created', onInstanceCreated);
-      events.off('backup.imported', onBackupImported);
+      for (const stop of stopListening.splice(0)) stop();
       shutdown.abort();
       let timer: NodeJS.Timeout | undefined;
       const limit = new Promise<void>((resolve) => {

@@ -21,7 +21,7 @@ const present = ({ id: _id, ...instance }: StoredInstance): Instance => instance
  * `audit` (the request's audit row, see requestAuditOf) is written inside the transaction that
  * holds the change, so the change and its audit row commit together or not at all.
  */
-export function createInstanceService({ db, clock, events }: Pick<AppContext, 'db' | 'clock' | 'events'>) {
+export function createInstanceService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>) {
   const repo = createInstanceRepo(db);
 
   function require(vmid: number): StoredInstance {
@@ -30,7 +30,7 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     return found;
   }
 
-  const createTx = db.transaction((input: InstanceInput, now: number, by: string | null, audit: RequestAudit | undefined) => {
+  const createTx = transaction((input: InstanceInput, now: number, by: string | null, audit: RequestAudit | undefined) => {
     const at = isoSeconds(now);
     // The vmid's UNIQUE index is the check: one lookup fewer than asking first, and no window between the two.
     let id: number;
@@ -44,10 +44,11 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     audit?.({ target: `instance ${input.vmid}` });
     // What was just stored, without reading it back: the validated input (in column order) and its times.
     const instance: Instance = { ...input, created_at: at, updated_at: at };
+    bus.publish('instance.created', { instance });
     return instance;
   });
 
-  const updateTx = db.transaction(
+  const updateTx = transaction(
     (vmid: number, patch: Record<string, unknown>, now: number, by: string | null, audit: RequestAudit | undefined): UpdateResult => {
       const current = require(vmid);
       const merged: Record<string, unknown> = {};
@@ -60,22 +61,21 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
       repo.update(current.id, next, isoSeconds(now));
       const at = isoMillis(now);
       for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, by);
-      return { instance: present(repo.findByVmid(next.vmid)!), changed };
+      const instance = present(repo.findByVmid(next.vmid)!);
+      bus.publish('instance.updated', { instance, changed, previous_vmid: vmid });
+      return { instance, changed };
     },
   );
 
-  const removeTx = db.transaction((vmid: number, audit: RequestAudit | undefined): void => {
+  const removeTx = transaction((vmid: number, audit: RequestAudit | undefined): void => {
     const instance = require(vmid);
     if (instance.stack === 'production') {
       throw unprocessable('production instances cannot be deleted; change the stack to development first');
     }
     repo.remove(instance.id);
     audit?.();
+    bus.publish('instance.deleted', { vmid });
   });
-
-  function announce(result: UpdateResult, previousVmid: number): void {
-    if (result.changed.length) events.emit('instance.updated', result.instance, result.changed, previousVmid);
-  }
 
   return {
     list: (query: ListQuery) => repo.list(query),
@@ -86,27 +86,18 @@ export function createInstanceService({ db, clock, events }: Pick<AppContext, 'd
     /** Creates the instance and its `created` history entry in one transaction. `by` is recorded in history. */
     create(body: unknown, by: string | null = null, audit?: RequestAudit): Instance {
       const input = parseWith(InstanceInput, body);
-      const instance = createTx(input, clock.now(), by, audit);
-      events.emit('instance.created', instance);
-      return instance;
+      return createTx(input, clock.now(), by, audit);
     },
 
     /** Merges `patch` over the stored instance, validates the result, records each changed field. */
     update(vmid: number, patch: unknown, by: string | null = null, audit?: RequestAudit): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      const result = updateTx(vmid, patch as Record<string, unknown>, clock.now(), by, audit);
-      // Inside a caller's transaction the change may still roll back: that caller announces it after commit.
-      if (!db.inTransaction) announce(result, vmid);
-      return result;
+      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by, audit);
     },
-
-    /** Tells the app an update happened (live events); for callers that update inside their own transaction. */
-    announce,
 
     /** Deletes the instance (and its history), with the request's audit row in the same transaction. */
     remove(vmid: number, audit?: RequestAudit): void {
       removeTx(vmid, audit);
-      events.emit('instance.deleted', vmid);
     },
   };
 }

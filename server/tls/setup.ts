@@ -3,21 +3,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, type Config } from '../config.js';
+import type { TlsInfo } from '../context.js';
 import type { CertificateFacts } from './certificate.js';
 import { certificateNames, isLoopbackHost } from './names.js';
 import { makePrivateDir } from '../private-files.js';
 
-/** What other features may show about the server's certificate (install commands, the start-up log). */
-export interface TlsInfo {
-  /** true for the certificate homefleet made itself; browsers will ask the person to accept it. */
-  selfSigned: boolean;
-  /** SHA-256 of the certificate, `AB:CD:…` as browsers show it. */
-  fingerprint: string;
-  /** `sha256//<base64>` of its public key, as `curl --pinnedpubkey` takes it. */
-  spkiPin: string;
-  /** The DNS names and addresses it covers: the allowed Origins are `https://<name>:<port>` of these. */
-  names: string[];
-}
+export type { TlsInfo };
 
 export interface TlsSetup {
   cert: string;

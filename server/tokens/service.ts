@@ -2,8 +2,7 @@ import type { Role } from '../access/capabilities.js';
 import { ROLES, roleHas } from '../access/capabilities.js';
 import { newToken, secretsEqual, sha256 } from '../access/tokens.js';
 import type { AuditLog } from '../access/audit.js';
-import type { AppEvents } from '../context.js';
-import type { Db } from '../db/database.js';
+import type { AppContext } from '../context.js';
 import { conflict, forbidden, notFound, validationFailed } from '../errors.js';
 import type { SessionUser } from '../http/locals.js';
 import type { Clock } from '../time.js';
@@ -36,6 +35,13 @@ export function presentToken(row: ApiTokenWithOwner): ApiToken {
   };
 }
 
+declare module '../bus.js' {
+  interface InternalEvents {
+    /** A personal API token was revoked: its event streams end at once (server/events). */
+    'token.revoked': { tokenId: number; reason: string };
+  }
+}
+
 /** Who a token request acts as: the owner, at the lower of the token's and the owner's role. */
 export interface TokenPrincipal {
   user: SessionUser;
@@ -43,8 +49,8 @@ export interface TokenPrincipal {
   mustChangePassword: boolean;
 }
 
-export function createTokenService(ctx: { db: Db; clock: Clock; events?: AppEvents }, audit: AuditLog) {
-  const { db, clock, events } = ctx;
+export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
+  const { db, clock, bus, transaction } = ctx;
   const repo = createTokenRepo(db);
 
   const visible = (id: number, by: SessionUser) => {
@@ -67,7 +73,7 @@ export function createTokenService(ctx: { db: Db; clock: Clock; events?: AppEven
       const expires = input.expires_at ? Date.parse(input.expires_at) : null;
       if (expires !== null && expires <= clock.now()) throw validationFailed([{ field: 'expires_at', message: 'must be in the future' }]);
       const token = TOKEN_PREFIX + newToken();
-      return db.transaction(() => {
+      return transaction(() => {
         // Counted in the transaction that inserts: parallel creates cannot all see 49.
         if (repo.countOfAccount(by.id) >= MAX_TOKENS_PER_ACCOUNT) {
           throw conflict(`too many API tokens: an account may hold at most ${MAX_TOKENS_PER_ACCOUNT}; revoke one first`);
@@ -86,12 +92,11 @@ export function createTokenService(ctx: { db: Db; clock: Clock; events?: AppEven
     },
 
     revoke(id: number, by: SessionUser, ip: string | null): void {
-      db.transaction(() => {
+      transaction(() => {
         const row = visible(id, by);
         repo.remove(row.id);
         audit.write({ actor: by.username, action: 'token.revoke', target: row.username, ip, detail: { id: row.id, name: row.name } });
-        // Announced inside the transaction, as session revocations are: open streams re-check once it commits.
-        events?.emit('token.revoked', { tokenId: row.id, reason: 'token revoked' });
+        bus.publish('token.revoked', { tokenId: row.id, reason: 'token revoked' });
       })();
     },
 

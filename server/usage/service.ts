@@ -7,24 +7,27 @@ import type { UsageCounts, UsageReport, UsageStart, UsageUpdate } from './schema
 export type UsageService = ReturnType<typeof createUsageService>;
 
 /** Part B's report lifecycle: a start report creates the record, the update finishes it. */
-export function createUsageService({ db, clock, events }: AppContext) {
+export function createUsageService({ db, clock, bus, transaction }: AppContext) {
   const repo = createUsageRepo(db);
   const now = () => isoSeconds(clock.now());
 
+  // One read transaction: the three counts agree with each other.
+  const readCounts = transaction((): UsageCounts => ({ total: repo.total(), by_nsapp: repo.byNsapp(), by_status: repo.byStatus() }));
+
   function counts(): UsageCounts {
-    return db.transaction(() => ({ total: repo.total(), by_nsapp: repo.byNsapp(), by_status: repo.byStatus() }))();
+    return readCounts();
   }
 
   return {
     start(report: UsageStart): void {
       const stored = repo.insert(report, now());
       if (!stored) throw conflict('usage report already exists');
-      events.emit('usage.report', stored);
+      bus.publish('usage.report', stored);
     },
     update(change: UsageUpdate): void {
       const stored = repo.update(change, now());
       if (!stored) throw notFound('usage report not found');
-      events.emit('usage.report', stored);
+      bus.publish('usage.report', stored);
     },
     /** Newest first; `before` is the id the previous page ended at. */
     recent(limit: number, before?: number): { reports: UsageReport[]; next_before: number | null } {

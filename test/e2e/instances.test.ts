@@ -201,7 +201,7 @@ describe('10,000 instances', () => {
   it('render only the rows in view and scroll to the last one', async () => {
     const big = await startDashboard();
     try {
-      const insert = big.server.db.transaction(() => {
+      const insert = big.server.context.transaction(() => {
         for (let i = 1; i <= 10_000; i++) big.server.instances.create({ vmid: i, name: `node-${String(i).padStart(5, '0')}`, state: 'deployed', stack: 'development' }, 'seed');
       });
       insert();

@@ -36,7 +36,7 @@ export function useLiveHosts(
   flash?: (key: number) => void,
 ): void {
   const reread = useCoalesced(reload);
-  useLive(['host.heartbeat', 'host.status'], (event: HostEvent) => {
+  useLive(['host.heartbeat', 'host.status'], ({ data: event }) => {
     if (!concerns(event.id)) return;
     // An event for a host the page has not loaded (just enrolled) is a reason to re-read.
     if (update(event)) flash?.(event.id);
