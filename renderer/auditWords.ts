@@ -1,11 +1,15 @@
 /**
- * Audit entries in words: who did what to which thing ("alice changed instance 102: state",
- * "login failed for bob from 127.0.0.1"), and the filters of the audit page. Pure, tested in
- * auditWords.test.ts.
+ * Audit entries in words: who did what to which thing ("alice changed instance 102 “web”",
+ * "login failed for bob from 127.0.0.1"), what changed field by field, and the filters of the audit
+ * page. Pure, tested in auditWords.test.ts.
+ *
+ * An entry says itself what it was about: the server writes its summary, subject and changes with
+ * the change. Entries written before it did (their `summary` is null) are worded from their action
+ * and detail, and a `request` entry of that time from its method and path (describeRequest).
  */
-import type { AuditEntry } from '../server/access/audit';
+import type { AuditChange, AuditEntry } from '../server/contract/audit';
 
-type Entry = Pick<AuditEntry, 'actor' | 'action' | 'target' | 'ip' | 'detail'>;
+type Entry = Pick<AuditEntry, 'actor' | 'action' | 'target' | 'ip' | 'detail'> & Partial<Pick<AuditEntry, 'summary' | 'changes'>>;
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined);
 
@@ -41,6 +45,7 @@ function changedFields(detail: Record<string, unknown>): string[] {
   return [];
 }
 
+/** A `request` entry written before entries carried their own summary: worded from its method and path. */
 function describeRequest(who: string, entry: Entry): string {
   const detail = entry.detail ?? {};
   const method = text(detail.method)?.toUpperCase() ?? '?';
@@ -120,7 +125,24 @@ function viaToken(detail: Record<string, unknown>): string {
 
 /** One audit entry as a sentence, naming the API token it was made with, if any. */
 export function describeAudit(entry: Entry): string {
-  return describeEntry(entry) + viaToken(entry.detail ?? {});
+  return (entry.summary || describeEntry(entry)) + viaToken(entry.detail ?? {});
+}
+
+/** A recorded value as the page shows it: texts quoted, an empty one said so. */
+function valueWords(value: unknown): string {
+  if (value === null || value === undefined || value === '') return 'empty';
+  if (typeof value === 'string') return `“${value}”`;
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** An entry's changed fields, one line each: "state: “deployed” → “testing”"; a secret field without its values. */
+export function describeChanges(entry: Pick<Entry, 'changes'>): string[] {
+  return (entry.changes ?? []).map((change: AuditChange) => {
+    const field = change.field.replace(/_/g, ' ');
+    if (!('before' in change) && !('after' in change)) return `${field}: changed (a secret, not shown)`;
+    return `${field}: ${valueWords(change.before)} → ${valueWords(change.after)}`;
+  });
 }
 
 function describeEntry(entry: Entry): string {
