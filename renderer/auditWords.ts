@@ -7,7 +7,7 @@
  * the change. Entries written before it did (their `summary` is null) are worded from their action
  * and detail, and a `request` entry of that time from its method and path (describeRequest).
  */
-import type { AuditChange, AuditEntry } from '../server/contract/audit';
+import { userUpdateWords, type AuditChange, type AuditEntry, type UserChanges } from '../server/contract/audit';
 
 type Entry = Pick<AuditEntry, 'actor' | 'action' | 'target' | 'ip' | 'detail'> & Partial<Pick<AuditEntry, 'summary' | 'changes'>>;
 
@@ -92,17 +92,6 @@ function decodeSafe(segment: string): string {
   }
 }
 
-/** user.update's `changes`: `{ role: {from, to}, enabled: {from, to}, display_name: {from, to} }`. */
-function describeUserUpdate(who: string, user: string, detail: Record<string, unknown>): string {
-  const changes = (detail.changes && typeof detail.changes === 'object' ? detail.changes : {}) as Record<string, { from?: unknown; to?: unknown } | undefined>;
-  const parts: string[] = [];
-  if (changes.enabled) parts.push(changes.enabled.to ? 'enabled' : 'disabled');
-  if (changes.role) parts.push(`role ${String(changes.role.from)} → ${String(changes.role.to)}`);
-  if (changes.display_name) parts.push(`display name "${String(changes.display_name.from)}" → "${String(changes.display_name.to)}"`);
-  if (parts.length === 1 && changes.enabled) return `${who} ${parts[0]} user ${user}`;
-  return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
-}
-
 /**
  * `host:7` as people read it: by its name where the entry has it (recorded with host actions, or the
  * acting agent's `agent:<hostname>`), else by its id.
@@ -162,7 +151,7 @@ function describeEntry(entry: Entry): string {
     case 'user.create':
       return `${who} created user ${target}${text(detail.role) ? ` (${text(detail.role)})` : ''}`;
     case 'user.update':
-      return describeUserUpdate(who, target, detail);
+      return userUpdateWords(who, target, (detail.changes && typeof detail.changes === 'object' ? detail.changes : {}) as UserChanges);
     case 'user.reset_password':
       return `${who} reset the password of ${target}`;
     case 'user.revoke_sessions':

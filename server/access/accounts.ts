@@ -1,6 +1,7 @@
 import { nameOf, type Actor, type AuditChange, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Account } from '../contract/access.js';
+import { userUpdateWords } from '../contract/audit.js';
 import type { Db } from '../db/database.js';
 import { conflict, HttpError, notFound, tooManyRequests, unauthorized } from '../errors.js';
 import type { CredentialResolvers } from '../http/credentials.js';
@@ -35,16 +36,6 @@ export type { Actor };
 export function hasAnyAccount(db: Db): boolean {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'accounts'").get();
   return table !== undefined && db.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined;
-}
-
-/** "alice changed user bob: role viewer → operator", "alice disabled user bob", as the audit page has always said it. */
-function userUpdateWords(who: string, user: string, changes: Record<string, { from: unknown; to: unknown }>): string {
-  const parts: string[] = [];
-  if (changes.enabled) parts.push(changes.enabled.to ? 'enabled' : 'disabled');
-  if (changes.role) parts.push(`role ${String(changes.role.from)} → ${String(changes.role.to)}`);
-  if (changes.display_name) parts.push(`display name "${String(changes.display_name.from)}" → "${String(changes.display_name.to)}"`);
-  if (parts.length === 1 && changes.enabled) return `${who} ${parts[0]} user ${user}`;
-  return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
 }
 
 const userSubject = (row: Pick<AccountRow, 'id' | 'username'>) => ({ type: 'user', id: String(row.id), name: row.username });

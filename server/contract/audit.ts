@@ -36,6 +36,22 @@ export interface AuditEntry {
   request_id: string | null;
 }
 
+/** A user.update entry's `detail.changes`: each changed account field, from and to. */
+export type UserChanges = Partial<Record<'enabled' | 'role' | 'display_name', { from?: unknown; to?: unknown }>>;
+
+/**
+ * A user.update in words, the same for the entry's summary (server) and for entries written before
+ * summaries (the audit page): "alice changed user bob: role viewer → operator", "alice disabled user bob".
+ */
+export function userUpdateWords(who: string, user: string, changes: UserChanges): string {
+  const parts: string[] = [];
+  if (changes.enabled) parts.push(changes.enabled.to ? 'enabled' : 'disabled');
+  if (changes.role) parts.push(`role ${String(changes.role.from)} → ${String(changes.role.to)}`);
+  if (changes.display_name) parts.push(`display name "${String(changes.display_name.from)}" → "${String(changes.display_name.to)}"`);
+  if (parts.length === 1 && changes.enabled) return `${who} ${parts[0]} user ${user}`;
+  return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
+}
+
 export const auditEvents = {
   // "audit.entry (the last only to administrators)": users.manage is the administrators' capability.
   'audit.entry': liveEvent<AuditEntry>('users.manage'),
