@@ -132,7 +132,7 @@ export function buildOpenApiDocument(routes: readonly RouteRecord[], version: st
       title: 'homefleet',
       version,
       description:
-        'The API of a homefleet server. Errors are JSON: `{"error": "…"}`, or `{"errors": [{"field", "message"}]}` for invalid fields. Scripts authenticate with `Authorization: Bearer hfp_…`.',
+        'The API of a homefleet server. Errors are JSON: `{"error": "…"}`, or `{"errors": [{"field", "message"}]}` for invalid fields. Scripts authenticate with `Authorization: Bearer hfp_…`. Every answer carries `X-Request-Id`: the request\'s own when it sent a well-formed one, else a new UUID; the audit entry of a change names the request that made it by this id.',
     },
     servers: [{ url: '/' }],
     components,
