@@ -12,8 +12,8 @@ import { ABSOLUTE_MS, IDLE_MS } from './sessions.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 
-/** Where a request without a signed-in person came from, for its audit entry (login, password change). */
-const origin = (req: Request, res: Response) => {
+/** Where a request came from (address, request id), for an entry whose actor the account service names itself. */
+const whereFrom = (req: Request, res: Response) => {
   const { actor: _none, ...where } = changedBy(req, res);
   return where;
 };
@@ -24,7 +24,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   const secure = requireSecureTransport(ctx.config);
 
   routes.post('/api/auth/login', { access: 'public', before: [sameOrigin, secure], body: LoginBody }, async (req, res) => {
-    const { account, token } = await accounts.login(req.body.username, req.body.password, origin(req, res));
+    const { account, token } = await accounts.login(req.body.username, req.body.password, whereFrom(req, res));
     setSessionCookie(req, res, token, ctx.config);
     res.set('Cache-Control', 'no-store');
     return { user: account };
@@ -32,10 +32,9 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
 
   routes.post('/api/auth/logout', { access: 'self' }, (req, res) => {
     const { user, session } = sessionOf(res);
-    res.status(204);
     accounts.logout(session.id, user, changedBy(req, res));
     clearSessionCookie(req, res, ctx.config);
-    res.end();
+    res.status(204).end();
   });
 
   routes.get('/api/auth/session', { access: 'self' }, (_req, res) => {
@@ -49,17 +48,16 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
 
   routes.post('/api/auth/password', { access: 'self', before: [secure], body: PasswordChangeBody }, async (req, res) => {
     const { user, session } = sessionOf(res);
-    res.status(204);
-    const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password, origin(req, res));
+    const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password, whereFrom(req, res));
     setSessionCookie(req, res, token, ctx.config);
-    res.end();
+    res.status(204).end();
   });
 
   routes.get('/api/users', { access: 'users.manage' }, () => accounts.list());
 
   routes.post('/api/users', { access: 'users.manage', body: UserCreateBody }, async (req, res) => {
-    res.status(201).set('Cache-Control', 'no-store');
     const created = await accounts.createWithTemporaryPassword(req.body, changedBy(req, res));
+    res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
@@ -75,9 +73,8 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   });
 
   routes.post('/api/users/:id/revoke-sessions', { access: 'users.manage' }, (req, res) => {
-    res.status(204);
     accounts.revokeSessions(idParam(req.params.id), changedBy(req, res));
-    res.end();
+    res.status(204).end();
   });
 
   routes.get('/api/audit', { access: 'users.manage', query: PageQuery }, (req) => {

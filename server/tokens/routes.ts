@@ -16,13 +16,13 @@ export function registerTokenRoutes(routes: RouteTable, tokens: TokenService): v
   });
 
   routes.post('/api/tokens', { access: 'self', body: TokenCreateBody, documentedResponse: { status: 201, schema: CreatedApiTokenView } }, (req, res) => {
+    const created = tokens.create(req.body, userOf(res), changedBy(req, res));
     res.status(201).set('Cache-Control', 'no-store');
-    return tokens.create(req.body, userOf(res), changedBy(req, res));
+    return created;
   });
 
   routes.delete('/api/tokens/:id', { access: 'self', documentedResponse: { status: 204, description: 'Revoked' } }, (req, res) => {
-    res.status(204);
     tokens.revoke(parseIntegerParam(req.params.id, 'invalid id'), userOf(res), changedBy(req, res));
-    res.end();
+    res.status(204).end();
   });
 }
