@@ -12,10 +12,14 @@ db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous
 
 const COLUMNS = 'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
 const SEARCH = "(name LIKE @search ESCAPE '\\' OR CAST(vmid AS TEXT) LIKE @search ESCAPE '\\' OR stack LIKE @search ESCAPE '\\')";
-// The statements homefleet's registry runs for these two lists (server/registry/repo.ts): the bench
-// checks that both servers answer them with the same bytes before it times anything.
-const list = db.prepare(`SELECT ${COLUMNS} FROM instances ORDER BY updated_at DESC, id DESC`);
-const search = db.prepare(`SELECT ${COLUMNS} FROM instances WHERE ${SEARCH} ORDER BY +updated_at DESC, +id DESC`);
+// The statements homefleet's registry runs for these two lists (server/registry/repo.ts), read the same
+// way: the bench checks that both servers answer them with the same bytes before it times anything.
+const list = db.prepare(`SELECT ${COLUMNS} FROM instances ORDER BY updated_at DESC, id DESC`).raw(true);
+const search = db.prepare(`SELECT ${COLUMNS} FROM instances WHERE ${SEARCH} ORDER BY +updated_at DESC, +id DESC`).raw(true);
+// Raw rows shaped in JavaScript, as homefleet's registry reads them: a third less CPU than
+// better-sqlite3's row objects, so the floor does it too.
+const shape = (r) => ({ vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7],
+  patchmon: r[8], tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], created_at: r[12], updated_at: r[13] });
 
 const insert = db.prepare(`INSERT INTO instances (${COLUMNS}) VALUES (@vmid, @name, @state, @stack, @tailscale_ip, @atlas, @argus,
   @semaphore, @patchmon, @tailscale, @andromeda, @hardware_acceleration, @created_at, @updated_at)`);
@@ -65,7 +69,7 @@ http
     if (req.method === 'GET' && url.pathname === '/api/health') return send(res, 200, { status: 'ok' });
     if (req.method === 'GET' && url.pathname === '/api/instances') {
       const term = url.searchParams.get('search');
-      return send(res, 200, term ? search.all({ search: `%${term.replace(/[\\%_]/g, (c) => '\\' + c)}%` }) : list.all());
+      return send(res, 200, (term ? search.all({ search: `%${term.replace(/[\\%_]/g, (c) => '\\' + c)}%` }) : list.all()).map(shape));
     }
     if (req.method === 'POST' && url.pathname === '/api/instances') return send(res, 201, create(JSON.parse(await readBody(req))));
     if (req.method === 'POST' && url.pathname === '/api/import') {
