@@ -7,8 +7,21 @@ import http from 'node:http';
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 
-/** One request; resolves with the status, the body's size, and the body itself when `keep` is set. */
-function send(agent, url, { method = 'GET', headers = {}, body, keep = false }) {
+/**
+ * One request; resolves with the status, the body's size, and the body itself when `keep` is set. A
+ * request on a reused keep-alive socket that the server had just closed fails with ECONNRESET; it
+ * is sent once more on a new socket, as Node's documentation advises (`retried` counts them).
+ */
+async function send(agent, url, options) {
+  try {
+    return await sendOnce(agent, url, options);
+  } catch (err) {
+    if (err.code !== 'ECONNRESET' || !err.reusedSocket) throw err;
+    return { ...(await sendOnce(agent, url, options)), retried: 1 };
+  }
+}
+
+function sendOnce(agent, url, { method = 'GET', headers = {}, body, keep = false }) {
   const { hostname, port, pathname, search } = typeof url === 'string' ? new URL(url) : url;
   const options = { hostname, port, path: pathname + search, method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } };
   return new Promise((resolve, reject) => {
@@ -22,7 +35,7 @@ function send(agent, url, { method = 'GET', headers = {}, body, keep = false }) 
       res.on('error', reject);
       res.on('end', () => resolve({ status: res.statusCode, size, body: keep ? Buffer.concat(chunks).toString('utf8') : undefined }));
     });
-    req.on('error', reject);
+    req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
     req.end(body);
   });
 }
@@ -40,6 +53,7 @@ async function rate({ url, method = 'GET', headers = {}, body, createFrom, conne
   const latencies = [];
   let vmid = createFrom;
   let bytes = 0;
+  let retried = 0;
   const started = performance.now();
   const until = started + seconds * 1000;
   const loop = async () => {
@@ -49,6 +63,7 @@ async function rate({ url, method = 'GET', headers = {}, body, createFrom, conne
       latencies.push(performance.now() - sent);
       if (res.status !== expect) throw new Error(`${method} ${url}: status ${res.status}, expected ${expect}`);
       bytes += res.size;
+      retried += res.retried ?? 0;
     }
   };
   try {
@@ -58,7 +73,7 @@ async function rate({ url, method = 'GET', headers = {}, body, createFrom, conne
   }
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, perSecond: latencies.length / elapsed, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), bytes, nextVmid: vmid };
+  return { requests: latencies.length, perSecond: latencies.length / elapsed, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), bytes, retried, nextVmid: vmid };
 }
 
 /** Reads on one connection for `seconds`, while (with `logins`) each account signs in over and over. */

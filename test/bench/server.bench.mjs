@@ -39,6 +39,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-bench-server-'));
 const logFile = path.join(dir, 'servers.log');
 const log = fs.openSync(logFile, 'a');
 const children = new Set();
+const spawned = [];
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
   fs.rmSync(dir, { recursive: true, force: true });
@@ -59,6 +60,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function start(command, args, env, cwd = root) {
   const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? dir, ...env }, stdio: ['ignore', log, log] });
   children.add(child);
+  spawned.push(child);
   child.once('exit', () => children.delete(child));
   return child;
 }
@@ -66,6 +68,7 @@ function start(command, args, env, cwd = root) {
 async function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.stopping = true;
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
@@ -219,7 +222,8 @@ async function throughput(name, goal, floor, app, floorRequest, appRequest) {
   const pairs = await alternate(ROUNDS, () => round(floor, floorRequest()), () => round(app, appRequest()));
   const cpu = (side) => median(pairs.map((p) => p[side].cpuUs)).toFixed(0);
   const client = (side) => median(pairs.map((p) => p[side].clientUs)).toFixed(0);
-  record(name, goal, median(pairs.map((p) => p.app.perSecond / p.floor.perSecond)), `${perSecond(pairs)}; CPU per request: homefleet ${cpu('app')} µs, floor ${cpu('floor')} µs, client ${client('app')} µs / ${client('floor')} µs`);
+  const retried = pairs.reduce((sum, p) => sum + p.app.retried + p.floor.retried, 0);
+  record(name, goal, median(pairs.map((p) => p.app.perSecond / p.floor.perSecond)), `${perSecond(pairs)}; CPU per request: homefleet ${cpu('app')} µs, floor ${cpu('floor')} µs, client ${client('app')} µs / ${client('floor')} µs${retried ? `; ${retried} request(s) sent again after a keep-alive reset` : ''}`);
 }
 
 async function main() {
@@ -374,6 +378,10 @@ main().then(
   },
   (err) => {
     console.error(err);
+    for (const child of spawned) {
+      if (!child.stopping && (child.exitCode !== null || child.signalCode !== null)) console.error(`${child.spawnargs.join(' ')} exited by itself: ${child.exitCode ?? child.signalCode}`);
+    }
+    console.error(`the servers' last log lines:\n${fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n')}`);
     process.exit(2);
   },
 );
