@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { isFresh, OUTPUTS } from './fresh.mjs';
 import { buildRenderer } from './renderer.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -15,8 +16,7 @@ const onlyIfStale = process.argv.includes('--if-missing');
 export const targets = [
   {
     name: 'server',
-    sources: ['server', 'package.json'],
-    outfile: 'dist/server/main.js',
+    ...OUTPUTS.server,
     options: {
       entryPoints: { main: 'server/main.ts', recover: 'server/access/recover.ts', restore: 'server/backup/restore-cli.ts' },
       outdir: 'dist/server',
@@ -47,8 +47,7 @@ export const targets = [
     // code it bundles is ESM; import.meta does not exist in CommonJS, so its uses are defined from
     // __filename (the bundle sits in dist/electron, beside dist/server, so paths found from it agree).
     name: 'electron',
-    sources: ['electron', 'server', 'package.json'],
-    outfile: 'dist/electron/main.cjs',
+    ...OUTPUTS.electron,
     options: {
       entryPoints: ['electron/main.ts'],
       outfile: 'dist/electron/main.cjs',
@@ -70,8 +69,7 @@ export const targets = [
   },
   {
     name: 'renderer',
-    sources: ['renderer', 'server/access/capabilities.ts', 'package.json', 'build/renderer.mjs'],
-    outfile: 'dist/renderer/index.html',
+    ...OUTPUTS.renderer,
     build: buildRenderer,
     options: {
       entryPoints: { app: 'renderer/main.tsx' },
@@ -198,23 +196,6 @@ async function buildAsciiOnly(options) {
   return result;
 }
 
-function newestMtime(entry) {
-  const full = path.join(root, entry);
-  if (!fs.existsSync(full)) return 0;
-  const stat = fs.statSync(full);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = 0;
-  for (const child of fs.readdirSync(full)) newest = Math.max(newest, newestMtime(path.join(entry, child)));
-  return newest;
-}
-
-function isFresh(target) {
-  const out = path.join(root, target.outfile);
-  if (!fs.existsSync(out)) return false;
-  const built = fs.statSync(out).mtimeMs;
-  return target.sources.every((source) => newestMtime(source) <= built);
-}
-
 async function buildTarget(target) {
   const started = Date.now();
   const options = { ...target.options, absWorkingDir: root, logLevel: 'warning' };
@@ -232,7 +213,7 @@ async function buildTarget(target) {
 export async function build({ onlyIfStale: staleOnly = false } = {}) {
   let built = 0;
   for (const target of targets) {
-    if (staleOnly && isFresh(target)) continue;
+    if (staleOnly && isFresh(root, target)) continue;
     await buildTarget(target);
     built++;
   }

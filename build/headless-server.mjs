@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ADMIN = { username: 'admin', display_name: 'Administrator', password: 'screenshots-and-bench' };
 
-async function freePort() {
+export async function freePort() {
   const server = net.createServer().listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const { port } = server.address();

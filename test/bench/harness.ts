@@ -37,46 +37,10 @@ export interface LoadResult {
   latencies: number[];
 }
 
-/** What `request` answers: the status and the whole body, as fetch's Response would give them. */
+/** What a load's `send` answers: the status and the whole body, as fetch's Response gives them. */
 export interface Answer {
   status: number;
   arrayBuffer(): Promise<ArrayBuffer | Buffer>;
-}
-
-const agents = new Map<string, http.Agent>();
-
-/**
- * One HTTP/1.1 request over a keep-alive node:http agent; one agent per name, so a benchmark's readers
- * never queue behind its writers. Latency tails are measured with it: in the server's own process,
- * fetch costs more per request than a small read costs the server, and undici registers every
- * response with a FinalizationRegistry, so responses outlive young-generation collections and the
- * client's garbage collection became the tail. The throughput comparisons keep fetch, the client
- * their goals were set with; it costs the same on both sides of those ratios.
- */
-export function request(
-  url: string,
-  { method = 'GET', headers = {}, body, agent = 'default' }: { method?: string; headers?: Record<string, string>; body?: string; agent?: string } = {},
-): Promise<Answer> {
-  let pool = agents.get(agent);
-  if (!pool) agents.set(agent, (pool = new http.Agent({ keepAlive: true, maxSockets: 16 })));
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent: pool, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const whole = Buffer.concat(chunks);
-        resolve({ status: res.statusCode!, arrayBuffer: async () => whole });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** The q-quantile (0.99 for p99) of sorted latencies. */
-export function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 }
 
 /**

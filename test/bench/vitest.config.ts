@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 import { sqlText } from '../../vitest.config.js';
 
-// `npm run bench:server`: the server benchmarks, one file at a time, never part of `npm test`.
+// `npm run bench:features`: the feature benchmarks (heartbeats, events, snapshots, import memory), one file
+// at a time, never part of `npm test`. `npm run bench:server` is test/bench/server.bench.mjs, a plain script.
 export default defineConfig({
   plugins: [sqlText],
   test: {

@@ -1,0 +1,42 @@
+// Which build targets are missing or older than their sources, from file times alone. `npm start`
+// asks before every start: loading esbuild only to learn there is nothing to build cost the server
+// process ~10 MB of RSS for its life and ~150 ms of start-up.
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Each target's output, and the files and folders it is built from (build.mjs adds how). */
+export const OUTPUTS = {
+  server: { sources: ['server', 'package.json'], outfile: 'dist/server/main.js' },
+  electron: { sources: ['electron', 'server', 'package.json'], outfile: 'dist/electron/main.cjs' },
+  renderer: { sources: ['renderer', 'server/access/capabilities.ts', 'package.json', 'build/renderer.mjs'], outfile: 'dist/renderer/index.html' },
+};
+
+/**
+ * The newest modification time under `full` (a file or a folder), 0 when it does not exist. Paths are
+ * joined by hand: a few hundred path.join calls got V8's optimising compiler going, and paging its
+ * code in cost the server that follows in this process 4 MB of RSS.
+ */
+function newestMtime(full, seen) {
+  if (seen.has(full)) return seen.get(full);
+  const stat = fs.statSync(full, { throwIfNoEntry: false });
+  let newest = 0;
+  if (stat?.isDirectory()) {
+    for (const child of fs.readdirSync(full)) newest = Math.max(newest, newestMtime(`${full}/${child}`, seen));
+  } else if (stat) {
+    newest = stat.mtimeMs;
+  }
+  seen.set(full, newest);
+  return newest;
+}
+
+/** True when `target.outfile` exists and no source is newer than it; `seen` keeps times across targets that share sources. */
+export function isFresh(root, target, seen = new Map()) {
+  const built = fs.statSync(path.join(root, target.outfile), { throwIfNoEntry: false })?.mtimeMs;
+  return built !== undefined && target.sources.every((source) => newestMtime(path.join(root, source), seen) <= built);
+}
+
+/** The names of the targets that `node build/build.mjs --if-missing` would build. */
+export function staleTargets(root) {
+  const seen = new Map();
+  return Object.entries(OUTPUTS).filter(([, target]) => !isFresh(root, target, seen)).map(([name]) => name);
+}

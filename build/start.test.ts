@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { listeningUrl } from '../test/helpers/listening.js';
+import { staleTargets } from './fresh.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-start-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const HOUR = 3600_000;
+/** Writes `file` under `base` with its modification time `age` ms in the past. */
+function put(base: string, file: string, text: string, age: number) {
+  const full = path.join(base, file);
+  fs.mkdirSync(path.dirname(full), { recursive: true });
+  fs.writeFileSync(full, text);
+  const at = new Date(Date.now() - age);
+  fs.utimesSync(full, at, at);
+}
+
+/** A checkout in miniature: sources an hour old, every output built after them. */
+function checkout(name: string) {
+  const base = path.join(dir, name);
+  put(base, 'package.json', '{ "type": "module" }', 2 * HOUR);
+  for (const source of ['server/main.ts', 'server/access/capabilities.ts', 'electron/main.ts', 'renderer/main.tsx', 'build/renderer.mjs']) put(base, source, '', 2 * HOUR);
+  for (const output of ['dist/server/main.js', 'dist/electron/main.cjs', 'dist/renderer/index.html']) put(base, output, '', HOUR);
+  return base;
+}
+
+describe('staleTargets (file times only, no esbuild)', () => {
+  it('finds nothing to build when every output is newer than its sources', () => {
+    expect(staleTargets(checkout('fresh'))).toEqual([]);
+  });
+
+  it('names the targets a newer source file belongs to, however deep it sits', () => {
+    const base = checkout('edited');
+    put(base, 'server/registry/deep/repo.ts', '', 0);
+    expect(staleTargets(base)).toEqual(['server', 'electron']);
+    put(base, 'package.json', '{ "type": "module" }', 0);
+    expect(staleTargets(base)).toEqual(['server', 'electron', 'renderer']);
+  });
+
+  it('names a target whose output is missing', () => {
+    const base = checkout('missing');
+    fs.rmSync(path.join(base, 'dist/renderer/index.html'));
+    expect(staleTargets(base)).toEqual(['renderer']);
+  });
+});
+
+describe('build/start.mjs', () => {
+  /** A miniature checkout with the real start.mjs and fresh.mjs, a build that records its process, and a "server" that does too. */
+  function withStart(name: string, build: string) {
+    const base = checkout(name);
+    for (const file of ['start.mjs', 'fresh.mjs']) fs.copyFileSync(path.join(root, 'build', file), path.join(base, 'build', file));
+    put(base, 'build/build.mjs', `import fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(base, 'build.json'))}, JSON.stringify({ pid: process.pid, args: process.argv.slice(2) }));\n${build}`, 2 * HOUR);
+    put(base, 'dist/server/main.js', `import fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(base, 'server.json'))}, JSON.stringify({ pid: process.pid, args: process.argv.slice(2) }));\n`, HOUR);
+    const read = (file: string) => (fs.existsSync(path.join(base, file)) ? JSON.parse(fs.readFileSync(path.join(base, file), 'utf8')) : undefined);
+    return { base, start: () => execa(process.execPath, [path.join(base, 'build/start.mjs'), 'server', '--flag'], { reject: false }), read };
+  }
+
+  it('runs a fresh build\'s server at once, in its own process, with the arguments after the command', async () => {
+    const { start, read } = withStart('start-fresh', '');
+    const child = start();
+    expect((await child).exitCode).toBe(0);
+    expect(read('build.json')).toBeUndefined();
+    expect(read('server.json')).toEqual({ pid: child.pid, args: ['--flag'] });
+  });
+
+  it('builds a stale checkout in a child process (build.mjs --if-missing), then runs the server in its own', async () => {
+    const { base, start, read } = withStart('start-stale', '');
+    put(base, 'server/main.ts', 'changed', 0);
+    const child = start();
+    expect((await child).exitCode).toBe(0);
+    expect(read('build.json')).toEqual({ pid: expect.any(Number), args: ['--if-missing'] });
+    expect(read('build.json').pid).not.toBe(child.pid);
+    expect(read('server.json')).toEqual({ pid: child.pid, args: ['--flag'] });
+  });
+
+  it('does not start the server when the build fails, and exits with its status', async () => {
+    const { base, start, read } = withStart('start-broken', 'process.exit(3);');
+    put(base, 'server/main.ts', 'changed', 0);
+    expect((await start()).exitCode).toBe(3);
+    expect(read('server.json')).toBeUndefined();
+  });
+
+  it('never loads esbuild into the process that serves (the real checkout, built)', async () => {
+    // Every module the process resolves is printed by a loader hook.
+    fs.writeFileSync(path.join(dir, 'hooks.mjs'), 'export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(`resolved ${r.url}\\n`); return r; }\n');
+    fs.writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${path.join(dir, 'hooks.mjs')}`).href)});\n`);
+    const child = execa(process.execPath, ['--import', path.join(dir, 'register.mjs'), 'build/start.mjs', 'server'], {
+      cwd: root,
+      env: { PORT: '0', HOST: '127.0.0.1', DB_PATH: path.join(dir, 'start.db'), LOG_LEVEL: 'info' },
+      reject: false,
+    });
+    await listeningUrl(child);
+    child.kill('SIGTERM');
+    const { stderr } = await child;
+    const resolved = stderr.split('\n').filter((line) => line.startsWith('resolved '));
+    expect(resolved).toContain(`resolved file://${root}/dist/server/main.js`);
+    expect(resolved.filter((line) => /esbuild|build\/build\.mjs/.test(line))).toEqual([]);
+  });
+});

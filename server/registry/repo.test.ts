@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../db/database.js';
+import { createInstanceRepo } from './repo.js';
+import type { ListQuery } from './schema.js';
+
+/** The repo on an in-memory database, with the SQL of the list statement each query prepared. */
+function repoWithPlans() {
+  const db = openDatabase(':memory:');
+  const prepared: string[] = [];
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as Db['prepare'];
+  const repo = createInstanceRepo(db);
+  for (let i = 0; i < 40; i++) {
+    const at = `2026-11-22T10:00:${String(i % 7).padStart(2, '0')}Z`;
+    repo.insert({ vmid: 100 + i, name: ['web', 'db', 'cache', 'Web'][i % 4]! + `-${i}`, state: ['deployed', 'testing'][i % 2] as 'deployed', stack: 'development',
+      tailscale_ip: '', atlas: 0, argus: 0, semaphore: 0, patchmon: 0, tailscale: 0, andromeda: 0, hardware_acceleration: 0 }, at);
+  }
+  /** What SQLite does for a list query: its EXPLAIN QUERY PLAN lines, joined. */
+  const planOf = (query: ListQuery, params: Record<string, string>) => {
+    const before = prepared.length;
+    repo.list(query);
+    const sql = prepared.slice(before).find((text) => text.startsWith('SELECT'))!;
+    return db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params).map((row) => (row as { detail: string }).detail).join(' | ');
+  };
+  return { repo, planOf };
+}
+
+describe('list plans', () => {
+  it('walks the sort index for an unfiltered list: rows come out in order, nothing is sorted', () => {
+    const { planOf } = repoWithPlans();
+    expect(planOf({ sort: 'updated_at', descending: true }, {})).toBe('SCAN instances USING INDEX instances_updated');
+    expect(planOf({ sort: 'name', descending: false }, {})).toBe('SCAN instances USING INDEX instances_name');
+  });
+
+  it('scans the table and sorts only the matches for a search, instead of looking up every row through the sort index', () => {
+    const { planOf } = repoWithPlans();
+    for (const sort of ['updated_at', 'name', 'created_at'] as const) {
+      expect(planOf({ search: 'web', sort, descending: true }, { search: '%web%' })).toBe('SCAN instances | USE TEMP B-TREE FOR ORDER BY');
+    }
+  });
+
+  it('gives a search the same order as the unfiltered list, ties broken by insertion', () => {
+    const { repo } = repoWithPlans();
+    for (const [sort, descending] of [['updated_at', true], ['updated_at', false], ['name', false], ['name', true], ['vmid', true]] as const) {
+      const all = repo.list({ sort, descending }).filter((i) => /web/i.test(i.name));
+      expect(repo.list({ search: 'web', sort, descending })).toEqual(all);
+    }
+    const byState = repo.list({ sort: 'updated_at', descending: true }).filter((i) => i.state === 'testing');
+    expect(repo.list({ state: 'testing', sort: 'updated_at', descending: true })).toEqual(byState);
+  });
+});
