@@ -1,16 +1,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { openRetained, type Db } from '../server/db/database.js';
+import { hasAnyAccount } from '../server/access/accounts.js';
+import { openRetained } from '../server/db/database.js';
 
-/**
- * Whether the database holds at least one account. The accounts table comes with the access
- * layer's migration; a database from before it (or a fresh one) has no account.
- */
-export function hasAnyAccount(db: Db): boolean {
-  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'accounts'").get();
-  if (table === undefined) return false;
-  return db.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined;
-}
+// The accounts are the access layer's to read: its own check, for a file the app has not opened yet.
+export { hasAnyAccount };
 
 /**
  * Looks into the database file before the app opens it, because the setup token is part of the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeAudit, filterAudit, NO_ACTOR } from './auditWords';
+import { describeAudit, describeChanges, filterAudit, NO_ACTOR } from './auditWords';
 
 const entry = (action: string, more: { actor?: string | null; target?: string | null; ip?: string | null; detail?: Record<string, unknown> } = {}) => ({
   actor: more.actor === undefined ? 'alice' : more.actor,
@@ -142,5 +142,43 @@ describe('describeAudit: API tokens and hosts', () => {
     expect(describeAudit(entry('host.drift_apply', { target: 'host:7', detail: { applied: [101], actor: 'agent:pve1' } }))).toBe('alice applied registry drift from host pve1');
     // Entries written before names were recorded fall back to the id.
     expect(describeAudit(entry('host.delete', { target: 'host:7' }))).toBe('alice started removing host 7');
+  });
+});
+
+describe('describeAudit: entries that carry their own words', () => {
+  const worded = (action: string, summary: string, more: { changes?: { field: string; before?: unknown; after?: unknown }[]; detail?: Record<string, unknown> } = {}) => ({
+    ...entry(action, { target: 'instance 102', detail: { method: 'PUT', path: '/api/instances/102', status: 200, ...more.detail } }),
+    summary,
+    changes: more.changes ?? [],
+  });
+
+  it('says the summary written with the change, not what its path would suggest', () => {
+    expect(describeAudit(worded('request', 'alice changed instance 102 “web”'))).toBe('alice changed instance 102 “web”');
+    // The path says instances; the summary (the server's words at the time) wins.
+    expect(describeAudit(worded('request', 'alice took snapshot homefleet-2026.db'))).toBe('alice took snapshot homefleet-2026.db');
+    expect(describeAudit(worded('user.update', 'alice disabled user bob'))).toBe('alice disabled user bob');
+  });
+
+  it('still names the API token the change was made with', () => {
+    expect(describeAudit(worded('request', 'alice created instance 7 “db”', { detail: { token: { id: 4, name: 'ci' } } }))).toBe('alice created instance 7 “db” (with API token “ci”)');
+  });
+
+  it('words each changed field with its values, and a secret field without them', () => {
+    const changes = [
+      { field: 'state', before: 'deployed', after: 'testing' },
+      { field: 'tailscale_ip', before: '', after: '100.64.0.1' },
+      { field: 'enabled', before: true, after: false },
+      { field: 'schedule', before: 15, after: 30 },
+      { field: 'config.api_token' },
+    ];
+    expect(describeChanges({ changes })).toEqual([
+      'state: “deployed” → “testing”',
+      'tailscale ip: empty → “100.64.0.1”',
+      'enabled: yes → no',
+      'schedule: 15 → 30',
+      'config.api token: changed (a secret, not shown)',
+    ]);
+    expect(describeChanges({ changes: [] })).toEqual([]);
+    expect(describeChanges({})).toEqual([]);
   });
 });

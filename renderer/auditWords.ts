@@ -1,11 +1,15 @@
 /**
- * Audit entries in words: who did what to which thing ("alice changed instance 102: state",
- * "login failed for bob from 127.0.0.1"), and the filters of the audit page. Pure, tested in
- * auditWords.test.ts.
+ * Audit entries in words: who did what to which thing ("alice changed instance 102 “web”",
+ * "login failed for bob from 127.0.0.1"), what changed field by field, and the filters of the audit
+ * page. Pure, tested in auditWords.test.ts.
+ *
+ * An entry says itself what it was about: the server writes its summary, subject and changes with
+ * the change. Entries written before it did (their `summary` is null) are worded from their action
+ * and detail, and a `request` entry of that time from its method and path (describeRequest).
  */
-import type { AuditEntry } from '../server/access/audit';
+import { userUpdateWords, type AuditChange, type AuditEntry, type UserChanges } from '../server/contract/audit';
 
-type Entry = Pick<AuditEntry, 'actor' | 'action' | 'target' | 'ip' | 'detail'>;
+type Entry = Pick<AuditEntry, 'actor' | 'action' | 'target' | 'ip' | 'detail'> & Partial<Pick<AuditEntry, 'summary' | 'changes'>>;
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined);
 
@@ -41,6 +45,7 @@ function changedFields(detail: Record<string, unknown>): string[] {
   return [];
 }
 
+/** A `request` entry written before entries carried their own summary: worded from its method and path. */
 function describeRequest(who: string, entry: Entry): string {
   const detail = entry.detail ?? {};
   const method = text(detail.method)?.toUpperCase() ?? '?';
@@ -87,17 +92,6 @@ function decodeSafe(segment: string): string {
   }
 }
 
-/** user.update's `changes`: `{ role: {from, to}, enabled: {from, to}, display_name: {from, to} }`. */
-function describeUserUpdate(who: string, user: string, detail: Record<string, unknown>): string {
-  const changes = (detail.changes && typeof detail.changes === 'object' ? detail.changes : {}) as Record<string, { from?: unknown; to?: unknown } | undefined>;
-  const parts: string[] = [];
-  if (changes.enabled) parts.push(changes.enabled.to ? 'enabled' : 'disabled');
-  if (changes.role) parts.push(`role ${String(changes.role.from)} → ${String(changes.role.to)}`);
-  if (changes.display_name) parts.push(`display name "${String(changes.display_name.from)}" → "${String(changes.display_name.to)}"`);
-  if (parts.length === 1 && changes.enabled) return `${who} ${parts[0]} user ${user}`;
-  return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
-}
-
 /**
  * `host:7` as people read it: by its name where the entry has it (recorded with host actions, or the
  * acting agent's `agent:<hostname>`), else by its id.
@@ -120,7 +114,24 @@ function viaToken(detail: Record<string, unknown>): string {
 
 /** One audit entry as a sentence, naming the API token it was made with, if any. */
 export function describeAudit(entry: Entry): string {
-  return describeEntry(entry) + viaToken(entry.detail ?? {});
+  return (entry.summary || describeEntry(entry)) + viaToken(entry.detail ?? {});
+}
+
+/** A recorded value as the page shows it: texts quoted, an empty one said so. */
+function valueWords(value: unknown): string {
+  if (value === null || value === undefined || value === '') return 'empty';
+  if (typeof value === 'string') return `“${value}”`;
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** An entry's changed fields, one line each: "state: “deployed” → “testing”"; a secret field without its values. */
+export function describeChanges(entry: Pick<Entry, 'changes'>): string[] {
+  return (entry.changes ?? []).map((change: AuditChange) => {
+    const field = change.field.replace(/_/g, ' ');
+    if (!('before' in change) && !('after' in change)) return `${field}: changed (a secret, not shown)`;
+    return `${field}: ${valueWords(change.before)} → ${valueWords(change.after)}`;
+  });
 }
 
 function describeEntry(entry: Entry): string {
@@ -140,7 +151,7 @@ function describeEntry(entry: Entry): string {
     case 'user.create':
       return `${who} created user ${target}${text(detail.role) ? ` (${text(detail.role)})` : ''}`;
     case 'user.update':
-      return describeUserUpdate(who, target, detail);
+      return userUpdateWords(who, target, (detail.changes && typeof detail.changes === 'object' ? detail.changes : {}) as UserChanges);
     case 'user.reset_password':
       return `${who} reset the password of ${target}`;
     case 'user.revoke_sessions':

@@ -1,38 +1,42 @@
 import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
-import { createAccountService, type AccountService } from './access/accounts.js';
-import { createAccessGuard } from './access/guard.js';
+import type { AccountService } from './access/accounts.js';
+import { createAuthentication } from './access/authenticate.js';
 import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
+import type { AuditLog } from './audit.js';
 import { registerBackupRoutes } from './backup/routes.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
-import { createEventHub, type EventHub, type LiveEventsOptions } from './events/hub.js';
+import type { EventHub, LiveEventsOptions } from './events/hub.js';
 import { registerEventRoutes } from './events/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
-import { createReleases, KEY_FILE } from './hosts/releases.js';
-import { registerHostRoutes } from './hosts/routes.js';
-import { createHostService, type HostService, type HostsOptions } from './hosts/service.js';
+import { KEY_FILE } from './hosts/releases.js';
+import { agentCredentials, registerHostRoutes } from './hosts/routes.js';
+import type { HostService, HostsOptions } from './hosts/service.js';
 import { hostCheck } from './http/host-check.js';
-import { RouteTable, type RouteRecord } from './http/routes.js';
+import { requestId } from './http/request-id.js';
+import { RouteTable, type Authenticate, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
-import { createJobService, type JobService, type JobsOptions } from './jobs/service.js';
+import type { JobService, JobsOptions } from './jobs/service.js';
 import { createLogger, requestLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
-import { createInstanceService, type InstanceService } from './registry/service.js';
+import type { InstanceService } from './registry/service.js';
+import { createServices } from './services.js';
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerTokenRoutes } from './tokens/routes.js';
+import type { TokenService } from './tokens/service.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
 import type { TlsInfo } from './context.js';
 import { selfSignedPaths } from './tls/setup.js';
 import { makePrivateDir, tightenModes } from './private-files.js';
-import { createUsageRetention, type UsageRetentionOptions } from './usage/retention.js';
+import type { UsageRetentionOptions } from './usage/retention.js';
 import { registerUsageRoutes } from './usage/routes.js';
-import { defaultRendererDir, packageRoot, registerWebRoutes } from './web/routes.js';
+import { defaultRendererDir, registerWebRoutes } from './web/routes.js';
 
 export interface AppOptions {
   /** Overrides of the configuration; tests and the desktop app pass theirs here. */
@@ -63,6 +67,9 @@ export interface HomefleetApp {
   context: AppContext;
   instances: InstanceService;
   accounts: AccountService;
+  tokens: TokenService;
+  /** The one audit log: every feature writes its entries through it, inside the change's transaction. */
+  audit: AuditLog;
   jobs: JobService;
   /** Open live event streams; close() ends them, so call it before waiting on the HTTP server to close. */
   liveEvents: EventHub;
@@ -71,6 +78,8 @@ export interface HomefleetApp {
   snapshots: SnapshotService;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
+  /** The authentication step the route table uses, for tests that guard routes of their own. */
+  authenticate: Authenticate;
   /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
   close(): Promise<void>;
 }
@@ -94,49 +103,36 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   app.set('etag', false);
   // Forwarded headers are believed only from the configured proxy hop: a count ("1") or 'loopback', an address, a subnet.
   if (config.trustProxy) app.set('trust proxy', /^\d+$/.test(config.trustProxy) ? Number(config.trustProxy) : config.trustProxy);
+  app.use(requestId());
   app.use(requestLog(logger));
   app.use(hostCheck(config, logger));
 
-  const accounts = createAccountService(context);
-  const routes = new RouteTable(createAccessGuard(context, accounts));
-  const instances = createInstanceService(context);
+  const services = createServices(context, options);
+  const { audit, accounts, tokens, instances, jobs, backup, snapshots, liveEvents, releases, hosts } = services;
+  const authentication = createAuthentication(config, accounts.throttle, {
+    session: accounts.resolveSession,
+    token: { prefix: tokens.prefix, resolve: tokens.authenticate },
+    agents: agentCredentials(hosts),
+  });
+  const routes = new RouteTable(authentication.authenticate);
   registerHealthRoutes(routes, context);
   registerSetupRoutes(routes, context, accounts);
-  registerAccessRoutes(routes, context, accounts);
-  registerTokenRoutes(routes, context, accounts);
-  registerTelemetryRoutes(routes, context);
+  registerAccessRoutes(routes, context, accounts, audit);
+  registerTokenRoutes(routes, tokens);
+  registerTelemetryRoutes(routes, context, services.telemetry);
   registerRegistryRoutes(routes, context, instances);
-  const jobs = createJobService(context, instances, options.jobs);
   registerJobRoutes(routes, jobs);
-  const snapshots = registerBackupRoutes(routes, context, options.snapshots);
-  jobs.start();
-  const usageRetention = createUsageRetention(context, options.usageRetention);
-  usageRetention.start();
-  registerUsageRoutes(routes, context, usageRetention.policy);
-  const liveEvents = createEventHub(context, accounts.repo, options.liveEvents);
+  registerBackupRoutes(routes, backup, snapshots, audit);
+  registerUsageRoutes(routes, services.usage, services.usageStats, context.clock, services.usageRetention.policy);
   registerEventRoutes(routes, liveEvents);
-  const releases = createReleases(
-    {
-      agentDir: options.hosts?.agentDir ?? path.join(packageRoot(), 'reporter'),
-      keptDir: options.hosts?.keptAgentsDir ?? path.join(packageRoot(), 'build', 'agents'),
-    },
-    config.dbPath,
-    context.clock,
-  );
-  const hosts = createHostService(context, instances, releases, options.hosts);
+  // Before the agent routes: no personal token reaches any of them, whatever path it asks for.
+  routes.router.use('/api/agent', authentication.refusePersonalTokens);
   registerHostRoutes(routes, context, hosts, releases);
-  const hostSweep = setInterval(() => {
-    try {
-      hosts.sweep();
-    } catch (err) {
-      logger.error({ err: { message: (err as Error).message } }, 'host sweep failed');
-    }
-  }, 5_000);
-  hostSweep.unref();
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.
   registerWebRoutes(routes, options.rendererDir ?? defaultRendererDir());
+  services.start();
 
   app.use(routes.router);
   app.use('/api', (_req, res) => {
@@ -151,19 +147,18 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     context,
     instances,
     accounts,
+    tokens,
+    audit,
     jobs,
     liveEvents,
     hosts,
     snapshots,
     routes: routes.records,
+    authenticate: authentication.authenticate,
     async close() {
       if (closed) return;
       closed = true;
-      liveEvents.close();
-      usageRetention.stop();
-      clearInterval(hostSweep);
-      await jobs.close();
-      await snapshots.close();
+      await services.close();
       db.close();
     },
   };
@@ -189,8 +184,9 @@ function keepDataPrivate(dbPath: string, logger: Logger): void {
 }
 
 /**
- * One line per request: method, path (never the query or body), status, duration. Nothing at all
- * when the level leaves `info` out. Written through requestLogger: no redaction pass, and batched.
+ * One line per request: method, path (never the query or body), status, duration, request id. Nothing
+ * at all when the level leaves `info` out. Written through requestLogger: no redaction pass (the
+ * request id is of a shape that holds no secret), and batched.
  */
 function requestLog(logger: Logger): RequestHandler {
   if (!logger.isLevelEnabled('info')) return (_req, _res, next) => next();
@@ -198,7 +194,7 @@ function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = performance.now();
     res.on('finish', () => {
-      log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+      log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10, request_id: res.locals.requestId }, 'request');
     });
     next();
   };

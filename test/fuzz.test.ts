@@ -2,6 +2,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../server/access/accounts.js';
+import { createAuditLog } from '../server/audit.js';
 import { createDataContext } from '../server/context.js';
 import { openDatabase, openRetained, type Db } from '../server/db/database.js';
 import { systemClock } from '../server/time.js';
@@ -199,7 +200,8 @@ const session = (accountId: number) => `homefleet_session_dev=${accounts.session
 beforeAll(async () => {
   dbPath = tempDbPath();
   db = openDatabase(dbPath);
-  accounts = createAccountService({ ...createDataContext(db), clock: systemClock });
+  const data = { ...createDataContext(db), clock: systemClock };
+  accounts = createAccountService(data, createAuditLog(data));
   const admin = await accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
   // The server's job runs may reach nothing but loopback, whatever the fuzzer made of a job (pinJobUrls is the first guard).
   server = await startBuiltServer(

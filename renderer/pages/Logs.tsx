@@ -1,9 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { AuditEntry } from '../../server/access/audit';
+import type { AuditEntry } from '../../server/contract/audit';
 import type { TelemetryEvent } from '../../server/telemetry/repo';
 import { api, messageOf } from '../api';
-import { ACTION_LABELS, describeAudit, filterAudit, NO_ACTOR } from '../auditWords';
+import { ACTION_LABELS, describeAudit, describeChanges, filterAudit, NO_ACTOR } from '../auditWords';
 import { Empty, Field, Loading, Notice, PageTitle, Time } from '../components/ui';
 import { useFlash, useLive } from '../live';
 
@@ -181,6 +181,13 @@ export function AuditPage() {
             <td class="raw" data-label="Raw entry">
               <details>
                 <summary>{row.action}</summary>
+                {row.changes.length > 0 && (
+                  <ul class="audit-changes" aria-label="Fields changed">
+                    {describeChanges(row).map((line) => (
+                      <li key={line}>{line}</li>
+                    ))}
+                  </ul>
+                )}
                 <pre class="mono detail">{JSON.stringify(row, null, 2)}</pre>
               </details>
             </td>

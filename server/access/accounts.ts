@@ -1,8 +1,11 @@
+import { nameOf, type Actor, type AuditChange, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Account } from '../contract/access.js';
+import { userUpdateWords } from '../contract/audit.js';
+import type { Db } from '../db/database.js';
 import { conflict, HttpError, notFound, tooManyRequests, unauthorized } from '../errors.js';
+import type { CredentialResolvers } from '../http/credentials.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { createAuditLog, type AuditLog } from './audit.js';
 import type { Role } from './capabilities.js';
 import { burnPasswordCheck, hashPassword, temporaryPassword, verifyPassword } from './passwords.js';
 import { createAccountRepo, type AccountRow } from './repo.js';
@@ -24,11 +27,19 @@ export function presentAccount(row: AccountRow): Account {
   };
 }
 
-/** Who asked, for the audit entry. */
-export interface Actor {
-  actor: string | null;
-  ip: string | null;
+export type { Actor };
+
+/**
+ * Whether a database holds at least one account, for a look into a file the app has not opened
+ * (the desktop app's first start): a database from before the access layer's migration has none.
+ */
+export function hasAnyAccount(db: Db): boolean {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'accounts'").get();
+  return table !== undefined && db.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined;
 }
+
+const userSubject = (row: Pick<AccountRow, 'id' | 'username'>) => ({ type: 'user', id: String(row.id), name: row.username });
+const from = (ip: string | null | undefined) => (ip ? ` from ${ip}` : '');
 
 export const invalidCredentials = () => new HttpError(401, { error: 'invalid credentials' });
 export const lastAdministrator = () => conflict('last administrator');
@@ -42,10 +53,9 @@ export interface NewAccount {
 }
 
 /** Accounts, logins and password changes: every rule of PRODUCT.md's access section that is not HTTP. */
-export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>) {
+export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const { db, clock, bus, transaction } = ctx;
   const repo = createAccountRepo(db);
-  const audit: AuditLog = createAuditLog(ctx);
   const throttle: Throttle = createThrottle(db, clock);
   const sessions: Sessions = createSessions(repo, clock, (change) => bus.publish('session.revoked', change));
 
@@ -63,10 +73,17 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
 
   return {
     repo,
-    audit,
     throttle,
     sessions,
     hasAccounts: () => repo.count() > 0,
+
+    /** The session resolver of the authentication step: the live session of a cookie's token and its account. */
+    resolveSession: ((token, touch) => {
+      const active = sessions.resolve(token, { touch });
+      if (!active) return undefined;
+      const { session, account } = active;
+      return { session, user: { id: account.id, username: account.username, role: account.role }, mustChangePassword: account.must_change_password === 1 };
+    }) satisfies CredentialResolvers['session'],
     list: () => repo.list().map(presentAccount),
 
     /** Creates an account with a chosen password (the first administrator, tests) or a temporary one. */
@@ -84,7 +101,10 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
           password_hash: hash,
           created_at: isoSeconds(clock.now()),
         });
-        audit.write({ ...by, action, target: input.username, detail: { id, role: input.role } });
+        const summary = action === 'setup'
+          ? `${input.username} was created as the first administrator (setup${from(by.ip)})`
+          : `${nameOf(by.actor)} created user ${input.username} (${input.role})`;
+        audit.write({ ...by, action, target: input.username, subject: userSubject({ id, username: input.username }), summary, detail: { id, role: input.role } });
         return presentAccount(getRow(id));
       })();
     },
@@ -113,7 +133,8 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         if (next.enabled !== (row.enabled === 1)) changes.enabled = { from: row.enabled === 1, to: next.enabled };
         // A role change or a disable ends the account's sessions: the old cookie must not keep the old rights.
         if (changes.role || !next.enabled) sessions.revokeAll(id, !next.enabled ? 'account disabled' : 'role changed');
-        audit.write({ ...by, action: 'user.update', target: row.username, detail: { id, changes } });
+        const fields: AuditChange[] = Object.entries(changes).map(([field, c]) => ({ field, before: c.from, after: c.to }));
+        audit.write({ ...by, action: 'user.update', target: row.username, subject: userSubject(row), summary: userUpdateWords(nameOf(by.actor), row.username, changes), changes: fields, detail: { id, changes } });
         return presentAccount(getRow(id));
       })();
     },
@@ -125,7 +146,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       transaction(() => {
         repo.setPassword(row.id, hash, true);
         sessions.revokeAll(row.id, 'password reset by an administrator');
-        audit.write({ ...by, action: 'user.reset_password', target: row.username, detail: { id } });
+        audit.write({ ...by, action: 'user.reset_password', target: row.username, subject: userSubject(row), summary: `${nameOf(by.actor)} reset the password of ${row.username}`, detail: { id } });
       })();
       return password;
     },
@@ -134,12 +155,13 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       const row = getRow(id);
       transaction(() => {
         sessions.revokeAll(row.id, 'sessions revoked by an administrator');
-        audit.write({ ...by, action: 'user.revoke_sessions', target: row.username, detail: { id } });
+        audit.write({ ...by, action: 'user.revoke_sessions', target: row.username, subject: userSubject(row), summary: `${nameOf(by.actor)} signed ${row.username} out everywhere`, detail: { id } });
       })();
     },
 
     /** Same 401 for an unknown user, a wrong password and a disabled account; the attempt's slots are taken before any hashing. */
-    async login(username: string, password: string, ip: string | null): Promise<{ account: Account; token: string }> {
+    async login(username: string, password: string, by: Omit<Actor, 'actor'>): Promise<{ account: Account; token: string }> {
+      const ip = by.ip ?? null;
       const userKey = username.toLowerCase();
       const slots: ThrottleKey[] = [['login.ip', ip ?? ''], ['login.user', userKey]];
       takeSlot(...slots);
@@ -150,14 +172,15 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       const current = row && repo.byId(row.id);
       if (!ok || !current || !current.enabled || current.password_hash !== row!.password_hash) {
         // The slots stay taken: they are this failure's count.
-        audit.write({ actor: null, action: 'login.failure', target: username.slice(0, 64), ip });
+        const tried = username.slice(0, 64);
+        audit.write({ ...by, actor: null, action: 'login.failure', target: tried, summary: `login failed for ${tried}${from(ip)}` });
         throw invalidCredentials();
       }
       return transaction(() => {
         throttle.release(slots);
         const token = sessions.issue(current.id);
         repo.setLastLogin(current.id, isoSeconds(clock.now()));
-        audit.write({ actor: current.username, action: 'login.success', target: current.username, ip });
+        audit.write({ ...by, actor: current.username, action: 'login.success', target: current.username, subject: userSubject(current), summary: `${current.username} signed in${from(ip)}` });
         return { account: presentAccount(getRow(current.id)), token };
       })();
     },
@@ -168,7 +191,8 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
      * an administrator revoked the session, reset the password or disabled the account meanwhile,
      * the change is refused (401 when the acting session is gone, 409 when only the password changed).
      */
-    async changePassword(accountId: number, sessionId: number, current: string, next: string, ip: string | null): Promise<string> {
+    async changePassword(accountId: number, sessionId: number, current: string, next: string, by: Omit<Actor, 'actor'> | null): Promise<string> {
+      const where = by ?? { ip: null };
       const slot: ThrottleKey = ['password.account', String(accountId)];
       takeSlot(slot);
       const row = getRow(accountId);
@@ -182,7 +206,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         if (now.password_hash !== row.password_hash) throw conflict('password was changed meanwhile; sign in again');
         repo.setPassword(accountId, hash, false);
         const token = sessions.issue(accountId, 'password changed');
-        audit.write({ actor: row.username, action: 'password.change', target: row.username, ip });
+        audit.write({ ...where, actor: row.username, action: 'password.change', target: row.username, subject: userSubject(row), summary: `${row.username} changed their own password` });
         return token;
       })();
     },
@@ -197,9 +221,24 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       transaction(() => {
         repo.setPassword(row.id, hash, false);
         sessions.revokeAll(row.id, 'password recovered');
-        audit.write({ actor: null, action: 'recovery', target: row.username, detail: { id: row.id, via: 'recovery command' } });
+        audit.write({
+          actor: null,
+          action: 'recovery',
+          target: row.username,
+          subject: userSubject(row),
+          summary: `the password of ${row.username} was reset with the recovery command`,
+          detail: { id: row.id, via: 'recovery command' },
+        });
       })();
       return undefined;
+    },
+
+    /** Ends the session and records the sign-out in one transaction. */
+    logout(sessionId: number, user: { id: number; username: string }, by: Actor): void {
+      transaction(() => {
+        sessions.revoke(sessionId);
+        audit.write({ ...by, action: 'logout', target: user.username, subject: userSubject(user), summary: `${user.username} signed out` });
+      })();
     },
 
     expiries(session: { created_at: number; last_seen: number }, absoluteMs: number, idleMs: number) {

@@ -7,7 +7,6 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { errorMiddleware } from '../errors.js';
 import { CAPABILITIES, RouteTable, type Capability } from '../http/routes.js';
 import { ROLE_TABLE, ROLES, roleHas, type Role } from './capabilities.js';
-import { createAccessGuard } from './guard.js';
 
 /** PRODUCT.md's "Capabilities" table, written out again so a change to the map has to change this too. */
 const PRODUCT_TABLE: Record<Capability, Record<Role, boolean>> = {
@@ -46,7 +45,7 @@ describe('the guard enforces every row for every role', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    const table = new RouteTable(createAccessGuard(server.context, server.accounts));
+    const table = new RouteTable(server.authenticate);
     for (const capability of CAPABILITIES) {
       table.get(`/probe/${capability}`, { access: capability }, () => ({ ok: capability }));
       table.post(`/probe/${capability}`, { access: capability }, () => ({ ok: capability }));

@@ -23,10 +23,15 @@ export function originAllowed(config: Config, req: Request): boolean {
 }
 
 /** Cross-site request forgery stops here: a browser always sends Origin on a cross-site POST. */
+export function checkOrigin(config: Config, req: Request): void {
+  if (!SAFE_METHODS.has(req.method) && !originAllowed(config, req)) throw new HttpError(403, { error: 'origin mismatch' });
+}
+
+/** checkOrigin as a route's step (login, setup). */
 export function requireOrigin(config: Config): RequestHandler {
   return (req, _res, next) => {
-    if (SAFE_METHODS.has(req.method) || originAllowed(config, req)) return next();
-    next(new HttpError(403, { error: 'origin mismatch' }));
+    checkOrigin(config, req);
+    next();
   };
 }
 

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { createInterface } from 'node:readline';
+import { createAuditLog } from '../audit.js';
 import { createDataContext } from '../context.js';
 import { openDatabase } from '../db/database.js';
 import { systemClock } from '../time.js';
@@ -70,7 +71,8 @@ async function main(): Promise<void> {
 
   const db = openDatabase(dbPath);
   try {
-    const accounts = createAccountService({ ...createDataContext(db), clock: systemClock });
+    const data = { ...createDataContext(db), clock: systemClock };
+    const accounts = createAccountService(data, createAuditLog(data));
     const row = accounts.repo.byUsername(username);
     // Checked before asking for a password, and again (with the same rules) when it is set.
     if (!row) fail(`no account named ${JSON.stringify(username)}`);

@@ -1,15 +1,26 @@
 import type { RequestHandler } from 'express';
 import fs from 'node:fs';
-import type { AppContext } from '../context.js';
+import { nameOf, type AuditLog } from '../audit.js';
 import { HttpError } from '../errors.js';
+import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { collectGarbage } from './memory.js';
-import { createBackupService } from './service.js';
-import { createSnapshotService, type PreImport, type SnapshotOptions, type SnapshotService } from './snapshots.js';
+import type { BackupService } from './service.js';
+import type { PreImport, SnapshotService } from './snapshots.js';
 
-export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapshotOptions?: SnapshotOptions): SnapshotService {
-  const backup = createBackupService(ctx);
-  const snapshots = createSnapshotService(ctx, snapshotOptions);
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** The snapshot taken before this import (started early for a large body). */
+      preImport?: PreImport;
+      /** Set once the import is written: its snapshot is kept. */
+      imported?: boolean;
+    }
+  }
+}
+
+export function registerBackupRoutes(routes: RouteTable, backup: BackupService, snapshots: SnapshotService, audit: AuditLog): void {
 
   // The export carries raw job secrets, so it needs the same capability as changing them.
   routes.get('/api/export', { access: 'settings.manage' }, (_req, res) => {
@@ -34,7 +45,7 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     res.on('close', () => {
       closed = true;
       // No import (a bad file, a body that is not JSON, a dropped connection): no pre-import snapshot.
-      if (!res.locals.imported) (res.locals.preImport as PreImport | undefined)?.cancel();
+      if (!res.locals.imported) res.locals.preImport?.cancel();
       done();
     });
     void previous.then(() => {
@@ -45,13 +56,13 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
   };
   routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
     const plan = backup.validate(req.body);
-    res.locals.preImport ??= snapshots.beforeImport();
+    const preImport = (res.locals.preImport ??= snapshots.beforeImport());
     try {
-      await (res.locals.preImport as PreImport).ready;
+      await preImport.ready;
     } catch (err) {
       throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
     }
-    const result = backup.apply(plan);
+    const result = backup.apply(plan, changedBy(req, res));
     res.locals.imported = true;
     // After the answer is sent: give back the import's memory before the next one (see memory.ts).
     setImmediate(collectGarbage);
@@ -68,9 +79,13 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     snapshots: snapshots.list(),
   }));
 
-  routes.post('/api/snapshots', { access: 'settings.manage' }, async (_req, res) => {
+  routes.post('/api/snapshots', { access: 'settings.manage' }, async (req, res) => {
     const snapshot = await snapshots.take('manual');
     res.status(201);
+    // A snapshot changes no row: its entry is written on its own once the file is complete.
+    const by = changedBy(req, res);
+    const subject = { type: 'snapshot', id: snapshot.name, name: snapshot.name };
+    audit.write({ ...by, action: 'request', target: `snapshot ${snapshot.name}`, subject, summary: `${nameOf(by.actor)} took snapshot ${snapshot.name}` });
     return { snapshot };
   });
 
@@ -85,7 +100,4 @@ export function registerBackupRoutes(routes: RouteTable, ctx: AppContext, snapsh
     stream.on('error', () => res.destroy());
     stream.pipe(res);
   });
-
-  snapshots.start();
-  return snapshots;
 }

@@ -1,4 +1,5 @@
 import type { ZodError } from 'zod';
+import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { badRequest, validationFailed } from '../errors.js';
 import { fieldErrors, isPlainObject } from '../http/validate.js';
@@ -97,7 +98,7 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
 }
 
 /** The JSON backup: export everything; import replaces instances (and jobs and runs when present) in one transaction. */
-export function createBackupService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>) {
+export function createBackupService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const selectInstances = db.prepare<[], Instance>(`SELECT ${INSTANCE_COLUMNS} FROM instances ORDER BY id`);
   const selectJobs = db.prepare<[], BackupDocument['jobs'][number] & { config: string }>(
     'SELECT id, key, name, description, enabled, schedule, config FROM jobs ORDER BY id',
@@ -125,7 +126,7 @@ export function createBackupService({ db, clock, bus, transaction }: Pick<AppCon
   const insertJob = db.prepare('INSERT INTO jobs (id, key, name, description, enabled, schedule, config) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const insertRun = db.prepare('INSERT INTO job_runs (id, job_id, started_at, ended_at, status, result) VALUES (?, ?, ?, ?, ?, ?)');
 
-  const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number) => {
+  const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number, by: Actor | undefined) => {
     deleteHistory.run();
     deleteInstances.run();
     const at = isoSeconds(now);
@@ -154,6 +155,11 @@ export function createBackupService({ db, clock, bus, transaction }: Pick<AppCon
         insertRun.run(r.id, r.job_id, r.started_at, interrupted ? r.started_at : r.ended_at, interrupted ? 'error' : r.status,
           interrupted ? 'interrupted by restore' : r.result);
       }
+    }
+    if (by?.request) {
+      const replaced = jobs ? 'the registry and the jobs' : 'the registry';
+      const summary = `${nameOf(by.actor)} imported a backup of ${instances.length} instances, replacing ${replaced}`;
+      audit.write({ ...by, action: 'request', summary, detail: { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}) } });
     }
     bus.publish('backup.imported', {});
   });
@@ -199,9 +205,9 @@ export function createBackupService({ db, clock, bus, transaction }: Pick<AppCon
     return { instances, history, jobs, runs };
   }
 
-  /** Writes a checked import in one transaction. Returns the number of instances imported. */
-  function apply(plan: ImportPlan): { imported: number } {
-    replaceAll(plan, clock.now());
+  /** Writes a checked import and its request's audit entry in one transaction. Returns the number of instances imported. */
+  function apply(plan: ImportPlan, by?: Actor): { imported: number } {
+    replaceAll(plan, clock.now(), by);
     return { imported: plan.instances.length };
   }
 

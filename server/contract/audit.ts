@@ -1,5 +1,22 @@
 import { liveEvent } from './events.js';
 
+/** What an audit entry is about, named as it was when the change was made: `{type: 'instance', id: '102', name: 'web'}`. */
+export interface AuditSubject {
+  type: string;
+  id: string;
+  name: string | null;
+}
+
+/**
+ * One changed field. A secret field (a job's API key, a password) is named without its values:
+ * `before` and `after` are then absent, never the secret.
+ */
+export interface AuditChange {
+  field: string;
+  before?: unknown;
+  after?: unknown;
+}
+
 /** An audit log entry as GET /api/audit lists it and the stream announces it. */
 export interface AuditEntry {
   id: number;
@@ -9,6 +26,30 @@ export interface AuditEntry {
   target: string | null;
   ip: string | null;
   detail: Record<string, unknown>;
+  /** The changed thing; null on entries about no one thing, and on entries written before subjects were recorded. */
+  subject: AuditSubject | null;
+  /** The change in words, as a person reads it ("alice changed instance 102 “web”"); null on older entries. */
+  summary: string | null;
+  /** Field by field, before and after; empty when the entry records no field change. */
+  changes: AuditChange[];
+  /** The X-Request-Id of the request that made the change (also in its log line); null when no request did. */
+  request_id: string | null;
+}
+
+/** A user.update entry's `detail.changes`: each changed account field, from and to. */
+export type UserChanges = Partial<Record<'enabled' | 'role' | 'display_name', { from?: unknown; to?: unknown }>>;
+
+/**
+ * A user.update in words, the same for the entry's summary (server) and for entries written before
+ * summaries (the audit page): "alice changed user bob: role viewer → operator", "alice disabled user bob".
+ */
+export function userUpdateWords(who: string, user: string, changes: UserChanges): string {
+  const parts: string[] = [];
+  if (changes.enabled) parts.push(changes.enabled.to ? 'enabled' : 'disabled');
+  if (changes.role) parts.push(`role ${String(changes.role.from)} → ${String(changes.role.to)}`);
+  if (changes.display_name) parts.push(`display name "${String(changes.display_name.from)}" → "${String(changes.display_name.to)}"`);
+  if (parts.length === 1 && changes.enabled) return `${who} ${parts[0]} user ${user}`;
+  return parts.length ? `${who} changed user ${user}: ${parts.join(', ')}` : `${who} saved user ${user} without changes`;
 }
 
 export const auditEvents = {

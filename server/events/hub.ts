@@ -1,11 +1,9 @@
 import type { Response } from 'express';
-import type { AccountRepo } from '../access/repo.js';
 import type { SessionRevoked } from '../access/sessions.js';
 import type { AppContext } from '../context.js';
 import { roleHas, type Capability } from '../contract/access.js';
 import { LIVE_EVENTS, LIVE_EVENT_TYPES, type LiveEventType } from '../contract/catalogue.js';
 import { HttpError, serviceUnavailable } from '../errors.js';
-import { createTokenRepo } from '../tokens/repo.js';
 import { credentialKey, recheckCredential, type CredentialSources, type StreamCredential } from './credential.js';
 
 export interface LiveEventsOptions {
@@ -59,7 +57,7 @@ const tooManyStreams = () => new HttpError(429, { error: 'too many event streams
  * Every `recheckMs` (and at once when sessions or tokens are revoked) each stream's credential is
  * checked again; one that no longer holds gets `event: revoked` with the reason, and the stream ends.
  */
-export function createEventHub(ctx: AppContext, repo: AccountRepo, options: LiveEventsOptions = {}) {
+export function createEventHub(ctx: AppContext, sources: CredentialSources, options: LiveEventsOptions = {}) {
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const recheckMs = options.recheckMs ?? 15_000;
   const bufferSize = options.bufferSize ?? 1_000;
@@ -69,7 +67,6 @@ export function createEventHub(ctx: AppContext, repo: AccountRepo, options: Live
   const adminReserve = Math.min(options.adminReserve ?? Math.floor(maxStreams / 20), maxStreams);
   const maxQueuedBytes = options.maxQueuedBytes ?? 64 * 1024;
   const { bus, clock, logger } = ctx;
-  const sources: CredentialSources = { accounts: repo, tokens: createTokenRepo(ctx.db) };
 
   const streams = new Set<Stream>();
   /** Open streams per credential (credentialKey): a session's, or a personal API token's. */

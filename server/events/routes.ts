@@ -21,15 +21,16 @@ const documented = {
 export function registerEventRoutes(routes: RouteTable, hub: EventHub): void {
   // activity: false: "The stream does not count as activity for the idle timeout".
   routes.get('/api/events', { access: 'fleet.read', activity: false, ...documented }, (req, res) => {
-    const { user, session, apiToken } = res.locals;
-    if (!user || (!session && !apiToken)) throw unauthorized('authentication required');
+    const { auth } = res.locals;
+    if (auth?.kind !== 'session' && auth?.kind !== 'token') throw unauthorized('authentication required');
     // A browser's own reconnect sends the header; a new EventSource after a backoff can only use the query.
     const query = (req.query as Record<string, unknown>).last_event_id;
     const header = req.get('last-event-id') ?? (typeof query === 'string' ? query : undefined);
     // A personal API token's user.role is already min(token role, owner's role) (server/tokens/service.ts).
-    const credential: StreamCredential = apiToken
-      ? { kind: 'token', tokenId: apiToken.id, accountId: user.id, role: user.role }
-      : { kind: 'session', sessionId: session!.id, accountId: user.id, role: user.role };
+    const { user } = auth;
+    const credential: StreamCredential = auth.kind === 'token'
+      ? { kind: 'token', tokenId: auth.token.id, accountId: user.id, role: user.role }
+      : { kind: 'session', sessionId: auth.session.id, accountId: user.id, role: user.role };
     hub.open(res, credential, header);
   });
 }

@@ -1,9 +1,9 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { createThrottle } from '../access/throttle.js';
 import type { AppContext } from '../context.js';
-import { badRequest, forbidden, invalidToken, notFound, tooManyRequests } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
+import type { CredentialResolvers } from '../http/credentials.js';
+import { agentCredentialOf, changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
-import { actorOf } from '../http/locals.js';
 import { parseIntegerParam } from '../http/validate.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import type { Releases } from './releases.js';
@@ -11,7 +11,7 @@ import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
 import type { HostService, Who } from './service.js';
 import { shellQuote } from './shell-quote.js';
-import { bearerOfKind, type AgentTokenKind } from './tokens.js';
+import { bearerOfKind, TOKEN_PREFIX, type AgentTokenKind } from './tokens.js';
 import { isLoopbackHost } from '../tls/names.js';
 import * as z from 'zod';
 
@@ -19,21 +19,35 @@ import * as z from 'zod';
 const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
 const HostDeleteQueryDoc = z.object({ force: z.enum(['true', 'false']).optional().describe('`true`: remove at once, without waiting for the host\'s receipt') });
 
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Locals {
-      /** What an agent route's bearer token resolved to (set by agentGate). */
-      agentCredential?: unknown;
-    }
+declare module '../http/credentials.js' {
+  interface AgentCredentials {
+    enrollment: EnrollmentTokenRow;
+    host: HostRow;
+    receipt: DeletionRow;
   }
 }
 
-/** Who acts, for the host service's own audit entry; that entry stands for the request (no generic `request` row). */
-const who = (req: Request, res: Response): Who => {
-  res.locals.audited = true;
-  return { actor: actorOf(res), ip: req.ip ?? null, token: res.locals.apiToken };
-};
+/**
+ * The agent credentials for the authentication step (server/access/authenticate.ts): each kind's
+ * prefix, and what the request's token of that kind stands for (its shape checked first).
+ */
+export function agentCredentials(hosts: HostService): CredentialResolvers['agents'] {
+  const resolver = <T>(kind: AgentTokenKind, find: (token: string, req: Request) => T | undefined) => ({
+    prefix: TOKEN_PREFIX[kind],
+    resolve(req: Request): T | undefined {
+      const token = bearerOfKind(req.get('authorization'), kind);
+      return token === undefined ? undefined : find(token, req);
+    },
+  });
+  return {
+    enrollment: resolver('enrollment', (token) => hosts.findUsableEnrollmentToken(token)),
+    host: resolver('host', (token) => hosts.findHostByToken(token)),
+    receipt: resolver('receipt', (token, req) => hosts.findDeletionByReceipt(String(req.params.operation_id ?? ''), token)),
+  };
+}
+
+/** Who acts, for the host service's own audit entry: that entry stands for the request. */
+const who = (req: Request, res: Response): Who => changedBy(req, res);
 
 /** The address this request reached the controller at: the configured public origin, else scheme and Host. */
 export function baseUrlOf(req: Request, publicOrigin: string | undefined): string {
@@ -82,33 +96,10 @@ function selfSignedPin(ctx: AppContext): string | undefined {
 }
 
 export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: HostService, releases: Releases): void {
-  const throttle = createThrottle(ctx.db, ctx.clock);
-
-  /**
-   * Authenticated agent routes: HTTPS (unless FLEET_AGENT_ALLOW_HTTP), the per-peer budget of
-   * failed attempts, then the route's own kind of bearer token. All of it runs synchronously
-   * before the body is read, so the throttle's check and its count cannot be interleaved.
-   */
-  function agentGate<T>(kind: AgentTokenKind, resolve: (token: string, req: Request) => T | undefined): RequestHandler {
-    return (req, res, next) => {
-      if (!req.secure && !ctx.config.agentAllowHttp) return next(forbidden('https required'));
-      const peer = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-      const wait = throttle.retryAfter('agent.ip', peer);
-      if (wait > 0) return next(tooManyRequests(wait));
-      const token = bearerOfKind(req.get('authorization'), kind);
-      const found = token ? resolve(token, req) : undefined;
-      if (found === undefined) {
-        throttle.recordFailure('agent.ip', peer);
-        return next(invalidToken());
-      }
-      res.locals.agentCredential = found;
-      next();
-    };
-  }
   const bearer = (req: Request) => bearerOfKind(req.get('authorization'), 'host')!;
   // Per host, before the body (up to 4 MiB of guests) is read: see heartbeat-limit.ts.
   const admitHeartbeat: RequestHandler = (_req, res, next) => {
-    hosts.admitHeartbeat(res.locals.agentCredential as HostRow);
+    hosts.admitHeartbeat(agentCredentialOf(res, 'host'));
     next();
   };
 
@@ -173,9 +164,9 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.post(
     '/api/agent/enroll',
-    { access: 'machine', documentedAuth: 'agent', documentedResponse: doc(201, 'The host id, its host token (`hfh_`, shown once) and the heartbeat interval'), body: EnrollBody, before: [agentGate('enrollment', (t) => hosts.findUsableEnrollmentToken(t))] },
+    { access: 'machine', credentials: ['enrollment'], documentedResponse: doc(201, 'The host id, its host token (`hfh_`, shown once) and the heartbeat interval'), body: EnrollBody },
     (req, res) => {
-      const token = res.locals.agentCredential as EnrollmentTokenRow;
+      const token = agentCredentialOf(res, 'enrollment');
       const result = hosts.enroll(token.id, req.body, req.ip ?? null);
       res.status(201);
       return result;
@@ -184,7 +175,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.post(
     '/api/agent/heartbeat',
-    { access: 'machine', documentedAuth: 'agent', documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade)'), body: HeartbeatBody, bodyLimit: '4mb', before: [agentGate('host', (t) => hosts.findHostByToken(t)), admitHeartbeat] },
+    { access: 'machine', credentials: ['host'], documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade)'), body: HeartbeatBody, bodyLimit: '4mb', before: [admitHeartbeat] },
     (req) => hosts.heartbeat(bearer(req), req.body),
   );
 
@@ -192,12 +183,11 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
     '/api/agent/receipts/:operation_id',
     {
       access: 'machine',
-      documentedAuth: 'agent',
+      credentials: ['receipt'],
       documentedResponse: doc(204, 'Removal confirmed'),
-      before: [agentGate('receipt', (t, req) => hosts.findDeletionByReceipt(String(req.params.operation_id ?? ''), t))],
     },
     (req, res) => {
-      hosts.confirmReceipt(res.locals.agentCredential as DeletionRow, req.ip ?? null);
+      hosts.confirmReceipt(agentCredentialOf(res, 'receipt'), req.ip ?? null);
       res.status(204).end();
     },
   );

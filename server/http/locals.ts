@@ -1,36 +1,62 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import type { Actor } from '../audit.js';
+import { unauthorized } from '../errors.js';
+import type { AgentCredentialOf, Auth, SessionRef, SessionUser } from './credentials.js';
+import type { AgentCredential } from './routes.js';
 
-/** Writes a request's `request` audit row; `about` names what it concerned when the route's path does not. */
-export type RequestAudit = (about?: { target?: string; detail?: Record<string, unknown> }) => void;
-
-/** The signed-in account as the access layer puts it on `res.locals` for a session route. */
-export interface SessionUser {
-  id: number;
-  username: string;
-  role: 'viewer' | 'operator' | 'administrator';
-}
+export type { SessionUser };
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
-      user?: SessionUser;
-      /**
-       * Writes this request's `request` audit row, if the access guard keeps one for it (a 2xx
-       * management write; at most once). A write handler passes it to the service, which calls it
-       * inside the transaction that holds the change, so the row commits with the change or not at all.
-       */
-      requestAudit?: RequestAudit;
+      /** This request's id (X-Request-Id): in its log line, its answer and its audit entry. */
+      requestId: string;
+      /** Absent on public routes and on machine routes that take no credential. */
+      auth?: Auth;
     }
   }
 }
 
-/** Who is acting, for history and audit: the signed-in username, or null. */
-export function actorOf(res: Response): string | null {
-  return res.locals.user?.username ?? null;
+/** The signed-in person of a session or token route; 401 where there is none (never on such a route). */
+export function userOf(res: Response): SessionUser {
+  const auth = res.locals.auth;
+  if (auth?.kind !== 'session' && auth?.kind !== 'token') throw unauthorized('authentication required');
+  return auth.user;
 }
 
-/** The request's audit writer for the service's transaction (see `Locals.requestAudit`), or undefined. */
-export function requestAuditOf(res: Response): RequestAudit | undefined {
-  return res.locals.requestAudit;
+/** The browser session of a session-only route (`credentials: ['session']`). */
+export function sessionOf(res: Response): { user: SessionUser; session: SessionRef } {
+  const auth = res.locals.auth;
+  if (auth?.kind !== 'session') throw unauthorized('authentication required');
+  return auth;
+}
+
+/** The credential of an agent route, as its kind's resolver found it. */
+export function agentCredentialOf<K extends AgentCredential>(res: Response, kind: K): AgentCredentialOf<K> {
+  const auth = res.locals.auth;
+  if (auth?.kind !== kind) throw unauthorized('invalid token');
+  // Narrowed by the check above; TypeScript cannot narrow a union by a generic kind.
+  return (auth as { kind: K; credential: AgentCredentialOf<K> }).credential;
+}
+
+/** Who is acting, for history and audit: the signed-in username, or null. */
+export function actorOf(res: Response): string | null {
+  const auth = res.locals.auth;
+  return auth?.kind === 'session' || auth?.kind === 'token' ? auth.user.username : null;
+}
+
+/**
+ * Who made a change through this request, for its audit entry: the person, their address, the API
+ * token they used, and the request (id, method, path and the status set so far: set the success
+ * status before the change, as the entry is written inside its transaction).
+ */
+export function changedBy(req: Request, res: Response): Actor {
+  const auth = res.locals.auth;
+  return {
+    actor: actorOf(res),
+    ip: req.ip ?? null,
+    ...(auth?.kind === 'token' ? { token: auth.token } : {}),
+    request: { id: res.locals.requestId, method: req.method, path: req.originalUrl.split('?')[0]!, status: res.statusCode },
+  };
 }

@@ -18,17 +18,35 @@ export const CAPABILITIES = [
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
-/** What a route needs: a capability (session and role), or `public` / `machine` (no session). */
+/** What a route needs: a capability (a signed-in person with a role), or `public` / `machine` (no person). */
 export type Access = Capability | 'public' | 'machine';
 
-/** How a request proves who it is on a route with a capability: a browser session, or a personal API token (`hfp_`). */
-export type Credential = 'session' | 'token';
+/** The agents' own credentials (PRODUCT.md), each taken only by the agent route of its kind. */
+export const AGENT_CREDENTIALS = ['enrollment', 'host', 'receipt'] as const;
+export type AgentCredential = (typeof AGENT_CREDENTIALS)[number];
+
+/**
+ * How a request proves who it is: a browser session, a personal API token (`hfp_`), or an agent's
+ * enrollment (`hfe_`), host (`hfh_`) or receipt (`hfr_`) token.
+ */
+export type Credential = 'session' | 'token' | AgentCredential;
+
+/**
+ * The credentials a route takes when it does not say: a session or a token on capability routes,
+ * except `self` and `users.manage` ("Tokens cannot use /api/auth/* password or session routes, user
+ * management routes"), so a leaked token cannot mint more tokens, change a password or touch
+ * accounts; none on public and machine routes.
+ */
+export function defaultCredentials(access: Access): readonly Credential[] {
+  if (access === 'public' || access === 'machine') return [];
+  return access === 'self' || access === 'users.manage' ? ['session'] : ['session', 'token'];
+}
 
 export interface RouteOptions<B> {
   access: Access;
   /**
-   * The credentials the route takes; by default a session or a token, except on `self` and
-   * `users.manage` routes (server/tokens/guard.ts). `['session']`: a token gets 401.
+   * The credentials the route takes (defaultCredentials when absent). `['session']` on a capability
+   * route: a token gets 401. An agent kind on a machine route: only that kind of agent token.
    */
   credentials?: readonly Credential[];
   /** Schema of the JSON body; the handler sees the parsed value as `req.body`. */
@@ -41,11 +59,9 @@ export interface RouteOptions<B> {
   documentedQuery?: ZodType;
   /** For the API document only: the success status and the shape of its JSON answer (or several). */
   documentedResponse?: DocumentedResponse | DocumentedResponse[];
-  /** For the API document only: `agent` when the route's own `before` checks an agent's bearer token. */
-  documentedAuth?: 'agent';
   /** Largest JSON body accepted (default 1 MiB); `false` when the route reads the body itself. */
   bodyLimit?: string | false;
-  /** Route-specific checks that must run before the body is read (a machine token, say). */
+  /** Route-specific checks that run after authentication and before the body is read. */
   before?: RequestHandler[];
   /** `false`: a request here is not activity, so it does not refresh the session's idle time (the event stream). */
   activity?: false;
@@ -65,30 +81,29 @@ export interface RouteRecord {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   access: Access;
-  /** As declared (RouteOptions.credentials); undefined: the default for its access. */
-  credentials?: readonly Credential[];
+  /** What the route takes, defaults applied: the authentication step and the API document read it. */
+  credentials: readonly Credential[];
   /** The declared body and query schemas, kept for the API document (server/openapi). */
   body?: ZodType;
   query?: ZodType;
   response?: DocumentedResponse | DocumentedResponse[];
-  auth?: 'agent';
   /** Set (false) on routes whose requests do not refresh the session's idle time. */
   activity?: false;
 }
 
-/** Turns a route's declared access into the middleware that enforces it (the access layer). */
-export type AccessGuard = (access: Access, route: RouteRecord) => RequestHandler[];
+/** Turns a route's declared access and credentials into the steps that enforce them (server/access/authenticate.ts). */
+export type Authenticate = (route: RouteRecord) => RequestHandler[];
 
 /**
- * The one way routes are added. Each declares its access; the guard enforces it before the
- * body is read; the body is parsed and validated before the handler; a handler that returns
- * a value has it sent as JSON.
+ * The one way routes are added. Each declares its access and credentials; authentication enforces
+ * them before the body is read; the body is parsed and validated before the handler; a handler that
+ * returns a value has it sent as JSON.
  */
 export class RouteTable {
   readonly router: Router = express.Router();
   readonly records: RouteRecord[] = [];
 
-  constructor(private readonly guard: AccessGuard) {}
+  constructor(private readonly authenticate: Authenticate) {}
 
   get<B = unknown>(path: string, options: RouteOptions<B>, handler: Handler<B>): void {
     this.add('GET', path, options, handler);
@@ -107,9 +122,18 @@ export class RouteTable {
   }
 
   private add<B>(method: RouteRecord['method'], path: string, options: RouteOptions<B>, handler: Handler<B>): void {
-    const record: RouteRecord = { method, path, access: options.access, ...(options.credentials ? { credentials: options.credentials } : {}), body: options.body ?? options.documentedBody, query: options.query ?? options.documentedQuery, response: options.documentedResponse, ...(options.documentedAuth ? { auth: options.documentedAuth } : {}), ...(options.activity === false ? { activity: false as const } : {}) };
+    const record: RouteRecord = {
+      method,
+      path,
+      access: options.access,
+      credentials: options.credentials ?? defaultCredentials(options.access),
+      body: options.body ?? options.documentedBody,
+      query: options.query ?? options.documentedQuery,
+      response: options.documentedResponse,
+      ...(options.activity === false ? { activity: false as const } : {}),
+    };
     this.records.push(record);
-    const chain: RequestHandler[] = [...this.guard(options.access, record), ...(options.before ?? [])];
+    const chain: RequestHandler[] = [...this.authenticate(record), ...(options.before ?? [])];
     if (options.bodyLimit !== false && method !== 'GET') {
       chain.push(jsonBody(options.bodyLimit ?? '1mb'));
     }

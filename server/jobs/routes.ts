@@ -1,3 +1,4 @@
+import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam, parseWith } from '../http/validate.js';
 import { JobUpdate, RunQuery } from './schema.js';
@@ -12,15 +13,11 @@ export function registerJobRoutes(routes: RouteTable, jobs: JobService): void {
   routes.put('/api/jobs/:id', { access: 'settings.manage', documentedBody: JobUpdate }, (req, res) => {
     const id = idParam(req.params.id);
     const body = parseWith(JobUpdate, req.body ?? {});
-    const { job, changed } = jobs.update(id, body);
-    // Names of what changed, never values (config holds secrets); the job's name for the audit page.
-    res.locals.auditDetail = { name: job.name, fields: changed };
-    return job;
+    return jobs.update(id, body, changedBy(req, res)).job;
   });
   routes.post('/api/jobs/:id/run', { access: 'fleet.operate', query: RunQuery }, (req, res) => {
     const id = idParam(req.params.id);
     const dryRun = (req.query as RunQuery).dry_run === 'true';
-    res.locals.auditDetail = { name: jobs.get(id).name, ...(dryRun ? { dry_run: true } : {}) };
-    return dryRun ? jobs.dryRun(id) : jobs.runNow(id);
+    return dryRun ? jobs.dryRun(id, changedBy(req, res)) : jobs.runNow(id, changedBy(req, res));
   });
 }

@@ -1,3 +1,4 @@
+import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
@@ -6,6 +7,7 @@ import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
 import type { Change } from './handlers/types.js';
+import { jobChanges, jobSubject, previewChanges } from './changes.js';
 import { createHttpClient } from './http.js';
 import { createJobRepo, type JobWithLastRun } from './repo.js';
 import { Scheduler, type Timers } from './scheduler.js';
@@ -21,7 +23,6 @@ import {
   scrubSecrets,
   SECRET_FIELDS,
   type DryRun,
-  type FieldChange,
   type JobKey,
   type JobRow,
   type JobRun,
@@ -67,37 +68,6 @@ function present(row: JobWithLastRun): JobView {
   };
 }
 
-/** A config value as it acts: "" (a text not set) and false (run_on_create off) mean the same as absent. */
-const effective = (value: unknown) => (value === '' || value === false || value === null ? undefined : value);
-
-/** The fields a job update really changed: a value sent again as it was stored (or as it acts) is not a change. */
-function changedFields(before: JobRow, after: JobRow): string[] {
-  const changed: string[] = [];
-  if (before.enabled !== after.enabled) changed.push('enabled');
-  if (before.schedule !== after.schedule) changed.push('schedule');
-  const was = parseStoredConfig(before.config);
-  const now = parseStoredConfig(after.config);
-  for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
-    if (JSON.stringify(effective(was[field])) !== JSON.stringify(effective(now[field]))) changed.push(`config.${field}`);
-  }
-  return changed;
-}
-
-/** A handler's wanted values against the instances as they are: only the fields that would change. */
-function previewChanges(list: readonly Instance[], changes: readonly Change[]): FieldChange[] {
-  const byVmid = new Map(list.map((instance) => [instance.vmid, instance]));
-  const out: FieldChange[] = [];
-  for (const { vmid, patch } of changes) {
-    const instance = byVmid.get(vmid);
-    if (!instance) continue;
-    for (const [field, value] of Object.entries(patch) as [keyof Change['patch'], string | number | undefined][]) {
-      if (value === undefined || instance[field] === value) continue;
-      out.push({ vmid, name: instance.name, field, old: instance[field], new: value });
-    }
-  }
-  return out;
-}
-
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err)) || 'job failed';
 
 /**
@@ -105,7 +75,7 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * Handlers say what instances should look like; changes are applied here through the
  * instance update path in one transaction, recorded in history as `job:<key>`.
  */
-export function createJobService(ctx: AppContext, instances: InstanceService, options: JobsOptions = {}) {
+export function createJobService(ctx: AppContext, instances: InstanceService, audit: AuditLog, options: JobsOptions = {}) {
   const { db, clock, logger, bus, transaction } = ctx;
   const repo = createJobRepo(db);
   const shutdown = new AbortController();
@@ -153,14 +123,19 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     return applied;
   });
 
-  const finish = transaction((jobId: number, runId: number, status: RunOutcome['status'], result: string) => {
+  /** Ends the run; a run-now that succeeded gets its request's audit entry in the same transaction (a failed one answers 500: none). */
+  const finish = transaction((job: JobRow, runId: number, status: RunOutcome['status'], result: string, by: Actor | undefined) => {
     const endedAt = isoMillis(clock.now());
     repo.finishRun(runId, endedAt, status, result);
-    repo.prune(jobId);
+    repo.prune(job.id);
+    if (by?.request && status === 'success') {
+      const summary = `${nameOf(by.actor)} ran job “${job.name}” now: ${result}`;
+      audit.write({ ...by, action: 'request', target: `job ${job.id}`, subject: jobSubject(job), summary, detail: { name: job.name, run_id: runId } });
+    }
     return endedAt;
   });
 
-  async function execute(job: JobRow, runId: number, startedAt: string): Promise<RunOutcome> {
+  async function execute(job: JobRow, runId: number, startedAt: string, by: Actor | undefined): Promise<RunOutcome> {
     let status: RunOutcome['status'] = 'success';
     let result: string;
     const config = parseStoredConfig(job.config);
@@ -176,7 +151,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       result = scrubSecrets(errorText(err), config);
     }
     if (db.open) {
-      const endedAt = finish(job.id, runId, status, result);
+      const endedAt = finish(job, runId, status, result, by);
       bus.publish('job.run.finished', { job_id: job.id, job_key: job.key, run_id: runId, status, started_at: startedAt, ended_at: endedAt, result });
     }
     if (status === 'error') logger.warn({ job: job.key, run: runId, error: result }, 'job run failed');
@@ -184,13 +159,13 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     return { runId, status, result };
   }
 
-  /** Starts a run unless one of the same job is going; the run row exists when this returns. */
-  function start(job: JobRow): Promise<RunOutcome> | undefined {
+  /** Starts a run unless one of the same job is going; the run row exists when this returns. `by`: a run-now's request. */
+  function start(job: JobRow, by?: Actor): Promise<RunOutcome> | undefined {
     if (running.has(job.id) || closed) return undefined;
     const startedAt = isoMillis(clock.now());
     const runId = repo.startRun(job.id, startedAt);
     bus.publish('job.run.started', { job_id: job.id, job_key: job.key, run_id: runId, status: 'running', started_at: startedAt, ended_at: null, result: '' });
-    const promise = execute(job, runId, startedAt).finally(() => running.delete(job.id));
+    const promise = execute(job, runId, startedAt, by).finally(() => running.delete(job.id));
     running.set(job.id, promise);
     return promise;
   }
@@ -218,6 +193,41 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       })
       .catch((err: unknown) => logger.error({ error: errorText(err) }, 'run on create failed'));
   };
+
+  /**
+   * Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret, null removes a field.
+   * The change and its request's audit entry (fields by name, secrets without values) commit together.
+   */
+  const updateTx = transaction((id: number, body: JobUpdate, by: Actor | undefined) => {
+    const row = require(id);
+    let config = parseStoredConfig(row.config);
+    if (body.config) {
+      const merged: Record<string, unknown> = { ...config };
+      for (const [field, value] of Object.entries(body.config)) {
+        if ((SECRET_FIELDS as readonly string[]).includes(field) && value === REDACTED) continue;
+        if (value === null) delete merged[field];
+        else merged[field] = value;
+      }
+      const parsed = JOB_CONFIG[row.key].safeParse(merged);
+      if (!parsed.success) {
+        throw validationFailed(fieldErrors(parsed.error).map((e) => ({ ...e, field: e.field === 'body' ? 'config' : `config.${e.field}` })));
+      }
+      config = parsed.data;
+    }
+    const enabled = body.enabled === undefined ? row.enabled : body.enabled ? 1 : 0;
+    const schedule = body.schedule ?? row.schedule;
+    repo.update(id, enabled, schedule, JSON.stringify(config));
+    const updated = require(id);
+    const changes = jobChanges(row, updated);
+    const changed = changes.map((c) => c.field);
+    if (by?.request) {
+      const summary = changed.length
+        ? `${nameOf(by.actor)} changed the settings of job “${row.name}”: ${changed.join(', ')}`
+        : `${nameOf(by.actor)} saved the settings of job “${row.name}” without changes`;
+      audit.write({ ...by, action: 'request', target: `job ${id}`, subject: jobSubject(row), summary, changes, detail: { name: row.name, fields: changed } });
+    }
+    return { updated, changed };
+  });
 
   /** The three built-in jobs exist on a file database: created disabled with empty config when absent. */
   const seedBuiltIns = () => {
@@ -252,37 +262,16 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       return { ...present(row), runs: repo.runs(id) };
     },
 
-    /**
-     * Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret, null removes a field.
-     * `changed` names the fields whose value differs from what was stored (`enabled`, `config.api_url`).
-     */
-    update(id: number, body: JobUpdate): { job: JobView; changed: string[] } {
-      const row = require(id);
-      let config = parseStoredConfig(row.config);
-      if (body.config) {
-        const merged: Record<string, unknown> = { ...config };
-        for (const [field, value] of Object.entries(body.config)) {
-          if ((SECRET_FIELDS as readonly string[]).includes(field) && value === REDACTED) continue;
-          if (value === null) delete merged[field];
-          else merged[field] = value;
-        }
-        const parsed = JOB_CONFIG[row.key].safeParse(merged);
-        if (!parsed.success) {
-          throw validationFailed(fieldErrors(parsed.error).map((e) => ({ ...e, field: e.field === 'body' ? 'config' : `config.${e.field}` })));
-        }
-        config = parsed.data;
-      }
-      const enabled = body.enabled === undefined ? row.enabled : body.enabled ? 1 : 0;
-      const schedule = body.schedule ?? row.schedule;
-      repo.update(id, enabled, schedule, JSON.stringify(config));
-      const updated = require(id);
+    /** Updates a job's settings; `changed` names the fields whose value differs from what was stored (`enabled`, `config.api_url`). */
+    update(id: number, body: JobUpdate, by?: Actor): { job: JobView; changed: string[] } {
+      const { updated, changed } = updateTx(id, body, by);
       scheduler.set(scheduled(updated));
-      return { job: present(updated), changed: changedFields(row, updated) };
+      return { job: present(updated), changed };
     },
 
     /** Run-now: blocks until the run ends; 409 when the job is already running; 500 with the handler's error. */
-    async runNow(id: number): Promise<{ summary: string }> {
-      const run = start(require(id));
+    async runNow(id: number, by?: Actor): Promise<{ summary: string }> {
+      const run = start(require(id), by);
       if (!run) throw conflict('job already running');
       const outcome = await run;
       if (outcome.status === 'error') throw new HttpError(500, { error: outcome.result });
@@ -292,8 +281,9 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
     /**
      * What a run would change now, field by field, written nowhere: no run row, no history, no event.
      * The handler asks its remote service exactly as a run does; its error is a 500 as run-now's is.
+     * Only the request's audit entry records that it was asked.
      */
-    async dryRun(id: number): Promise<DryRun> {
+    async dryRun(id: number, by?: Actor): Promise<DryRun> {
       const job = require(id);
       const config = parseStoredConfig(job.config);
       const list: Instance[] = instances.list({ sort: 'name', descending: false });
@@ -305,7 +295,12 @@ export function createJobService(ctx: AppContext, instances: InstanceService, op
       }
       const fields = previewChanges(list, changes);
       const touched = new Set(fields.map((change) => change.vmid)).size;
-      return { summary: `Would update ${touched} of ${list.length} instances`, changes: fields };
+      const summary = `Would update ${touched} of ${list.length} instances`;
+      if (by?.request) {
+        const words = `${nameOf(by.actor)} previewed a run of job “${job.name}” (dry run, nothing changed): ${summary}`;
+        audit.write({ ...by, action: 'request', target: `job ${job.id}`, subject: jobSubject(job), summary: words, detail: { name: job.name, dry_run: true } });
+      }
+      return { summary, changes: fields };
     },
     isRunning: (id: number) => running.has(id),
 

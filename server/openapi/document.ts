@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import type { RouteRecord } from '../http/routes.js';
-import { tokenMayUse } from '../tokens/guard.js';
+import { AGENT_CREDENTIALS, type RouteRecord } from '../http/routes.js';
 
 type Json = Record<string, unknown>;
 
@@ -98,7 +97,8 @@ function operation(route: RouteRecord, params: string[]): Json {
     responses[String(answer.status)] = { description: answer.description ?? 'Success', ...(content ? { content } : {}) };
   }
   if (route.body || route.query || params.length) responses['400'] = { $ref: '#/components/responses/BadRequest' };
-  if (route.auth === 'agent') {
+  const tokens = route.credentials.includes('token');
+  if (AGENT_CREDENTIALS.some((kind) => route.credentials.includes(kind))) {
     op.security = [{ agent: [] }];
     op.description = 'Agent endpoint: authenticated by the agent token of its kind (see the `agent` security scheme); no Origin needed.';
     responses['401'] = { $ref: '#/components/responses/Unauthorized' };
@@ -108,11 +108,11 @@ function operation(route: RouteRecord, params: string[]): Json {
     op.security = [];
     if (route.access === 'machine') op.description = 'Machine endpoint: authenticated by its own token (or none), as its section of the README says; no Origin needed.';
   } else {
-    op.security = tokenMayUse(route) ? [{ session: [] }, { bearer: [] }] : [{ session: [] }];
+    op.security = tokens ? [{ session: [] }, { bearer: [] }] : [{ session: [] }];
     op.description = `Needs the capability \`${route.access}\`.`;
     responses['401'] = { $ref: '#/components/responses/Unauthorized' };
     responses['403'] = { $ref: '#/components/responses/Forbidden' };
-    if (tokenMayUse(route)) responses['429'] = { $ref: '#/components/responses/TooManyRequests' };
+    if (tokens) responses['429'] = { $ref: '#/components/responses/TooManyRequests' };
   }
   if (params.length) responses['404'] = { $ref: '#/components/responses/NotFound' };
   op.responses = responses;
@@ -132,7 +132,7 @@ export function buildOpenApiDocument(routes: readonly RouteRecord[], version: st
       title: 'homefleet',
       version,
       description:
-        'The API of a homefleet server. Errors are JSON: `{"error": "…"}`, or `{"errors": [{"field", "message"}]}` for invalid fields. Scripts authenticate with `Authorization: Bearer hfp_…`.',
+        'The API of a homefleet server. Errors are JSON: `{"error": "…"}`, or `{"errors": [{"field", "message"}]}` for invalid fields. Scripts authenticate with `Authorization: Bearer hfp_…`. Every answer carries `X-Request-Id`: the request\'s own when it sent a well-formed one, else a new UUID; the audit entry of a change names the request that made it by this id.',
     },
     servers: [{ url: '/' }],
     components,

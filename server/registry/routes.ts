@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { actorOf, requestAuditOf } from '../http/locals.js';
+import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { InstanceInput, parseListQuery } from './schema.js';
@@ -19,19 +19,19 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
   );
 
   routes.post('/api/instances', { access: 'fleet.operate', documentedBody: InstanceInput }, (req, res) => {
+    // The status first: the audit entry written in the transaction records it.
     res.status(201);
-    return instances.create(req.body, actorOf(res), requestAuditOf(res));
+    return instances.create(req.body, changedBy(req, res));
   });
 
   routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: InstanceInput.partial() }, (req, res) => {
     const vmid = vmidParam(req.params.vmid);
-    return instances.update(vmid, req.body, actorOf(res), requestAuditOf(res)).instance;
+    return instances.update(vmid, req.body, changedBy(req, res)).instance;
   });
 
   routes.delete('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {
-    // The status first: the audit row written in the transaction records it.
     res.status(204);
-    instances.remove(vmidParam(req.params.vmid), requestAuditOf(res));
+    instances.remove(vmidParam(req.params.vmid), changedBy(req, res));
     res.end();
   });
 }

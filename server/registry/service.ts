@@ -1,6 +1,6 @@
+import { nameOf, type Actor, type AuditChange, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { conflict, notFound, unprocessable, validationFailed } from '../errors.js';
-import type { RequestAudit } from '../http/locals.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createInstanceRepo, type StoredInstance } from './repo.js';
@@ -15,14 +15,34 @@ export interface UpdateResult {
 
 const present = ({ id: _id, ...instance }: StoredInstance): Instance => instance;
 
+/** Who changes an instance: a request's actor (audited), or a name for history alone (`job:tailscale_sync`, `agent:pve1`). */
+export type ChangedBy = Actor | string | null;
+
 /**
  * The registry's rules: create, merge-and-validate updates, per-field history, the
  * production delete guard. Sync jobs and the API both change instances through here.
- * `audit` (the request's audit row, see requestAuditOf) is written inside the transaction that
- * holds the change, so the change and its audit row commit together or not at all.
+ * A change a request made gets its `request` audit entry inside the transaction that holds it,
+ * so the two commit together or not at all; history names whoever changed it either way.
  */
-export function createInstanceService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>) {
+export function createInstanceService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const repo = createInstanceRepo(db);
+  const historyName = (by: ChangedBy) => (typeof by === 'object' && by !== null ? by.actor : by);
+  /**
+   * The `request` entry of a change made through the API; none for a job's or an agent's change.
+   * `target` is the vmid the request named; the subject is the instance as it is now.
+   */
+  const record = (by: ChangedBy, target: number, { vmid, name }: Pick<Instance, 'vmid' | 'name'>, verb: string, changes?: AuditChange[]) => {
+    if (typeof by !== 'object' || by === null || !by.request) return;
+    audit.write({
+      ...by,
+      action: 'request',
+      target: `instance ${target}`,
+      subject: { type: 'instance', id: String(vmid), name },
+      summary: `${nameOf(by.actor)} ${verb} instance ${vmid} “${name}”${changes === undefined ? '' : changes.length ? `: ${changes.map((c) => c.field).join(', ')}` : ' without changes'}`,
+      changes,
+      ...(changes ? { detail: { fields: changes.map((c) => c.field) } } : {}),
+    });
+  };
 
   function require(vmid: number): StoredInstance {
     const found = repo.findByVmid(vmid);
@@ -30,7 +50,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     return found;
   }
 
-  const createTx = transaction((input: InstanceInput, now: number, by: string | null, audit: RequestAudit | undefined) => {
+  const createTx = transaction((input: InstanceInput, now: number, by: ChangedBy) => {
     const at = isoSeconds(now);
     // The vmid's UNIQUE index is the check: one lookup fewer than asking first, and no window between the two.
     let id: number;
@@ -40,8 +60,8 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
       if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('vmid already exists');
       throw err;
     }
-    repo.addHistory(id, 'created', null, null, isoMillis(now), by);
-    audit?.({ target: `instance ${input.vmid}` });
+    repo.addHistory(id, 'created', null, null, isoMillis(now), historyName(by));
+    record(by, input.vmid, input, 'created');
     // What was just stored, without reading it back: the validated input (in column order) and its times.
     const instance: Instance = { ...input, created_at: at, updated_at: at };
     bus.publish('instance.created', { instance });
@@ -49,31 +69,31 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
   });
 
   const updateTx = transaction(
-    (vmid: number, patch: Record<string, unknown>, now: number, by: string | null, audit: RequestAudit | undefined): UpdateResult => {
+    (vmid: number, patch: Record<string, unknown>, now: number, by: ChangedBy): UpdateResult => {
       const current = require(vmid);
       const merged: Record<string, unknown> = {};
       for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
       const next = parseWith(InstanceInput, merged);
       const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
       if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
-      audit?.({ detail: { fields: changed } });
+      record(by, vmid, next, changed.length ? 'changed' : 'saved', changed.map((field) => ({ field, before: current[field], after: next[field] })));
       if (changed.length === 0) return { instance: present(current), changed };
       repo.update(current.id, next, isoSeconds(now));
       const at = isoMillis(now);
-      for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, by);
+      for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, historyName(by));
       const instance = present(repo.findByVmid(next.vmid)!);
       bus.publish('instance.updated', { instance, changed, previous_vmid: vmid });
       return { instance, changed };
     },
   );
 
-  const removeTx = transaction((vmid: number, audit: RequestAudit | undefined): void => {
+  const removeTx = transaction((vmid: number, by: ChangedBy): void => {
     const instance = require(vmid);
     if (instance.stack === 'production') {
       throw unprocessable('production instances cannot be deleted; change the stack to development first');
     }
     repo.remove(instance.id);
-    audit?.();
+    record(by, vmid, instance, 'deleted');
     bus.publish('instance.deleted', { vmid });
   });
 
@@ -84,20 +104,20 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     history: (vmid: number): HistoryEntry[] => repo.history(require(vmid).id),
 
     /** Creates the instance and its `created` history entry in one transaction. `by` is recorded in history. */
-    create(body: unknown, by: string | null = null, audit?: RequestAudit): Instance {
+    create(body: unknown, by: ChangedBy = null): Instance {
       const input = parseWith(InstanceInput, body);
-      return createTx(input, clock.now(), by, audit);
+      return createTx(input, clock.now(), by);
     },
 
     /** Merges `patch` over the stored instance, validates the result, records each changed field. */
-    update(vmid: number, patch: unknown, by: string | null = null, audit?: RequestAudit): UpdateResult {
+    update(vmid: number, patch: unknown, by: ChangedBy = null): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by, audit);
+      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
     },
 
-    /** Deletes the instance (and its history), with the request's audit row in the same transaction. */
-    remove(vmid: number, audit?: RequestAudit): void {
-      removeTx(vmid, audit);
+    /** Deletes the instance (and its history), with the request's audit entry in the same transaction. */
+    remove(vmid: number, by: ChangedBy = null): void {
+      removeTx(vmid, by);
     },
   };
 }

@@ -28,3 +28,5 @@ export function createTelemetryRepo(db: Db) {
     },
   };
 }
+
+export type TelemetryRepo = ReturnType<typeof createTelemetryRepo>;

@@ -8,7 +8,7 @@ import { jsonBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseWith } from '../http/validate.js';
 import { isoMillis } from '../time.js';
-import { createTelemetryRepo } from './repo.js';
+import type { TelemetryRepo } from './repo.js';
 
 const Event = z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' });
 const TelemetryBody = z.union([Event, z.array(Event).min(1, 'must hold at least one event')], {
@@ -47,9 +47,7 @@ function telemetryGate(ctx: AppContext): RequestHandler {
   };
 }
 
-export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext): void {
-  const repo = createTelemetryRepo(ctx.db);
-
+export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext, repo: TelemetryRepo): void {
   // Not strict: a valid JSON body that is not an object (`42`) reaches the schema and is told what
   // is wrong, instead of the strict parser's "malformed JSON body".
   const body = jsonBody('1mb', { strict: false });

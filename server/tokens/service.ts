@@ -1,10 +1,10 @@
 import type { Role } from '../access/capabilities.js';
 import { ROLES, roleHas } from '../access/capabilities.js';
 import { newToken, secretsEqual, sha256 } from '../access/tokens.js';
-import type { AuditLog } from '../access/audit.js';
+import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { conflict, forbidden, notFound, validationFailed } from '../errors.js';
-import type { SessionUser } from '../http/locals.js';
+import type { Principal, SessionUser, TokenRef } from '../http/credentials.js';
 import type { Clock } from '../time.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createTokenRepo, type ApiTokenWithOwner } from './repo.js';
@@ -43,11 +43,9 @@ declare module '../bus.js' {
 }
 
 /** Who a token request acts as: the owner, at the lower of the token's and the owner's role. */
-export interface TokenPrincipal {
-  user: SessionUser;
-  token: { id: number; name: string };
-  mustChangePassword: boolean;
-}
+export type TokenPrincipal = Principal & { token: TokenRef };
+
+const tokenSubject = (row: { id: number; name: string }) => ({ type: 'api_token', id: String(row.id), name: row.name });
 
 export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const { db, clock, bus, transaction } = ctx;
@@ -62,13 +60,15 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
 
   return {
     repo,
+    prefix: TOKEN_PREFIX,
 
     list(by: SessionUser, all: boolean): ApiToken[] {
       if (all && !roleHas(by.role, 'users.manage')) throw forbidden('forbidden');
       return (all ? repo.all() : repo.ofAccount(by.id)).map(presentToken);
     },
 
-    create(input: TokenCreateBody, by: SessionUser, ip: string | null): CreatedApiToken {
+    /** `where` is where the request came from (its address, request id), for the audit entry. */
+    create(input: TokenCreateBody, by: SessionUser, where: Omit<Actor, 'actor'>): CreatedApiToken {
       if (rank(input.role) > rank(by.role)) throw validationFailed([{ field: 'role', message: `cannot be higher than your own role (${by.role})` }]);
       const expires = input.expires_at ? Date.parse(input.expires_at) : null;
       if (expires !== null && expires <= clock.now()) throw validationFailed([{ field: 'expires_at', message: 'must be in the future' }]);
@@ -86,16 +86,33 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
           created_at: isoSeconds(clock.now()),
           expires_at: expires,
         });
-        audit.write({ actor: by.username, action: 'token.create', target: by.username, ip, detail: { id, name: input.name, role: input.role } });
+        audit.write({
+          ...where,
+          actor: by.username,
+          action: 'token.create',
+          target: by.username,
+          subject: tokenSubject({ id, name: input.name }),
+          summary: `${nameOf(by.username)} created API token “${input.name}” (${input.role})`,
+          detail: { id, name: input.name, role: input.role },
+        });
         return { ...presentToken(repo.byId(id)!), token };
       })();
     },
 
-    revoke(id: number, by: SessionUser, ip: string | null): void {
+    revoke(id: number, by: SessionUser, where: Omit<Actor, 'actor'>): void {
       transaction(() => {
         const row = visible(id, by);
         repo.remove(row.id);
-        audit.write({ actor: by.username, action: 'token.revoke', target: row.username, ip, detail: { id: row.id, name: row.name } });
+        const owner = row.username === by.username ? '' : ` of ${row.username}`;
+        audit.write({
+          ...where,
+          actor: by.username,
+          action: 'token.revoke',
+          target: row.username,
+          subject: tokenSubject(row),
+          summary: `${by.username} revoked API token “${row.name}”${owner}`,
+          detail: { id: row.id, name: row.name },
+        });
         bus.publish('token.revoked', { tokenId: row.id, reason: 'token revoked' });
       })();
     },

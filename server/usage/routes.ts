@@ -1,12 +1,12 @@
 import type { RequestHandler } from 'express';
-import type { AppContext } from '../context.js';
 import { badRequest, tooManyRequests, unsupportedMediaType } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { DEFAULT_PAGE, MAX_PAGE, UsageStart, UsageUpdate } from './schema.js';
 import type { RetentionPolicy } from './retention.js';
-import { createUsageService } from './service.js';
-import { createUsageStats, DEFAULT_STATS_DAYS, MAX_STATS_DAYS } from './stats.js';
+import type { UsageService } from './service.js';
+import { DEFAULT_STATS_DAYS, MAX_STATS_DAYS, type createUsageStats } from './stats.js';
+import type { Clock } from '../time.js';
 import { fixedWindowThrottle } from './throttle.js';
 import * as z from 'zod';
 
@@ -22,10 +22,8 @@ const UsageStatsQueryDoc = z.object({
 /** Ingestion is open to anyone (part B: no authentication), so each peer address gets a budget. */
 export const INGEST_LIMIT = { limit: 60, windowMs: 60_000 } as const;
 
-export function registerUsageRoutes(routes: RouteTable, ctx: AppContext, retention?: RetentionPolicy): void {
-  const usage = createUsageService(ctx);
-  const stats = createUsageStats(ctx.db);
-  const throttle = fixedWindowThrottle({ ...INGEST_LIMIT, clock: ctx.clock });
+export function registerUsageRoutes(routes: RouteTable, usage: UsageService, stats: ReturnType<typeof createUsageStats>, clock: Clock, retention?: RetentionPolicy): void {
+  const throttle = fixedWindowThrottle({ ...INGEST_LIMIT, clock });
 
   // Runs before the body is read: a flood is refused without parsing anything.
   const ingestGuard: RequestHandler = (req, _res, next) => {
@@ -63,6 +61,6 @@ export function registerUsageRoutes(routes: RouteTable, ctx: AppContext, retenti
     const raw = (req.query as Record<string, string | undefined>).days;
     const days = raw === undefined ? DEFAULT_STATS_DAYS : parseIntegerParam(raw, 'invalid days');
     if (days < 1 || days > MAX_STATS_DAYS) throw badRequest('invalid days');
-    return { ...stats(ctx.clock.now(), days), ...(retention ? { retention } : {}) };
+    return { ...stats(clock.now(), days), ...(retention ? { retention } : {}) };
   });
 }

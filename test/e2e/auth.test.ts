@@ -173,6 +173,10 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await created.locator('summary').click();
     await expect.poll(() => created.locator('pre').isVisible()).toBe(true);
     expect(JSON.parse((await created.locator('pre').textContent())!)).toMatchObject({ action: 'user.create', actor: username, target: 'dana' });
+    // With it, what changed, field by field, before and after.
+    const changed = page.locator('table.log tbody tr', { hasText: `${username} changed user dana: role` }).first();
+    await changed.locator('summary').click();
+    await expect.poll(() => changed.getByRole('list', { name: 'Fields changed' }).textContent()).toBe('role: “viewer” → “operator”');
 
     // Filters: by who, by what, by time.
     await page.getByLabel('What').selectOption('login.failure');

@@ -1,6 +1,5 @@
 import type { Role } from '../../server/access/capabilities.js';
 import { createApp } from '../../server/app.js';
-import { createTokenService } from '../../server/tokens/service.js';
 
 /**
  * Writes accounts and their personal API tokens into the database file at `dbPath` through the app's
@@ -10,13 +9,13 @@ import { createTokenService } from '../../server/tokens/service.js';
 export async function accountsWithTokens(dbPath: string, accounts: Array<{ username: string; role: Role; tokens: number }>): Promise<string[][]> {
   const app = createApp({ dbPath, config: { logLevel: 'silent', snapshotIntervalHours: 0 } });
   try {
-    const tokens = createTokenService(app.context, app.accounts.audit);
+    const { tokens } = app;
     const system = { actor: null, ip: null };
     const made = await Promise.all(
       accounts.map(({ username, role }) => app.accounts.create({ username, display_name: username, role, password: `password-of-${username}` }, system)),
     );
     return made.map((account, i) =>
-      Array.from({ length: accounts[i]!.tokens }, (_, k) => tokens.create({ name: `token ${k}`, role: account.role }, { id: account.id, username: account.username, role: account.role }, null).token),
+      Array.from({ length: accounts[i]!.tokens }, (_, k) => tokens.create({ name: `token ${k}`, role: account.role }, { id: account.id, username: account.username, role: account.role }, { ip: null }).token),
     );
   } finally {
     await app.close();

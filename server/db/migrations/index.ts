@@ -6,6 +6,7 @@ import hosts from './0005-hosts.sql';
 import apiTokens from './0006-api-tokens.sql';
 import usageRetention from './0007-usage-retention.sql';
 import rebindTokens from './0008-rebind-tokens.sql';
+import auditChanges from './0009-audit-changes.sql';
 
 export interface Migration {
   version: number;
@@ -26,4 +27,5 @@ export const migrations: readonly Migration[] = [
   { version: 6, name: 'api-tokens', sql: apiTokens },
   { version: 7, name: 'usage-retention', sql: usageRetention },
   { version: 8, name: 'rebind-tokens', sql: rebindTokens },
+  { version: 9, name: 'audit-changes', sql: auditChanges },
 ];

@@ -1,0 +1,208 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildInstance } from '../../test/helpers/factories.js';
+import { agentDir, enrolledHost, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
+import type { TestClient, TestResponse } from '../../test/helpers/http.js';
+import { json, startMockRemote, type MockRemote } from '../../test/helpers/remote.js';
+import { ADMIN_PASSWORD, type TestServer } from '../../test/helpers/server.js';
+import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
+import type { AuditEntry } from '../audit.js';
+
+// PRODUCT.md: "A successful management request (non-GET, 2xx) writes `request` with method, path
+// and status", or its own entry (user.create, token.revoke, host.update…). Issue 26: the entry is
+// written inside the change's transaction and names the request (X-Request-Id) that made it.
+
+let server: TestServer;
+let mock: MockRemote;
+beforeEach(async () => {
+  mock = await startMockRemote(json(200, { devices: [] }));
+  // A database file: snapshots need one, and the three built-in jobs are seeded into it.
+  server = await startHostServer({ dbPath: tempDbPath(), hosts: { agentDir: agentDir('1.1.0') } });
+});
+afterEach(async () => {
+  await server.stop();
+  await mock.close();
+  removeTempDbs();
+});
+
+const audit = async (): Promise<AuditEntry[]> => (await server.client.get('/api/audit?limit=1000')).body;
+const newUser = async () => (await server.client.post('/api/users', { username: `u${Math.random().toString(36).slice(2, 8)}`, display_name: 'U', role: 'viewer' })).body.user.id as number;
+const newInstance = async () => {
+  const body = buildInstance({ stack: 'development' });
+  expect((await server.client.post('/api/instances', body)).status).toBe(201);
+  return body.vmid as number;
+};
+const tailscaleJob = async () => (await server.client.get('/api/jobs')).body.find((j: { key: string }) => j.key === 'tailscale_sync').id as number;
+
+type Send = (headers: Record<string, string>) => Promise<TestResponse>;
+/** Each management write, made to succeed: prepares what it needs, then sends the request with the given headers. */
+const writes: Record<string, () => Promise<Send>> = {
+  'POST /api/auth/logout': async () => {
+    const other = await server.signIn('viewer');
+    return (h) => other.post('/api/auth/logout', undefined, h);
+  },
+  'POST /api/auth/password': async () => {
+    const other = await server.signIn('viewer');
+    return (h) => other.post('/api/auth/password', { current_password: 'user-password-for-tests', new_password: 'another-password-1' }, h);
+  },
+  'POST /api/users': async () => (h) => server.client.post('/api/users', { username: 'newcomer', display_name: 'N', role: 'viewer' }, h),
+  'PATCH /api/users/:id': async () => {
+    const id = await newUser();
+    return (h) => server.client.patch(`/api/users/${id}`, { role: 'operator' }, h);
+  },
+  'POST /api/users/:id/reset-password': async () => {
+    const id = await newUser();
+    return (h) => server.client.post(`/api/users/${id}/reset-password`, undefined, h);
+  },
+  'POST /api/users/:id/revoke-sessions': async () => {
+    const id = await newUser();
+    return (h) => server.client.post(`/api/users/${id}/revoke-sessions`, undefined, h);
+  },
+  'POST /api/tokens': async () => (h) => server.client.post('/api/tokens', { name: 'script', role: 'viewer' }, h),
+  'DELETE /api/tokens/:id': async () => {
+    const { id } = (await server.client.post('/api/tokens', { name: 'old', role: 'viewer' })).body;
+    return (h) => server.client.delete(`/api/tokens/${id}`, h);
+  },
+  'POST /api/instances': async () => (h) => server.client.post('/api/instances', buildInstance(), h),
+  'PUT /api/instances/:vmid': async () => {
+    const vmid = await newInstance();
+    return (h) => server.client.put(`/api/instances/${vmid}`, { state: 'testing' }, h);
+  },
+  'DELETE /api/instances/:vmid': async () => {
+    const vmid = await newInstance();
+    return (h) => server.client.delete(`/api/instances/${vmid}`, h);
+  },
+  'PUT /api/jobs/:id': async () => {
+    const id = await tailscaleJob();
+    return (h) => server.client.put(`/api/jobs/${id}`, { schedule: 30 }, h);
+  },
+  'POST /api/jobs/:id/run': async () => {
+    const id = await tailscaleJob();
+    await server.client.put(`/api/jobs/${id}`, { config: { api_key: 'tskey-audit', api_url: mock.url } });
+    return (h) => server.client.post(`/api/jobs/${id}/run`, undefined, h);
+  },
+  'POST /api/import': async () => (h) => server.client.post('/api/import', { version: 3, instances: [buildInstance()] }, h),
+  'POST /api/snapshots': async () => (h) => server.client.post('/api/snapshots', undefined, h),
+  'POST /api/hosts/enrollment-tokens': async () => (h) => server.client.post('/api/hosts/enrollment-tokens', {}, h),
+  'DELETE /api/hosts/enrollment-tokens/:id': async () => {
+    const { id } = (await server.client.post('/api/hosts/enrollment-tokens', {})).body;
+    return (h) => server.client.delete(`/api/hosts/enrollment-tokens/${id}`, h);
+  },
+  'PATCH /api/hosts/:id': async () => {
+    const { host_id } = await enrolledHost(server);
+    return (h) => server.client.patch(`/api/hosts/${host_id}`, { sync_registry: true }, h);
+  },
+  'DELETE /api/hosts/:id': async () => {
+    const { host_id } = await enrolledHost(server);
+    return (h) => server.client.delete(`/api/hosts/${host_id}`, h);
+  },
+  'POST /api/hosts/:id/revoke-token': async () => {
+    const { host_id } = await enrolledHost(server);
+    return (h) => server.client.post(`/api/hosts/${host_id}/revoke-token`, undefined, h);
+  },
+  'POST /api/hosts/:id/upgrade': async () => {
+    const { host_id } = await enrolledHost(server);
+    return (h) => server.client.post(`/api/hosts/${host_id}/upgrade`, {}, h);
+  },
+  'POST /api/hosts/:id/drift/apply': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    // A guest without an instance: drift to apply (applying none is no change, and no entry).
+    expect((await heartbeat(server, host_token, { guests: [{ vmid: 9103, name: 'new', type: 'lxc', status: 'running' }] })).status).toBe(200);
+    return (h) => server.client.post(`/api/hosts/${host_id}/drift/apply`, { all: true }, h);
+  },
+};
+
+describe('every management write', () => {
+  it('is in the list above: a new one needs its case', () => {
+    const declared = server.routes.filter((r) => r.method !== 'GET' && r.access !== 'public' && r.access !== 'machine').map((r) => `${r.method} ${r.path}`);
+    expect(Object.keys(writes).sort()).toEqual(declared.sort());
+  });
+
+  it.each(Object.keys(writes))('%s leaves one entry naming its request', async (name) => {
+    const send = await writes[name]!();
+    const requestId = `req-${name.replace(/[^a-z]+/gi, '-')}`;
+    const before = (await audit()).length;
+    const res = await send({ 'x-request-id': requestId });
+    expect(res.status, res.text).toBeLessThan(300);
+    expect(res.headers.get('x-request-id')).toBe(requestId);
+    const mine = (await audit()).filter((e) => e.request_id === requestId);
+    expect(mine, JSON.stringify(await audit())).toHaveLength(1);
+    const [entry] = mine;
+    expect((await audit()).length).toBe(before + 1);
+    if (entry!.action === 'request') {
+      const [method] = name.split(' ');
+      expect(entry!.detail).toMatchObject({ method, status: res.status });
+    }
+    // Host actions are worded by the dashboard from their action and detail; every other entry says itself what happened.
+    if (!entry!.action.startsWith('host.') && !entry!.action.startsWith('enrollment_token.')) expect(entry!.summary).toMatch(/\w+ \w+/);
+  });
+});
+
+describe('what an entry records', () => {
+  it('the changed thing by name, and each field before and after', async () => {
+    await server.client.post('/api/instances', buildInstance({ vmid: 102, name: 'web', state: 'deployed', stack: 'development' }));
+    await server.client.put('/api/instances/102', { state: 'testing', name: 'web-2' }, { 'x-request-id': 'put-102' });
+    const [entry] = await audit();
+    expect(entry).toMatchObject({
+      actor: 'admin',
+      action: 'request',
+      target: 'instance 102',
+      detail: { method: 'PUT', path: '/api/instances/102', status: 200, fields: ['name', 'state'] },
+      subject: { type: 'instance', id: '102', name: 'web-2' },
+      summary: 'admin changed instance 102 “web-2”: name, state',
+      changes: [
+        { field: 'name', before: 'web', after: 'web-2' },
+        { field: 'state', before: 'deployed', after: 'testing' },
+      ],
+      request_id: 'put-102',
+    });
+    expect(Object.keys(entry!).sort()).toEqual(['action', 'actor', 'at', 'changes', 'detail', 'id', 'ip', 'request_id', 'subject', 'summary', 'target']);
+  });
+
+  it('a job’s secret field by name only, never its value', async () => {
+    const id = await tailscaleJob();
+    await server.client.put(`/api/jobs/${id}`, { schedule: 45, config: { api_key: 'tskey-secret-value', api_url: 'http://127.0.0.1:9/' } });
+    const [entry] = await audit();
+    expect(entry!.changes).toEqual([
+      { field: 'schedule', before: 15, after: 45 },
+      { field: 'config.api_key' },
+      { field: 'config.api_url', before: null, after: 'http://127.0.0.1:9/' },
+    ]);
+    expect(entry!.summary).toBe('admin changed the settings of job “Tailscale sync”: schedule, config.api_key, config.api_url');
+    expect(JSON.stringify(await audit())).not.toContain('tskey-secret-value');
+  });
+
+  it('the same entry on the live stream as in the list', async () => {
+    const live: AuditEntry[] = [];
+    server.context.bus.on('audit.entry', (entry) => live.push(entry));
+    await server.client.delete(`/api/instances/${await newInstance()}`, { 'x-request-id': 'delete-it' });
+    const [listed] = await audit();
+    expect(live.at(-1)).toEqual(listed);
+    expect(listed).toMatchObject({ summary: expect.stringMatching(/^admin deleted instance \d+ “/), request_id: 'delete-it' });
+  });
+
+  it('a sign-in and a failed one, with their requests', async () => {
+    const browser: TestClient = server.anonymous();
+    await browser.post('/api/auth/login', { username: 'admin', password: 'wrong-password' }, { 'x-request-id': 'bad-login' });
+    await browser.post('/api/auth/login', { username: 'admin', password: ADMIN_PASSWORD }, { 'x-request-id': 'good-login' });
+    // The new sign-in ended server.client's session ("one browser session per account"): read as the new one.
+    const [success, failure] = (await browser.get('/api/audit')).body as AuditEntry[];
+    expect(failure).toMatchObject({ action: 'login.failure', actor: null, summary: 'login failed for admin from 127.0.0.1', request_id: 'bad-login', subject: null });
+    expect(success).toMatchObject({ action: 'login.success', summary: 'admin signed in from 127.0.0.1', request_id: 'good-login', subject: { type: 'user', name: 'admin' } });
+  });
+});
+
+describe('X-Request-Id', () => {
+  it('is echoed when well formed, and made up when absent or malformed', async () => {
+    expect((await server.client.get('/api/instances', { 'x-request-id': 'abc-123_DEF.4' })).headers.get('x-request-id')).toBe('abc-123_DEF.4');
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const made = [
+      (await server.client.get('/api/instances')).headers.get('x-request-id'),
+      (await server.client.get('/api/instances', { 'x-request-id': 'has space' })).headers.get('x-request-id'),
+      (await server.client.get('/api/instances', { 'x-request-id': 'x'.repeat(129) })).headers.get('x-request-id'),
+      (await server.client.get('/api/instances', { 'x-request-id': '"quoted"' })).headers.get('x-request-id'),
+      (await server.anonymous().get('/api/nothing-here')).headers.get('x-request-id'),
+    ];
+    for (const id of made) expect(id).toMatch(uuid);
+    expect(new Set(made).size).toBe(made.length);
+  });
+});

@@ -1,0 +1,91 @@
+import path from 'node:path';
+import { createAccountService } from './access/accounts.js';
+import { createAuditLog } from './audit.js';
+import { createBackupService } from './backup/service.js';
+import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
+import type { AppContext } from './context.js';
+import { createEventHub, type LiveEventsOptions } from './events/hub.js';
+import { createReleases } from './hosts/releases.js';
+import { createHostService, type HostsOptions } from './hosts/service.js';
+import { createJobService, type JobsOptions } from './jobs/service.js';
+import { createInstanceService } from './registry/service.js';
+import { createTelemetryRepo } from './telemetry/repo.js';
+import { createTokenService } from './tokens/service.js';
+import { createUsageRetention, type UsageRetentionOptions } from './usage/retention.js';
+import { createUsageService } from './usage/service.js';
+import { createUsageStats } from './usage/stats.js';
+import { packageRoot } from './web/routes.js';
+
+export interface ServiceOptions {
+  jobs?: JobsOptions;
+  liveEvents?: LiveEventsOptions;
+  usageRetention?: UsageRetentionOptions;
+  hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
+  snapshots?: SnapshotOptions;
+}
+
+/** How often hosts are swept for missed heartbeats and timed-out upgrades. */
+const HOST_SWEEP_MS = 5_000;
+
+/**
+ * Every service of the app, each built once (Beszel's hub): the routes are handed what they serve,
+ * and nothing else builds a service. Building starts nothing; `start` does, `close` stops it all in
+ * the reverse order and is the caller's to await before the database closes.
+ */
+export function createServices(context: AppContext, options: ServiceOptions = {}) {
+  const audit = createAuditLog(context);
+  const accounts = createAccountService(context, audit);
+  const tokens = createTokenService(context, audit);
+  const instances = createInstanceService(context, audit);
+  const jobs = createJobService(context, instances, audit, options.jobs);
+  const backup = createBackupService(context, audit);
+  const snapshots = createSnapshotService(context, options.snapshots);
+  const usage = createUsageService(context);
+  const usageStats = createUsageStats(context.db);
+  const usageRetention = createUsageRetention(context, options.usageRetention);
+  const telemetry = createTelemetryRepo(context.db);
+  const liveEvents = createEventHub(context, { accounts: accounts.repo, tokens: tokens.repo }, options.liveEvents);
+  const releases = createReleases(
+    {
+      agentDir: options.hosts?.agentDir ?? path.join(packageRoot(), 'reporter'),
+      keptDir: options.hosts?.keptAgentsDir ?? path.join(packageRoot(), 'build', 'agents'),
+    },
+    context.config.dbPath,
+    context.clock,
+  );
+  const hosts = createHostService(context, instances, releases, options.hosts);
+
+  let hostSweep: NodeJS.Timeout | undefined;
+  let closed = false;
+  return {
+    audit, accounts, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts,
+
+    /** The background work: snapshots, job schedules, usage retention, the host sweep. */
+    start(): void {
+      snapshots.start();
+      jobs.start();
+      usageRetention.start();
+      hostSweep = setInterval(() => {
+        try {
+          hosts.sweep();
+        } catch (err) {
+          context.logger.error({ err: { message: (err as Error).message } }, 'host sweep failed');
+        }
+      }, HOST_SWEEP_MS);
+      hostSweep.unref();
+    },
+
+    /** Ends live streams first (the HTTP server waits on them), then timers, runs in flight and a snapshot being taken. */
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      liveEvents.close();
+      usageRetention.stop();
+      clearInterval(hostSweep);
+      await jobs.close();
+      await snapshots.close();
+    },
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;
