@@ -19,6 +19,17 @@ function bodyError(status: number, type: string, message: string): Error {
 const decodeAfterReading = () => undefined;
 
 /**
+ * 415 for a body no reader here would take (a charset other than UTF-8, a Content-Type that does not
+ * parse), decided from the header alone: the route table runs it before a route's own `before` checks,
+ * so a request that will be refused unread costs nothing else (a heartbeat slot, say).
+ */
+export const refuseUnreadableCharset: RequestHandler = (req, _res, next) => {
+  const type = req.headers['content-type'];
+  const refusal = type === undefined || PLAIN_JSON.test(type) ? undefined : charsetRefusal(type);
+  next(refusal ? unsupportedMediaType(refusal) : undefined);
+};
+
+/**
  * express.json({ limit, strict }) with a fast path for what browsers and scripts send:
  * `application/json` (UTF-8), not compressed, with a Content-Length within the limit. That body is
  * read and parsed here with body-parser's rules (an empty body is {}, when strict the top level must

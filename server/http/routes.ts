@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ZodType } from 'zod';
-import { jsonBody } from './body.js';
+import { jsonBody, refuseUnreadableCharset } from './body.js';
 import { parseWith } from './validate.js';
 
 /** Capability names of PRODUCT.md's table; each role's grants live in server/access. */
@@ -133,10 +133,9 @@ export class RouteTable {
       ...(options.activity === false ? { activity: false as const } : {}),
     };
     this.records.push(record);
-    const chain: RequestHandler[] = [...this.authenticate(record), ...(options.before ?? [])];
-    if (options.bodyLimit !== false && method !== 'GET') {
-      chain.push(jsonBody(options.bodyLimit ?? '1mb'));
-    }
+    const readsBody = options.bodyLimit !== false && method !== 'GET';
+    const chain: RequestHandler[] = [...this.authenticate(record), ...(readsBody ? [refuseUnreadableCharset] : []), ...(options.before ?? [])];
+    if (readsBody) chain.push(jsonBody(options.bodyLimit || '1mb'));
     if (options.query) {
       const schema = options.query;
       chain.push((req, _res, next) => {
