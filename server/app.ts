@@ -123,7 +123,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     config.dbPath,
     context.clock,
   );
-  const hosts = createHostService(context, instances, releases, options.hosts);
+  const hosts = createHostService(context, { instances, releases, heartbeatIntervalS: options.hosts?.heartbeatIntervalS });
   registerHostRoutes(routes, context, hosts, releases);
   const hostSweep = setInterval(() => {
     try {
