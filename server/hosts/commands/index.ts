@@ -14,11 +14,12 @@ export const AGENT_COMMANDS: CommandTable = {
   upgrade,
 };
 
-const kinds = Object.values(AGENT_COMMANDS) as AgentCommandKind<AgentCommand>[];
+const kinds: AgentCommandKind<AgentCommand>[] = Object.values(AGENT_COMMANDS);
 
 /**
  * Inside a contact's transaction: what the host reports settles earlier commands, then every command
- * due is delivered and rendered, in the table's order.
+ * due is delivered and rendered, in the table's order. `due` reads the host's row as the contact
+ * found it, so a command settled now is not also handed out now.
  */
 export function commandsFor(contact: Contact): { commands: AgentCommand[]; announcesStatus: boolean } {
   for (const kind of kinds) kind.settle(contact);
