@@ -210,7 +210,3 @@ export interface HostDetail extends HostSummary {
   drift: DriftItem[];
   deletion: Deletion | null;
 }
-
-export type AgentCommand =
-  | { type: 'uninstall'; operation_id: string; receipt_token: string }
-  | { type: 'upgrade'; version: string; rollback?: true };
