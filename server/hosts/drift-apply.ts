@@ -17,10 +17,8 @@ export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[
   return computeDrift(guests, instances, withOrphans ? repo.orphanInstances() : [], shared);
 }
 
-export interface DriftResult {
-  applied: DriftItem[];
-  skipped: { vmid: number; error: string }[];
-}
+import type { DriftResult } from '../contract/hosts.js';
+export type { DriftResult };
 
 /**
  * Applies a host's drift through the registry's update path (history says `agent:<hostname>`).
