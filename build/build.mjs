@@ -18,7 +18,8 @@ export const targets = [
     name: 'server',
     ...OUTPUTS.server,
     options: {
-      entryPoints: { main: 'server/main.ts', recover: 'server/access/recover.ts', restore: 'server/backup/restore-cli.ts' },
+      // snapshot-worker: the helper process that copies and checks database snapshots (server/backup/snapshot-copier.ts).
+      entryPoints: { main: 'server/main.ts', recover: 'server/access/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts' },
       outdir: 'dist/server',
       bundle: true,
       platform: 'node',
@@ -51,20 +52,21 @@ export const targets = [
     options: {
       entryPoints: ['electron/main.ts'],
       outfile: 'dist/electron/main.cjs',
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      packages: 'external',
+      ...electronNode(),
       external: ['electron'],
-      loader: { '.sql': 'text' },
-      define: {
-        'import.meta.url': 'importMetaUrl',
-        'import.meta.dirname': '__dirname',
-        'import.meta.filename': '__filename',
-      },
-      inject: ['build/cjs-import-meta.mjs'],
-      sourcemap: true,
+    },
+  },
+  {
+    // The snapshot helper again, for the desktop app: Electron runs it as Node (ELECTRON_RUN_AS_NODE)
+    // from inside the app's asar archive, where CommonJS loads and ES modules have not always. The
+    // main bundle finds it beside itself.
+    name: 'electron-snapshot-worker',
+    sources: ['server', 'package.json'],
+    outfile: 'dist/electron/snapshot-worker.cjs',
+    options: {
+      entryPoints: ['server/backup/snapshot-worker.ts'],
+      outfile: 'dist/electron/snapshot-worker.cjs',
+      ...electronNode(),
     },
   },
   {
@@ -77,6 +79,25 @@ export const targets = [
     },
   },
 ];
+
+/** How the Electron targets bundle server code: CommonJS for Electron's Node, packages from node_modules. */
+function electronNode() {
+  return {
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    packages: 'external',
+    loader: { '.sql': 'text' },
+    define: {
+      'import.meta.url': 'importMetaUrl',
+      'import.meta.dirname': '__dirname',
+      'import.meta.filename': '__filename',
+    },
+    inject: ['build/cjs-import-meta.mjs'],
+    sourcemap: true,
+  };
+}
 
 /**
  * zod re-exports its 40-odd message locales (`z.locales`), which homefleet never uses: only English,

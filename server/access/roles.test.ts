@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInstance } from '../../test/helpers/factories.js';
 import { agentDir, enrolledHost } from '../../test/helpers/hosts.js';
 import type { TestClient } from '../../test/helpers/http.js';
@@ -6,12 +6,15 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { Role } from './capabilities.js';
 
+// One server for the file: each case makes what it acts on (an instance, a user, a host) and signs in
+// an account of its own, so cases do not see each other's state; a server per case spent most of this
+// file's time hashing the administrator's password again.
 let server: TestServer;
-beforeEach(async () => {
+beforeAll(async () => {
   // A database file, so that snapshots (which an in-memory database has none of) can be taken.
   server = await startServer({ dbPath: tempDbPath(), config: { telemetryToken: 't'.repeat(40), agentAllowHttp: true }, hosts: { agentDir: agentDir('1.1.0') } });
 });
-afterEach(async () => {
+afterAll(async () => {
   await server.stop();
   removeTempDbs();
 });
@@ -148,11 +151,13 @@ describe('a viewer cannot write through any registry route', () => {
   it('and nothing changes', async () => {
     const vmid = await existing();
     const viewer = await server.signIn('viewer');
+    const before = (await viewer.get('/api/instances')).body as unknown[];
     expect((await viewer.post('/api/instances', buildInstance())).status).toBe(403);
     expect((await viewer.put(`/api/instances/${vmid}`, { name: 'renamed' })).status).toBe(403);
     expect((await viewer.delete(`/api/instances/${vmid}`)).status).toBe(403);
     const list = (await viewer.get('/api/instances')).body as Array<{ vmid: number; name: string }>;
-    expect(list.map((i) => [i.vmid, i.name])).toEqual([[vmid, `vm-${vmid}`]]);
+    expect(list).toEqual(before);
+    expect(list.find((i) => i.vmid === vmid)?.name).toBe(`vm-${vmid}`);
   });
 });
 

@@ -1,20 +1,18 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import os from 'node:os';
 import type { AppContext } from '../context.js';
 import type { SnapshotInfo, SnapshotKind } from '../contract/backup.js';
-import { openRetained, removeDatabaseFiles } from '../db/database.js';
+import { removeDatabaseFiles } from '../db/database.js';
 import { conflict, notFound } from '../errors.js';
 import { makePrivateDir } from '../private-files.js';
+import { createCopier } from './snapshot-copier.js';
 
 /**
  * Database snapshots: SQLite online backups of the whole database (registry, accounts, sessions,
  * audit, usage) into `snapshots/` beside the database file. A snapshot is copied and checked
- * (`PRAGMA integrity_check`) in a helper process, so requests are never held up by it; it is
- * written to a dot-named `.partial` file and only renamed to its final name once checked and on
- * disk, so a file with a snapshot's name is always a whole, checked database (a crash leaves at
+ * (`PRAGMA integrity_check`) in a helper process (snapshot-copier.ts), so requests are never held up
+ * by it; it is written to a dot-named `.partial` file and only renamed to its final name once checked
+ * and on disk, so a file with a snapshot's name is always a whole, checked database (a crash leaves at
  * most a `.partial`, removed at the next start).
  */
 
@@ -22,11 +20,6 @@ import { makePrivateDir } from '../private-files.js';
 export const SNAPSHOT_NAME = /^homefleet-(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z-(scheduled|manual|pre-import)(?:-(\d{1,4}))?\.db$/;
 const PARTIAL = /^\.homefleet-.*\.partial(-journal|-wal|-shm)?$/;
 export const PRE_IMPORT_KEEP = 3;
-/**
- * Pages copied per event-loop turn when the server's own connection copies (before an import, or
- * without a helper): 2,048 pages of 4 KiB, a few milliseconds each.
- */
-const PAGES_PER_STEP = 2048;
 
 export function snapshotDirectory(dbPath: string): string {
   return path.join(path.dirname(path.resolve(dbPath)), 'snapshots');
@@ -36,180 +29,6 @@ function parseName(name: string): { kind: SnapshotKind; takenAt: string; seq: nu
   const m = SNAPSHOT_NAME.exec(name);
   if (!m) return undefined;
   return { kind: m[5] as SnapshotKind, takenAt: `${m[1]}T${m[2]}:${m[3]}:${m[4]}Z`, seq: m[6] ? Number(m[6]) : 1 };
-}
-
-/**
- * Copying and checking run in a short-lived helper process (this same Node, or Electron as Node) at
- * the lowest CPU priority: the server's event loop never waits for either, and the server's memory
- * does not carry it. (A worker thread per snapshot left memory behind each time: peak RSS over
- * back-to-back imports 244, 258, 277 MB; one kept worker still cost ~30 MB: 220, 255, 255 MB.)
- * The copy is one backup step inside one read transaction, so it is a consistent picture of one
- * moment; in WAL mode a reader does not block the server's writes.
- */
-const SNAPSHOT_HELPER = `
-const fs = require('node:fs');
-const job = JSON.parse(process.env.HOMEFLEET_SNAPSHOT_JOB);
-const Database = require(job.module);
-// The server went away (killed, say): stop too, leaving at most a .partial file.
-process.on('disconnect', () => process.exit(1));
-const send = (message) => process.send(message);
-// better-sqlite3 12 objects are never left to the collector (see server/db/database.ts).
-const retained = [];
-const keep = (object) => (retained.push(object), object);
-(async () => {
-  let db;
-  try {
-    db = keep(new Database(job.source, { fileMustExist: true, timeout: 5000 }));
-    await db.backup(job.dest, { progress: () => 0x7fffffff });
-    db.close();
-    send({ stage: 'copied' });
-    // Nobody waits for the check: the lowest CPU priority.
-    try { require('node:os').setPriority(19); } catch {}
-    db = keep(new Database(job.dest, { fileMustExist: true, timeout: 0 }));
-    const rows = keep(db.prepare('PRAGMA integrity_check')).pluck().all();
-    // A self-contained file: no -wal needed beside it to open it elsewhere.
-    keep(db.prepare('PRAGMA journal_mode = DELETE')).get();
-    db.close();
-    const fd = fs.openSync(job.dest, 'r');
-    fs.fsyncSync(fd);
-    fs.closeSync(fd);
-    const ok = rows.length === 1 && rows[0] === 'ok';
-    send({ stage: 'checked', ok, detail: ok ? 'ok' : rows.slice(0, 3).join('; ') });
-  } catch (err) {
-    try { if (db && db.open) db.close(); } catch {}
-    send({ stage: 'failed', detail: String(err && err.message) });
-  }
-  process.disconnect();
-})();
-`;
-
-interface Copying {
-  /** The copy is complete: it holds the database as it was when it started. */
-  copied: Promise<void>;
-  /** The copy passed integrity_check and is on disk; rejects with the reason otherwise. */
-  checked: Promise<void>;
-}
-
-/** The helper could not run at all (no message from it): the main thread does the work instead. */
-class HelperUnavailable extends Error {}
-
-/** The helper process, and the main-thread ways used when it cannot start. */
-function createCopier(db: AppContext['db'], helperCommand: string) {
-  let unavailable = false;
-  const running = new Set<ChildProcess>();
-
-  function send(source: string, dest: string, urgent: boolean): Copying | undefined {
-    if (unavailable) return undefined;
-    let child: ChildProcess;
-    try {
-      const module = createRequire(import.meta.url).resolve('better-sqlite3');
-      child = spawn(helperCommand, ['-e', SNAPSHOT_HELPER], {
-        // ELECTRON_RUN_AS_NODE: in the desktop app, execPath is Electron; this makes it plain Node.
-        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', HOMEFLEET_SNAPSHOT_JOB: JSON.stringify({ source, dest, module }) },
-        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-        windowsHide: true,
-      });
-    } catch {
-      unavailable = true;
-      return undefined;
-    }
-    running.add(child);
-    try {
-      if (child.pid && !urgent) os.setPriority(child.pid, 19);
-    } catch {
-      // Not allowed here: it runs at normal priority.
-    }
-    let copied!: () => void;
-    let checked!: () => void;
-    let failCopy!: (err: Error) => void;
-    let failCheck!: (err: Error) => void;
-    const copiedP = new Promise<void>((resolve, reject) => {
-      copied = resolve;
-      failCopy = reject;
-    });
-    const checkedP = new Promise<void>((resolve, reject) => {
-      checked = resolve;
-      failCheck = reject;
-    });
-    copiedP.catch(() => undefined);
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      if (stderr.length < 2000) stderr += chunk.toString();
-    });
-    const fail = (err: Error) => {
-      failCopy(err);
-      failCheck(err);
-    };
-    let heard = false;
-    child.on('message', (m: { stage: 'copied' | 'checked' | 'failed'; ok?: boolean; detail?: string }) => {
-      heard = true;
-      if (m.stage === 'copied') copied();
-      else if (m.stage === 'checked' && m.ok) checked();
-      else fail(new Error(m.stage === 'checked' ? `the snapshot failed its integrity check (${m.detail})` : String(m.detail)));
-    });
-    child.on('error', (err) => {
-      running.delete(child);
-      fail(heard ? err : new HelperUnavailable(err.message));
-    });
-    child.on('exit', (code, signal) => {
-      running.delete(child);
-      if (!heard) return fail(new HelperUnavailable(`the snapshot helper could not run (${signal ?? code}) ${stderr.trim().split('\n').at(-1) ?? ''}`));
-      fail(new Error(`the snapshot helper stopped (${signal ?? code}) ${stderr.trim().split('\n').at(-1) ?? ''}`.trim()));
-    });
-    return { copied: copiedP, checked: checkedP };
-  }
-
-  /** Copied on the server's connection, PAGES_PER_STEP pages per turn of the event loop. */
-  function copyHere(dest: string): Promise<void> {
-    return db.backup(dest, { progress: () => PAGES_PER_STEP }).then(() => undefined);
-  }
-
-  function checkHere(dest: string): void {
-    const copy = openRetained(dest);
-    try {
-      const rows = copy.prepare('PRAGMA integrity_check').pluck().all();
-      copy.exec('PRAGMA journal_mode = DELETE');
-      if (rows.length !== 1 || rows[0] !== 'ok') throw new Error(`the snapshot failed its integrity check (${String(rows[0])})`);
-    } finally {
-      copy.close();
-    }
-  }
-
-  return {
-    /** `urgent`: someone (an import) waits for the copy, so it runs at normal priority; the check never does. */
-    copy(source: string, dest: string, urgent: boolean): Copying {
-      const here = (): Copying => {
-        const copied = copyHere(dest);
-        return { copied, checked: copied.then(() => checkHere(dest)) };
-      };
-      const helper = send(source, dest, urgent);
-      if (!helper) return here();
-      // A helper that cannot run (an unusual runtime) is not tried again; this snapshot is taken here.
-      let fallback: Copying | undefined;
-      const instead = (err: unknown): Copying => {
-        if (!(err instanceof HelperUnavailable)) throw err;
-        if (!fallback) {
-          unavailable = true;
-          removeDatabaseFiles(dest);
-          fallback = here();
-        }
-        return fallback;
-      };
-      return {
-        copied: helper.copied.catch((err) => instead(err).copied),
-        checked: helper.checked.catch((err) => instead(err).checked),
-      };
-    },
-    async close() {
-      await Promise.all(
-        [...running].map((child) => {
-          const exited = new Promise((resolve) => child.once('exit', resolve));
-          child.kill();
-          return exited;
-        }),
-      );
-    },
-  };
 }
 
 export type SnapshotService = ReturnType<typeof createSnapshotService>;
@@ -224,7 +43,7 @@ export interface PreImport {
 export interface SnapshotOptions {
   /** First scheduled snapshot when none exists yet (default one minute after start). */
   firstDelayMs?: number;
-  /** The program that runs the snapshot helper with `-e` (default this Node, or Electron as Node). */
+  /** The program that runs the snapshot helper, snapshot-worker (default this Node, or Electron as Node). */
   helperCommand?: string;
 }
 
@@ -233,7 +52,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
   const directory = enabled ? snapshotDirectory(config.dbPath) : null;
   const intervalMs = config.snapshotIntervalHours * 3_600_000;
   const keep: Record<SnapshotKind, number> = { scheduled: config.snapshotKeep, manual: config.snapshotKeep, 'pre-import': PRE_IMPORT_KEEP };
-  const copier = createCopier(db, options.helperCommand ?? process.execPath);
+  const copier = createCopier({ db, logger }, options.helperCommand ?? process.execPath);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   /** Snapshots run one at a time, in the order asked for. */

@@ -1,21 +1,9 @@
-import { HttpError } from '../errors.js';
+import { conflict, HttpError } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
-import { computeDrift, refusalOf } from './drift.js';
+import { hostDrift, refusalOf } from './drift.js';
+import { requireHost, type HostParts, type Who } from './parts.js';
 import type { HostRepo, HostRow } from './repo.js';
-import type { DriftApply, DriftItem, Guest, HostRef } from './schema.js';
-
-/** The host's drift; `withOrphans: false` leaves out the instances no guest has (a query over the whole registry), which are never applied. */
-export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[], withOrphans = true): DriftItem[] {
-  if (host.state === 'deleted') return [];
-  const instances = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i]));
-  const shared = new Map<number, HostRef[]>();
-  for (const { vmid, id, hostname } of repo.sharedVmids(host.id)) {
-    const list = shared.get(vmid) ?? [];
-    list.push({ id, hostname });
-    shared.set(vmid, list);
-  }
-  return computeDrift(guests, instances, withOrphans ? repo.orphanInstances() : [], shared);
-}
+import type { DriftApply, DriftItem } from './schema.js';
 
 import type { DriftResult } from '../contract/hosts.js';
 export type { DriftResult };
@@ -53,4 +41,21 @@ export function applyHostDrift(repo: HostRepo, instances: InstanceService, host:
     }
   }
   return result;
+}
+
+/**
+ * Drift applied by an operator (`who`, audited) or by the host's own heartbeats (sync_registry, no
+ * person to name). One transaction: an item the registry refuses rolls back alone (a savepoint) and
+ * is reported skipped; the audit entry commits with the instances it names.
+ */
+export function createDriftApply({ ctx, repo, audit }: HostParts, instances: InstanceService) {
+  return ctx.transaction((hostId: number, request: DriftApply, who: Who | null): DriftResult => {
+    const host = requireHost(repo, hostId);
+    if (host.state === 'deleted') throw conflict('host is deleted');
+    const result = applyHostDrift(repo, instances, host, request);
+    if (who && result.applied.length) {
+      audit.write({ ...who, action: 'host.drift_apply', target: `host:${hostId}`, detail: { applied: result.applied.map((i) => i.vmid), actor: `agent:${host.hostname}` } });
+    }
+    return result;
+  });
 }

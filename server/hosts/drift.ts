@@ -1,4 +1,4 @@
-import type { InstanceRef } from './repo.js';
+import type { HostRepo, HostRow, InstanceRef } from './repo.js';
 import type { DriftItem, Guest, HostRef } from './schema.js';
 
 /**
@@ -46,4 +46,17 @@ export function refusalOf(item: DriftItem, named: boolean): string | undefined {
     case 'guest_without_instance':
       return undefined;
   }
+}
+
+/** The host's drift; `withOrphans: false` leaves out the instances no guest has (a query over the whole registry), which are never applied. */
+export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[], withOrphans = true): DriftItem[] {
+  if (host.state === 'deleted') return [];
+  const instances = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i]));
+  const shared = new Map<number, HostRef[]>();
+  for (const { vmid, id, hostname } of repo.sharedVmids(host.id)) {
+    const list = shared.get(vmid) ?? [];
+    list.push({ id, hostname });
+    shared.set(vmid, list);
+  }
+  return computeDrift(guests, instances, withOrphans ? repo.orphanInstances() : [], shared);
 }

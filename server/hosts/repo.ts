@@ -64,6 +64,16 @@ export interface FactsUpdate {
   hypervisor_version: string;
 }
 
+/** A host's upgrade columns, written together (server/hosts/upgrades.ts says how they move). */
+export interface UpgradeRecord {
+  state: UpgradeState | null;
+  version: string | null;
+  from: string | null;
+  requestedAt: number | null;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
 /** What drift needs of a registered instance. */
 export interface InstanceRef {
   vmid: number;
@@ -210,17 +220,7 @@ export function createHostRepo(db: Db) {
         id,
       ),
     setState: (id: number, state: HostRow['state'], deletedAt: number | null) => void s.setState.run(state, deletedAt, id),
-    setUpgrade: (
-      id: number,
-      u: {
-        state: UpgradeState | null;
-        version: string | null;
-        from: string | null;
-        requestedAt: number | null;
-        startedAt: number | null;
-        finishedAt: number | null;
-      },
-    ) => void s.setUpgrade.run(u.state, u.version, u.from, u.requestedAt, u.startedAt, u.finishedAt, id),
+    setUpgrade: (id: number, u: UpgradeRecord) => void s.setUpgrade.run(u.state, u.version, u.from, u.requestedAt, u.startedAt, u.finishedAt, id),
 
     insertHostToken: (hostId: number, hash: string, now: number) => void s.insertHostToken.run(hostId, hash, now),
     hostTokenByHash: (hash: string) => s.hostTokenByHash.get(hash),

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDataContext, type DataContext } from '../context.js';
-import { openDatabase, type Db } from '../db/database.js';
-import { systemClock } from '../time.js';
+import { createDataContext, type DataContext } from './context.js';
+import { openDatabase, type Db } from './db/database.js';
+import { systemClock } from './time.js';
 import { createAuditLog, type AuditEntry } from './audit.js';
 
 describe('audit entries on the live stream', () => {

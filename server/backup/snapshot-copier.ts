@@ -1,0 +1,159 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AppContext } from '../context.js';
+import { removeDatabaseFiles } from '../db/database.js';
+import { checkCopy } from './snapshot-check.js';
+import type { WorkerMessage } from './snapshot-worker.js';
+
+/**
+ * Pages copied per event-loop turn when the server's own connection copies (before an import, or
+ * without a helper): 2,048 pages of 4 KiB, a few milliseconds each.
+ */
+const PAGES_PER_STEP = 2048;
+
+/**
+ * The helper program as the build ships it: beside the desktop app's main bundle as CommonJS
+ * (dist/electron/snapshot-worker.cjs: Electron runs it as Node from inside the app's asar archive,
+ * where CommonJS loads and ES modules have not always), beside the server bundle
+ * (dist/server/snapshot-worker.js), and from the sources (the tests) the one in dist/server.
+ */
+export function snapshotWorkerFile(): string | undefined {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = [path.join(here, 'snapshot-worker.cjs'), path.join(here, 'snapshot-worker.js'), path.join(here, '..', '..', 'dist', 'server', 'snapshot-worker.js')];
+  return candidates.find((file) => fs.existsSync(file));
+}
+
+export interface Copying {
+  /** The copy is complete: it holds the database as it was when it started. */
+  copied: Promise<void>;
+  /** The copy passed integrity_check and is on disk; rejects with the reason otherwise. */
+  checked: Promise<void>;
+}
+
+/** The helper could not run at all (no message from it): the server does the work instead. */
+class HelperUnavailable extends Error {}
+
+/**
+ * Copying and checking run in a short-lived helper process (snapshot-worker.ts, run by this same
+ * Node, or Electron as Node) at the lowest CPU priority: the server's event loop never waits for
+ * either, and the server's memory does not carry it. (A worker thread per snapshot left memory
+ * behind each time: peak RSS over back-to-back imports 244, 258, 277 MB; one kept worker still cost
+ * ~30 MB: 220, 255, 255 MB.) When no helper can run, the server's own connection copies, a step at a time.
+ */
+export function createCopier({ db, logger }: Pick<AppContext, 'db' | 'logger'>, helperCommand: string, workerFile = snapshotWorkerFile()) {
+  let unavailable = false;
+  const running = new Set<ChildProcess>();
+
+  function giveUpHelper(reason: string): void {
+    if (unavailable) return;
+    unavailable = true;
+    logger.warn({ reason }, 'the snapshot helper cannot run: snapshots are copied by the server itself');
+  }
+
+  function send(source: string, dest: string, urgent: boolean): Copying | undefined {
+    if (unavailable) return undefined;
+    if (!workerFile) {
+      giveUpHelper('snapshot-worker.js is missing: build the server (node build/build.mjs)');
+      return undefined;
+    }
+    let child: ChildProcess;
+    try {
+      child = spawn(helperCommand, [workerFile, source, dest], {
+        // ELECTRON_RUN_AS_NODE: in the desktop app, execPath is Electron; this makes it plain Node.
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        windowsHide: true,
+      });
+    } catch (err) {
+      giveUpHelper((err as Error).message);
+      return undefined;
+    }
+    running.add(child);
+    try {
+      if (child.pid && !urgent) os.setPriority(child.pid, 19);
+    } catch {
+      // Not allowed here: it runs at normal priority.
+    }
+    let copied!: () => void;
+    let checked!: () => void;
+    let failCopy!: (err: Error) => void;
+    let failCheck!: (err: Error) => void;
+    const copiedP = new Promise<void>((resolve, reject) => {
+      copied = resolve;
+      failCopy = reject;
+    });
+    const checkedP = new Promise<void>((resolve, reject) => {
+      checked = resolve;
+      failCheck = reject;
+    });
+    copiedP.catch(() => undefined);
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderr.length < 2000) stderr += chunk.toString();
+    });
+    const fail = (err: Error) => {
+      failCopy(err);
+      failCheck(err);
+    };
+    const lastLine = () => stderr.trim().split('\n').at(-1) ?? '';
+    let heard = false;
+    child.on('message', (m: WorkerMessage) => {
+      heard = true;
+      if (m.stage === 'copied') copied();
+      else if (m.stage === 'checked') checked();
+      else fail(new Error(m.detail));
+    });
+    child.on('error', (err) => {
+      running.delete(child);
+      fail(heard ? err : new HelperUnavailable(err.message));
+    });
+    child.on('exit', (code, signal) => {
+      running.delete(child);
+      if (!heard) return fail(new HelperUnavailable(`the snapshot helper could not run (${signal ?? code}) ${lastLine()}`));
+      fail(new Error(`the snapshot helper stopped (${signal ?? code}) ${lastLine()}`.trim()));
+    });
+    return { copied: copiedP, checked: checkedP };
+  }
+
+  /** Copied on the server's connection, PAGES_PER_STEP pages per turn of the event loop. */
+  function here(dest: string): Copying {
+    const copied = db.backup(dest, { progress: () => PAGES_PER_STEP }).then(() => undefined);
+    return { copied, checked: copied.then(() => checkCopy(dest)) };
+  }
+
+  return {
+    /** `urgent`: someone (an import) waits for the copy, so it runs at normal priority; the check never does. */
+    copy(source: string, dest: string, urgent: boolean): Copying {
+      const helper = send(source, dest, urgent);
+      if (!helper) return here(dest);
+      // A helper that cannot run (an unusual runtime) is not tried again; this snapshot is taken here.
+      let fallback: Copying | undefined;
+      const instead = (err: unknown): Copying => {
+        if (!(err instanceof HelperUnavailable)) throw err;
+        if (!fallback) {
+          giveUpHelper(err.message);
+          removeDatabaseFiles(dest);
+          fallback = here(dest);
+        }
+        return fallback;
+      };
+      return {
+        copied: helper.copied.catch((err) => instead(err).copied),
+        checked: helper.checked.catch((err) => instead(err).checked),
+      };
+    },
+
+    async close() {
+      await Promise.all(
+        [...running].map((child) => {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill();
+          return exited;
+        }),
+      );
+    },
+  };
+}

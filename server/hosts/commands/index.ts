@@ -1,0 +1,39 @@
+import type { HostParts } from '../parts.js';
+import type { AgentCommandKind, Contact } from './types.js';
+import { uninstall, type UninstallCommand } from './uninstall.js';
+import { upgrade, type UpgradeCommand } from './upgrade.js';
+
+/** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`). */
+export type AgentCommand = UninstallCommand | UpgradeCommand;
+
+type CommandTable = { [K in AgentCommand['type']]: AgentCommandKind<Extract<AgentCommand, { type: K }>> };
+
+/** Which code hands out each kind of agent command; the heartbeat and the sweep know commands only by this table. */
+export const AGENT_COMMANDS: CommandTable = {
+  uninstall,
+  upgrade,
+};
+
+const kinds: AgentCommandKind<AgentCommand>[] = Object.values(AGENT_COMMANDS);
+
+/**
+ * Inside a contact's transaction: what the host reports settles earlier commands, then every command
+ * due is delivered and rendered, in the table's order. `due` reads the host's row as the contact
+ * found it, so a command settled now is not also handed out now.
+ */
+export function commandsFor(contact: Contact): { commands: AgentCommand[]; announcesStatus: boolean } {
+  for (const kind of kinds) kind.settle(contact);
+  const commands: AgentCommand[] = [];
+  let announcesStatus = false;
+  for (const kind of kinds) {
+    const handed = kind.handOut(contact);
+    commands.push(...handed);
+    if (handed.length && kind.announcesStatus) announcesStatus = true;
+  }
+  return { commands, announcesStatus };
+}
+
+/** Commands that got no answer in time, each kind by its own rule. */
+export function sweepCommands(parts: HostParts, now: number): void {
+  for (const kind of kinds) kind.sweep(parts, now);
+}

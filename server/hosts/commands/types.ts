@@ -1,0 +1,49 @@
+import type { HostParts } from '../parts.js';
+import type { HostRow } from '../repo.js';
+
+/**
+ * A host in contact with the server, inside the transaction of that contact: today a heartbeat,
+ * whose facts are already written into `host`.
+ */
+export interface Contact extends HostParts {
+  host: HostRow;
+  now: number;
+}
+
+/**
+ * One kind of command an agent receives, in the three steps every kind has: when it is due, what
+ * delivering it changes, and how it reads in the answer. `P` is what waits for the host, `D` what
+ * delivery made of it (a fresh receipt token, say).
+ */
+export interface CommandKind<C extends { type: string }, P, D = P> {
+  /** What this contact says about commands of this kind delivered before (the new agent version beating). */
+  settle?(contact: Contact): void;
+  /** What waits for this host, read inside the contact's transaction; [] when nothing is due. */
+  due(contact: Contact): readonly P[];
+  /** Hands one out, in the same transaction: after it, `due` no longer lists it (a command goes out once). */
+  deliver(contact: Contact, pending: P): D;
+  /** The command as the agent reads it in the answer. */
+  render(delivered: D): C;
+  /** Delivering one changes what the host page shows: host.status is announced with the heartbeat. */
+  announcesStatus?: boolean;
+  /** Run by the periodic sweep: commands of this kind that got no answer in time. */
+  sweep?(parts: HostParts, now: number): void;
+}
+
+/** A kind as the table holds it: its pending and delivered types stay inside. */
+export interface AgentCommandKind<C> {
+  settle(contact: Contact): void;
+  /** Delivers and renders every command of this kind due for the host in contact. */
+  handOut(contact: Contact): C[];
+  announcesStatus: boolean;
+  sweep(parts: HostParts, now: number): void;
+}
+
+export function commandKind<C extends { type: string }, P, D = P>(kind: CommandKind<C, P, D>): AgentCommandKind<C> {
+  return {
+    settle: (contact) => kind.settle?.(contact),
+    handOut: (contact) => kind.due(contact).map((pending) => kind.render(kind.deliver(contact, pending))),
+    announcesStatus: kind.announcesStatus ?? false,
+    sweep: (parts, now) => kind.sweep?.(parts, now),
+  };
+}

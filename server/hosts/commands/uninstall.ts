@@ -1,0 +1,22 @@
+import type { DeletionRow } from '../repo.js';
+import { deliverRemoval, pendingRemoval } from '../removal.js';
+import { commandKind } from './types.js';
+
+/** The agent removes itself and confirms with the receipt token at POST /api/agent/receipts/<operation_id>. */
+export interface UninstallCommand {
+  type: 'uninstall';
+  operation_id: string;
+  receipt_token: string;
+}
+
+/** A removal asked for in DELETE /api/hosts/:id (server/hosts/removal.ts), delivered at the next heartbeat. */
+export const uninstall = commandKind<UninstallCommand, DeletionRow, { deletion: DeletionRow; receiptToken: string }>({
+  due: ({ repo, host }) => {
+    const deletion = pendingRemoval(repo, host);
+    return deletion ? [deletion] : [];
+  },
+  deliver: ({ repo, now }, deletion) => ({ deletion, receiptToken: deliverRemoval(repo, deletion, now) }),
+  render: ({ deletion, receiptToken }) => ({ type: 'uninstall', operation_id: deletion.id, receipt_token: receiptToken }),
+  // The host page shows the removal delivered and the host token gone.
+  announcesStatus: true,
+});

@@ -1,0 +1,83 @@
+import { conflict, invalidToken, notFound } from '../errors.js';
+import { isoMillis } from '../time.js';
+import { announceStatus, type HostParts, type Who } from './parts.js';
+import type { Releases } from './releases.js';
+import type { EnrollBody, EnrollmentTokenCreate } from './schema.js';
+import { issueToken } from './tokens.js';
+
+/**
+ * Enrollment: administrators make enrollment tokens (a re-bind token names the host it may enroll
+ * again), and an agent spends one to become a host with its own host token.
+ */
+export function createEnrollment(parts: HostParts, releases: Releases) {
+  const { ctx, repo, audit, view } = parts;
+
+  const createTokenTx = ctx.transaction((input: EnrollmentTokenCreate, hash: string, who: Who, now: number) => {
+    const hostId = input.host_id ?? null;
+    if (hostId !== null) {
+      const host = repo.hostById(hostId);
+      if (!host) throw notFound('host not found');
+      if (host.state !== 'active') throw conflict(host.state === 'deleted' ? 'host is deleted' : 'host is being deleted');
+    }
+    const id = repo.insertEnrollmentToken(input.name, hash, who.actor, now, now + input.expires_in_s * 1000, input.max_uses, hostId);
+    const detail = { name: input.name, max_uses: input.max_uses, expires_in_s: input.expires_in_s, ...(hostId !== null ? { host_id: hostId } : {}) };
+    audit.write({ ...who, action: 'enrollment_token.create', target: `enrollment_token:${id}`, detail });
+    return id;
+  });
+
+  const revokeTokenTx = ctx.transaction((id: number, who: Who, now: number) => {
+    if (!repo.enrollmentTokenById(id)) throw notFound('enrollment token not found');
+    if (repo.revokeEnrollmentToken(id, now)) audit.write({ ...who, action: 'enrollment_token.revoke', target: `enrollment_token:${id}` });
+  });
+
+  const enrollTx = ctx.transaction((tokenId: number, body: EnrollBody, ip: string | null, now: number) => {
+    const existing = repo.liveHostByMachine(body.machine_id);
+    // Only a token made for the host re-binds it: a machine id is no secret (viewers read it), and an
+    // ordinary token must not take over a host and its history.
+    const rebindFor = repo.enrollmentTokenById(tokenId)?.host_id ?? null;
+    if (rebindFor !== null) {
+      if (existing?.id !== rebindFor) throw conflict('this enrollment token re-binds another machine');
+      if (existing.state !== 'active') throw conflict('host is being deleted');
+    } else if (existing) {
+      throw conflict('machine already enrolled');
+    }
+    // The use is taken here, inside the transaction that creates the host: two enrollments racing
+    // for the last use cannot both get one.
+    if (!repo.useEnrollmentToken(tokenId, now)) throw invalidToken();
+    let hostId: number;
+    if (existing) {
+      hostId = existing.id;
+      repo.revokeHostTokens(hostId, now);
+      repo.rebindHost(hostId, body.hostname, body.agent_version, tokenId);
+    } else {
+      hostId = repo.insertHost(body.machine_id, body.hostname, now, tokenId, body.agent_version, view.intervalS);
+    }
+    const { token, hash } = issueToken('host');
+    repo.insertHostToken(hostId, hash, now);
+    audit.write({
+      actor: `agent:${body.hostname}`,
+      ip,
+      action: existing ? 'host.rebind' : 'host.enroll',
+      target: `host:${hostId}`,
+      detail: { machine_id: body.machine_id, agent_version: body.agent_version, enrollment_token: tokenId },
+    });
+    announceStatus(parts, hostId);
+    return { hostId, token };
+  });
+
+  return {
+    createEnrollmentToken(input: EnrollmentTokenCreate, who: Who) {
+      const now = ctx.clock.now();
+      const { token, hash } = issueToken('enrollment');
+      const id = createTokenTx(input, hash, who, now);
+      return { id, token, expires_at: isoMillis(now + input.expires_in_s * 1000), max_uses: input.max_uses, host_id: input.host_id ?? null };
+    },
+
+    revokeEnrollmentToken: (id: number, who: Who) => revokeTokenTx(id, who, ctx.clock.now()),
+
+    enroll(tokenId: number, body: EnrollBody, ip: string | null) {
+      const { hostId, token } = enrollTx(tokenId, body, ip, ctx.clock.now());
+      return { host_id: hostId, host_token: token, heartbeat_interval_s: view.intervalS, manifest_public_key: releases.publicKeyPem };
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import type { HostEvent } from '../contract/hosts.js';
+import { notFound } from '../errors.js';
+import { isoMillis, type Clock } from '../time.js';
+import { hostDrift } from './drift.js';
+import { compareVersions, type Releases } from './releases.js';
+import type { DeletionRow, EnrollmentTokenRow, HostRepo, HostRow } from './repo.js';
+import type { Deletion, HostDetail, HostStatus, HostSummary } from './schema.js';
+import { upgradeView } from './upgrades.js';
+
+/** A host is online while a heartbeat came within this many intervals. */
+export const ONLINE_INTERVALS = 3;
+
+const iso = (ms: number | null) => (ms === null ? null : isoMillis(ms));
+
+export function enrollmentState(row: EnrollmentTokenRow, now: number): 'active' | 'expired' | 'used_up' | 'revoked' {
+  if (row.revoked_at !== null) return 'revoked';
+  if (row.uses >= row.max_uses) return 'used_up';
+  if (now >= row.expires_at) return 'expired';
+  return 'active';
+}
+
+export function presentDeletion(row: DeletionRow | undefined): Deletion | null {
+  if (!row) return null;
+  return {
+    operation_id: row.id,
+    status: row.status,
+    created_by: row.created_by,
+    created_at: isoMillis(row.created_at),
+    delivered_at: iso(row.delivered_at),
+    confirmed_at: iso(row.confirmed_at),
+    receipt_expires_at: iso(row.receipt_expires_at),
+  };
+}
+
+const presentEnrollmentToken = (row: EnrollmentTokenRow, now: number) => ({
+  id: row.id,
+  name: row.name,
+  created_by: row.created_by,
+  created_at: isoMillis(row.created_at),
+  expires_at: isoMillis(row.expires_at),
+  max_uses: row.max_uses,
+  uses: row.uses,
+  revoked_at: iso(row.revoked_at),
+  state: enrollmentState(row, now),
+  host_id: row.host_id,
+});
+
+export type HostView = ReturnType<typeof createHostView>;
+
+/** What the API and the live stream show of hosts: the rows, their status, drift counts and removal. */
+export function createHostView(repo: HostRepo, releases: Releases, clock: Clock, intervalS: number) {
+  function statusOf(host: HostRow, now = clock.now()): HostStatus {
+    if (host.state === 'deleted') return 'deleted';
+    if (host.state === 'deleting') return 'deleting';
+    const online = host.last_heartbeat_at !== null && now - host.last_heartbeat_at <= ONLINE_INTERVALS * intervalS * 1000;
+    return online ? 'online' : 'offline';
+  }
+
+  /** What every host row shows that is not in the row: counted once per list, not per host. */
+  const contextOf = (now: number) => ({ rebindable: repo.rebindableHosts(now), shipped: releases.currentVersion() });
+
+  function summary(host: HostRow, counts: { guests: number; drift: number }, now = clock.now(), context = contextOf(now)): HostSummary {
+    return {
+      id: host.id,
+      hostname: host.hostname,
+      machine_id: host.machine_id,
+      status: statusOf(host, now),
+      enrolled_at: isoMillis(host.enrolled_at),
+      last_heartbeat_at: iso(host.last_heartbeat_at),
+      agent_version: host.agent_version,
+      agent_started_at: iso(host.agent_started_at),
+      heartbeat_interval_s: intervalS,
+      addresses: JSON.parse(host.addresses) as string[],
+      uptime_s: host.uptime_s,
+      hypervisor_version: host.hypervisor_version,
+      sync_registry: host.sync_registry === 1,
+      allow_rebind: context.rebindable.has(host.id),
+      upgrade_available: host.state === 'active' && !!context.shipped && compareVersions(context.shipped, host.agent_version) > 0,
+      deleted_at: iso(host.deleted_at),
+      upgrade: upgradeView(host, now),
+      guest_count: counts.guests,
+      drift_count: counts.drift,
+    };
+  }
+
+  return {
+    intervalS,
+    statusOf,
+
+    /** What the stream sends for host.heartbeat and host.status: cheap to build on every heartbeat. */
+    eventOf: (host: HostRow): HostEvent => ({
+      id: host.id,
+      hostname: host.hostname,
+      status: statusOf(host),
+      last_heartbeat_at: iso(host.last_heartbeat_at),
+      agent_version: host.agent_version,
+    }),
+
+    list(): HostSummary[] {
+      const now = clock.now();
+      const context = contextOf(now);
+      const counts = new Map(repo.guestCounts().map((c) => [c.host_id, c]));
+      const orphans = repo.orphanInstances().length;
+      return repo.listHosts().map((host) => {
+        const c = counts.get(host.id);
+        const drift = host.state === 'deleted' ? 0 : (c?.drift ?? 0) + orphans;
+        return summary(host, { guests: c?.guests ?? 0, drift }, now, context);
+      });
+    },
+
+    get(id: number): HostDetail {
+      const host = repo.hostById(id);
+      if (!host) throw notFound('host not found');
+      const guests = repo.guestsOf(id);
+      const drift = hostDrift(repo, host, guests);
+      return { ...summary(host, { guests: guests.length, drift: drift.length }), guests, drift, deletion: presentDeletion(repo.latestDeletionOf(id)) };
+    },
+
+    listEnrollmentTokens() {
+      const now = clock.now();
+      return repo.listEnrollmentTokens().map((row) => presentEnrollmentToken(row, now));
+    },
+  };
+}
