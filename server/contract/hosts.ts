@@ -190,9 +190,22 @@ export interface HeartbeatRequest {
   guests: GuestReport[];
 }
 
-export type AgentCommand =
-  | { type: 'uninstall'; operation_id: string; receipt_token: string }
-  | { type: 'upgrade'; version: string; rollback?: true };
+/** The agent removes itself and confirms with the receipt token at POST /api/agent/receipts/<operation_id>. */
+export interface UninstallCommand {
+  type: 'uninstall';
+  operation_id: string;
+  receipt_token: string;
+}
+
+/** The agent fetches `version` from the signed manifest; `rollback`: it is older than the one running. */
+export interface UpgradeCommand {
+  type: 'upgrade';
+  version: string;
+  rollback?: true;
+}
+
+/** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`). */
+export type AgentCommand = UninstallCommand | UpgradeCommand;
 
 export interface HeartbeatAnswer {
   heartbeat_interval_s: number;

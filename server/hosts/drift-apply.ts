@@ -3,7 +3,8 @@ import type { InstanceService } from '../registry/service.js';
 import { hostDrift, refusalOf } from './drift.js';
 import { requireHost, type HostParts, type Who } from './parts.js';
 import type { HostRepo, HostRow } from './repo.js';
-import type { DriftApply, DriftItem } from './schema.js';
+import type { DriftItem } from '../contract/hosts.js';
+import type { DriftApply } from './schema.js';
 
 import type { DriftResult } from '../contract/hosts.js';
 export type { DriftResult };

@@ -4,19 +4,6 @@ import type * as wire from '../contract/hosts.js';
 import type { Agrees, Same } from '../http/validate.js';
 import { VERSION_PATTERN } from './releases.js';
 
-// The wire types are written once, in server/contract; the schemas below are checked against them.
-export type {
-  AgentCommand,
-  Deletion,
-  DriftItem,
-  HostDetail,
-  HostRef,
-  HostStatus,
-  HostSummary,
-  HostUpgrade,
-  UpgradeState,
-} from '../contract/hosts.js';
-
 export const DAY_S = 24 * 60 * 60;
 
 /** POST /api/hosts/enrollment-tokens */
@@ -34,6 +21,7 @@ export const EnrollmentTokenCreate = z.object(
   },
   { error: 'must be a JSON object' },
 ).refine((v) => v.host_id === undefined || v.max_uses === 1, { error: 'a re-bind token (host_id) is used once: max_uses must be 1', path: ['max_uses'] });
+// The wire types are written once, in server/contract; the schemas are checked against them.
 export type EnrollmentTokenCreate = wire.EnrollmentTokenCreate;
 type _EnrollmentTokenCreate = Agrees<Same<z.infer<typeof EnrollmentTokenCreate>, wire.EnrollmentTokenCreate>>;
 
