@@ -226,8 +226,8 @@ async function buildTarget(target) {
       Object.entries(options.entryPoints).filter(([, file]) => fs.existsSync(path.join(root, file))),
     );
   }
-  await (target.build ?? esbuild.build)(options);
-  process.stderr.write(`built ${target.name} in ${Date.now() - started} ms\n`);
+  const result = await (target.build ?? esbuild.build)(options);
+  process.stderr.write(`built ${target.name} in ${Date.now() - started} ms${result?.summary ? ` (${result.summary})` : ''}\n`);
 }
 
 /** Builds every target, or only the stale ones; stops esbuild's helper process afterwards. */

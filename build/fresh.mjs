@@ -8,7 +8,8 @@ import path from 'node:path';
 export const OUTPUTS = {
   server: { sources: ['server', 'package.json'], outfile: 'dist/server/main.js' },
   electron: { sources: ['electron', 'server', 'package.json'], outfile: 'dist/electron/main.cjs' },
-  renderer: { sources: ['renderer', 'server/access/capabilities.ts', 'package.json', 'build/renderer.mjs'], outfile: 'dist/renderer/index.html' },
+  // The dashboard imports nothing of the server but its contract (build/dependency-cruiser.cjs checks it).
+  renderer: { sources: ['renderer', 'server/contract', 'package.json', 'build/renderer.mjs'], outfile: 'dist/renderer/index.html' },
 };
 
 /**

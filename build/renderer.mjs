@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 
-/** Builds the renderer with esbuild, then writes index.html referencing the hashed files. */
+/**
+ * Builds the renderer with esbuild, then writes index.html referencing the hashed files. Returns
+ * esbuild's metafile (what went in) and a summary of the first load's size, which the build prints.
+ */
 export async function buildRenderer(options) {
   const root = options.absWorkingDir;
   const outdir = path.join(root, options.outdir);
@@ -70,4 +73,6 @@ export async function buildRenderer(options) {
   const temporary = `${index}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, html);
   fs.renameSync(temporary, index);
+  const firstLoad = manifest.main.reduce((sum, file) => sum + fs.statSync(path.join(outdir, file)).size, 0);
+  return { metafile: result.metafile, summary: `first load ${(firstLoad / 1024).toFixed(1)} KiB of JS` };
 }

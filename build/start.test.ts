@@ -24,7 +24,7 @@ function put(base: string, file: string, text: string, age: number) {
 function checkout(name: string) {
   const base = path.join(dir, name);
   put(base, 'package.json', '{ "type": "module" }', 2 * HOUR);
-  for (const source of ['server/main.ts', 'server/access/capabilities.ts', 'electron/main.ts', 'renderer/main.tsx', 'build/renderer.mjs']) put(base, source, '', 2 * HOUR);
+  for (const source of ['server/main.ts', 'server/contract/access.ts', 'electron/main.ts', 'renderer/main.tsx', 'build/renderer.mjs']) put(base, source, '', 2 * HOUR);
   for (const output of ['dist/server/main.js', 'dist/electron/main.cjs', 'dist/renderer/index.html']) put(base, output, '', HOUR);
   return base;
 }
@@ -39,6 +39,14 @@ describe('staleTargets (file times only, no esbuild)', () => {
     put(base, 'server/registry/deep/repo.ts', '', 0);
     expect(staleTargets(base)).toEqual(['server', 'electron']);
     put(base, 'package.json', '{ "type": "module" }', 0);
+    expect(staleTargets(base)).toEqual(['server', 'electron', 'renderer']);
+  });
+
+  it('rebuilds the dashboard when the wire contract it imports changes, and for no other server file', () => {
+    const base = checkout('contract');
+    put(base, 'server/access/routes.ts', '', 0);
+    expect(staleTargets(base)).toEqual(['server', 'electron']);
+    put(base, 'server/contract/registry.ts', '', 0);
     expect(staleTargets(base)).toEqual(['server', 'electron', 'renderer']);
   });
 

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { SessionAnswer } from '../server/contract/access';
 import { api, ApiError, signInUrl } from './api';
 import { Layout } from './components/Layout';
 import { Lazy } from './components/Lazy';
@@ -28,7 +29,7 @@ export function App() {
 
   const refresh = useCallback(async () => {
     try {
-      const { user } = await api<{ user: Account }>('GET', '/api/auth/session');
+      const { user } = await api<SessionAnswer>('GET', '/api/auth/session');
       setAuth({ status: 'signed-in', user });
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setAuth({ status: 'signed-out' });
@@ -51,7 +52,7 @@ export function App() {
     if (!user || user.must_change_password) return;
     const onRevoked = (reason: string) => {
       // Changing one's own password ends the old session but sets a new cookie: then just reconnect.
-      api<{ user: Account }>('GET', '/api/auth/session').then(
+      api<SessionAnswer>('GET', '/api/auth/session').then(
         () => startLive({ onRevoked }),
         () => {
           navigate(`/login?reason=${encodeURIComponent(reason)}&next=${encodeURIComponent(currentUrl())}`, { replace: true });

@@ -1,5 +1,5 @@
 /** Pure presentation helpers for times and values; tested in format.test.ts. */
-import { FLAGS } from './types';
+import { FLAGS } from '../server/contract/registry';
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],

@@ -4,14 +4,7 @@
  * redacted config, with the rules of server/jobs/handlers (a field counts as set when it is a
  * non-empty string after trimming, or the redaction marker of a stored secret).
  */
-import { REDACTED } from './types';
-
-/** The fields each handler throws `missingConfig` for when they are unset. */
-export const REQUIRED_CONFIG: Record<string, readonly string[]> = {
-  tailscale_sync: ['api_key'],
-  patchmon_sync: ['api_url', 'api_token'],
-  semaphore_sync: ['api_url', 'api_token'],
-};
+import { REDACTED, REQUIRED_CONFIG, type JobKey } from '../server/contract/jobs';
 
 export interface JobConfigState {
   key: string;
@@ -26,7 +19,7 @@ export const isSet = (value: unknown): boolean => value === REDACTED || (typeof 
 export function missingFields(job: JobConfigState): string[] {
   if (Array.isArray(job.missing)) return job.missing;
   if (job.configured === true) return [];
-  return (REQUIRED_CONFIG[job.key] ?? []).filter((field) => !isSet(job.config[field]));
+  return (REQUIRED_CONFIG[job.key as JobKey] ?? []).filter((field) => !isSet(job.config[field]));
 }
 
 export function isConfigured(job: JobConfigState): boolean {

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { LIVE_EVENT_TYPES, type LiveEventData } from '../server/contract/catalogue';
+import type { StreamNotices } from '../server/contract/events';
 
 /**
  * The dashboard's one connection to GET /api/events, shared by every page. Pages subscribe to event
@@ -10,7 +11,7 @@ import { LIVE_EVENT_TYPES, type LiveEventData } from '../server/contract/catalog
 export type LiveState = 'off' | 'connecting' | 'live' | 'reconnecting';
 
 /** What the stream sends: the contract's live events, and `reset` (missed events are gone: pages reload). */
-export type StreamData = LiveEventData & { reset: { reason: string } };
+export type StreamData = LiveEventData & Pick<StreamNotices, 'reset'>;
 export type StreamEvent = keyof StreamData;
 /** One event as a page hears it: checking `type` narrows `data` to that event's payload. */
 export type LiveMessage<K extends StreamEvent = StreamEvent> = { [T in K]: { type: T; data: StreamData[T]; id: string } }[K];

@@ -1,8 +1,7 @@
 /** The instances view as it lives in the URL, so a view can be bookmarked. Pure; tested in query.test.ts. */
-import { STACKS, STATES } from './types';
+import { SORT_KEYS, STACKS, STATES, type SortKey } from '../server/contract/registry';
 
-export const SORTS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
-export type Sort = (typeof SORTS)[number];
+export type Sort = SortKey;
 
 export interface InstanceView {
   search: string;
@@ -22,7 +21,7 @@ export function parseView(search: string): InstanceView {
     // A state or stack the registry does not have (a stale bookmark, a typo) means all, as the filter shows it.
     state: oneOf(STATES, params.get('state')),
     stack: oneOf(STACKS, params.get('stack')),
-    sort: (SORTS as readonly string[]).includes(sort) ? (sort as Sort) : 'name',
+    sort: (SORT_KEYS as readonly string[]).includes(sort) ? (sort as Sort) : 'name',
     order: params.get('order') === 'desc' ? 'desc' : 'asc',
   };
 }

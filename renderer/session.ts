@@ -1,13 +1,8 @@
-import type { Account } from '../server/access/accounts';
-import { roleHas } from '../server/access/capabilities';
-import type { Capability } from '../server/http/routes';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
+import { roleHas, type Account, type Capability } from '../server/contract/access';
 
-export type { Capability } from '../server/http/routes';
-export type { Role } from '../server/access/capabilities';
-
-export type { Account } from '../server/access/accounts';
+export type { Account, Capability, Role } from '../server/contract/access';
 
 export interface Session {
   /** The signed-in account; null while signed out (nothing offered). */

@@ -1,4 +1,4 @@
-import type { UsageDay } from '../server/usage/stats';
+import type { UsageDay } from '../server/contract/usage';
 
 /**
  * Every UTC day from `since` to `today`, in order, with the server's counts where it has any and

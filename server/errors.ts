@@ -1,10 +1,8 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
+import type { FieldError } from './contract/common.js';
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export type { FieldError };
 
 /** An error a client caused or should see; the one error middleware turns it into JSON. */
 export class HttpError extends Error {

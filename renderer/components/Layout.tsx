@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { Health } from '../../server/contract/common';
 import { api, messageOf } from '../api';
 import { navigate, useLocation } from '../router';
 import { stopLive, useLiveState } from '../live';
@@ -20,7 +21,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => setMenuOpen(false), [path]);
   useEffect(() => {
-    api<{ version: string }>('GET', '/api/health').then(
+    api<Health>('GET', '/api/health').then(
       (health) => setVersion(health.version),
       () => setVersion(undefined),
     );

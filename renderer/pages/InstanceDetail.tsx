@@ -5,7 +5,7 @@ import { historyChange } from '../format';
 import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
-import type { HistoryEntry, Instance } from '../types';
+import type { HistoryEntry, Instance } from '../../server/contract/registry';
 import { Flags } from './Instances';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';

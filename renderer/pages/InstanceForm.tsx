@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Field, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { navigate } from '../router';
-import { FLAGS, STACKS, STATES, type Instance } from '../types';
+import { FLAGS, STACKS, STATES, type Instance } from '../../server/contract/registry';
 
 type Draft = Record<string, string | number>;
 

@@ -6,7 +6,7 @@ import { parseView, toggleSort, viewQuery, visibleRange, type InstanceView, type
 import { useFlash, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
-import { FLAGS, STACKS, STATES, type Instance } from '../types';
+import { FLAGS, STACKS, STATES, type Instance } from '../../server/contract/registry';
 
 const ROW_HEIGHT = 44;
 const SEARCH_DEBOUNCE_MS = 250;

@@ -5,7 +5,7 @@ import { useLive } from '../live';
 import { duration } from '../format';
 import { useSession } from '../session';
 import { isConfigured, isSet, missingFields, notConfiguredText } from '../jobConfig';
-import type { Job } from '../types';
+import type { JobDetail, JobView as Job } from '../../server/contract/jobs';
 import { RunNow } from './Jobs';
 
 type FieldKind = 'text' | 'secret' | 'boolean' | 'url';
@@ -33,7 +33,7 @@ type Message = { kind: 'error' | 'success' | 'warning'; text: string };
 
 export function JobDetailPage({ id }: { id: string }) {
   const session = useSession();
-  const job = useLoad(() => api<Job>('GET', `/api/jobs/${encodeURIComponent(id)}`), [id]);
+  const job = useLoad(() => api<JobDetail>('GET', `/api/jobs/${encodeURIComponent(id)}`), [id]);
   useLive(['job.run.started', 'job.run.finished', 'reset'], (event) => {
     if (event.type === 'reset') return job.reload();
     const run = event.data;

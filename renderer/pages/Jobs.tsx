@@ -5,8 +5,7 @@ import { historyChange, plural } from '../format';
 import { isConfigured, notConfiguredText } from '../jobConfig';
 import { useLive } from '../live';
 import { useSession } from '../session';
-import type { Job } from '../types';
-import type { DryRun } from '../../server/jobs/schema';
+import type { DryRun, JobView as Job, RunAnswer } from '../../server/contract/jobs';
 
 export function JobsPage() {
   const jobs = useLoad(() => api<Job[]>('GET', '/api/jobs'), []);
@@ -143,7 +142,7 @@ export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
     setOutcome(undefined);
     setPreview(undefined);
     try {
-      const { summary } = await api<{ summary: string }>('POST', `/api/jobs/${job.id}/run`);
+      const { summary } = await api<RunAnswer>('POST', `/api/jobs/${job.id}/run`);
       setOutcome({ kind: 'success', text: summary });
     } catch (e) {
       setOutcome({ kind: 'error', text: `Run failed: ${messageOf(e)}` });

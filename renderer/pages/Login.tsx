@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Field, Notice, PageTitle } from '../components/ui';
 import { navigate } from '../router';
-import type { Account } from '../session';
+import type { UserAnswer } from '../../server/contract/access';
 import { useSession } from '../session';
 import { safeNext } from '../safeNext';
 
@@ -33,7 +33,7 @@ export function LoginPage() {
     setBusy(true);
     setError(undefined);
     try {
-      const { user } = await api<{ user: Account }>('POST', '/api/auth/login', { username, password });
+      const { user } = await api<UserAnswer>('POST', '/api/auth/login', { username, password });
       await session.refresh();
       navigate(user.must_change_password ? `/password?next=${encodeURIComponent(next)}` : next, { replace: true });
     } catch (e) {

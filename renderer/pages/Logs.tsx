@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { AuditEntry } from '../../server/contract/audit';
-import type { TelemetryEvent } from '../../server/telemetry/repo';
+import type { TelemetryEvent } from '../../server/contract/telemetry';
 import { api, messageOf } from '../api';
 import { ACTION_LABELS, describeAudit, describeChanges, filterAudit, NO_ACTOR } from '../auditWords';
 import { Empty, Field, Loading, Notice, PageTitle, Time } from '../components/ui';

@@ -1,20 +1,11 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Notice, PageTitle, Time, useLoad } from '../components/ui';
-import type { SnapshotInfo } from '../../server/backup/snapshots';
+import type { ImportAnswer, SnapshotKind, SnapshotList, SnapshotTaken } from '../../server/contract/backup';
 import { plural } from '../format';
 import { previewBackup, type Preview } from '../backupPreview';
 
-interface SnapshotList {
-  enabled: boolean;
-  reason?: string;
-  directory: string | null;
-  interval_hours: number;
-  keep: Record<SnapshotInfo['kind'], number>;
-  snapshots: SnapshotInfo[];
-}
-
-const KIND_LABEL: Record<SnapshotInfo['kind'], string> = { scheduled: 'scheduled', manual: 'taken by hand', 'pre-import': 'before an import' };
+const KIND_LABEL: Record<SnapshotKind, string> = { scheduled: 'scheduled', manual: 'taken by hand', 'pre-import': 'before an import' };
 
 export function fileSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -36,7 +27,7 @@ function Snapshots({ list }: { list: SnapshotLoad }) {
     setError(undefined);
     setDone(undefined);
     try {
-      const { snapshot } = await api<{ snapshot: SnapshotInfo }>('POST', '/api/snapshots');
+      const { snapshot } = await api<SnapshotTaken>('POST', '/api/snapshots');
       setDone(`Snapshot ${snapshot.name} taken (${fileSize(snapshot.size)}).`);
       list.reload();
     } catch (e) {
@@ -146,7 +137,7 @@ export function SettingsPage() {
     setError(undefined);
     const known = new Set((snapshots.data?.snapshots ?? []).map((s) => s.name));
     try {
-      const { imported } = await api<{ imported: number }>('POST', '/api/import', preview.text);
+      const { imported } = await api<ImportAnswer>('POST', '/api/import', preview.text);
       setDone(`Imported ${plural(imported, 'instance')} from ${preview.fileName}.${snapshots.data?.enabled ? ' What it replaced is kept in a pre-import snapshot below.' : ''}`);
       setPreview(undefined);
       void awaitPreImportSnapshot(known, async () => {

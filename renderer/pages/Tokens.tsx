@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import type { ApiToken, CreatedApiToken } from '../../server/tokens/schema';
+import { ROLES } from '../../server/contract/access';
+import type { ApiToken, CreatedApiToken } from '../../server/contract/tokens';
 import { api, ApiError, messageOf } from '../api';
 import { CopyButton, Empty, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { useSession, type Role } from '../session';
 
-const ROLES: Role[] = ['viewer', 'operator', 'administrator'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 const EXPIRIES: Array<{ label: string; days: number | null }> = [
   { label: '30 days', days: 30 },

@@ -6,14 +6,9 @@ import { plural } from '../format';
 import { useFlash, useLive } from '../live';
 import { useSession } from '../session';
 import { everyDay } from '../usageDays';
-import type { UsageReport } from '../../server/usage/schema';
-import type { UsageStats } from '../../server/usage/stats';
+import type { UsageList, UsageReport, UsageStats } from '../../server/contract/usage';
 
 // This module is its own chunk (App loads it with import()), so uPlot is fetched only when the page opens.
-
-interface Stats extends UsageStats {
-  retention?: { max_age_days: number; max_reports: number };
-}
 
 const DAYS = 90;
 /** New reports refresh the charts at most this often: a busy hour must not re-draw on every report. */
@@ -22,9 +17,9 @@ const REFRESH_MS = 5_000;
 export function UsagePage() {
   const session = useSession();
   const canList = session.can('content.manage');
-  const stats = useLoad(() => api<Stats>('GET', `/api/usage/stats?days=${DAYS}`), []);
+  const stats = useLoad(() => api<UsageStats>('GET', `/api/usage/stats?days=${DAYS}`), []);
   const recent = useLoad(
-    () => (canList ? api<{ reports: UsageReport[] }>('GET', '/api/usage?limit=50').then((r) => r.reports) : Promise.resolve([] as UsageReport[])),
+    () => (canList ? api<UsageList>('GET', '/api/usage?limit=50').then((r) => r.reports) : Promise.resolve([] as UsageReport[])),
     [canList],
   );
   const [flashing, flash] = useFlash(3_000);

@@ -1,9 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Confirm, CopyButton, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { ROLES, type CreatedUser, type TemporaryPassword } from '../../server/contract/access';
 import { useSession, type Account, type Role } from '../session';
-
-const ROLES: Role[] = ['viewer', 'operator', 'administrator'];
 
 /** The one-click account actions that take something away: each asks first, naming the account. */
 type Risky = 'disable' | 'reset' | 'revoke';
@@ -61,7 +60,7 @@ export function UsersPage() {
     setAsking(undefined);
     setMessage(undefined);
     try {
-      const { temporary_password } = await api<{ temporary_password: string }>('POST', `/api/users/${user.id}/reset-password`);
+      const { temporary_password } = await api<TemporaryPassword>('POST', `/api/users/${user.id}/reset-password`);
       setSecret({ username: user.username, password: temporary_password });
     } catch (e) {
       setMessage({ kind: 'error', text: refusal(user, e) });
@@ -217,7 +216,7 @@ function CreateUser({ onCreated }: { onCreated: (username: string, password: str
     setErrors({});
     setError(undefined);
     try {
-      const created = await api<{ user: Account; temporary_password: string }>('POST', '/api/users', { username, display_name: displayName, role });
+      const created = await api<CreatedUser>('POST', '/api/users', { username, display_name: displayName, role });
       setUsername('');
       setDisplayName('');
       onCreated(created.user.username, created.temporary_password);

@@ -7,7 +7,7 @@ import { roleHas } from './capabilities.js';
 import { readSessionToken } from './cookies.js';
 import { checkOrigin } from './origin.js';
 import type { Throttle } from './throttle.js';
-import { bearerCredential } from './tokens.js';
+import { bearerCredential } from '../http/secrets.js';
 
 /** "every route except /api/auth/session, /api/auth/password, /api/auth/logout answers 403" while a temporary password stands. */
 const ALLOWED_BEFORE_PASSWORD_CHANGE = new Set(['/api/auth/session', '/api/auth/password', '/api/auth/logout']);

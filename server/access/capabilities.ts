@@ -1,22 +1,3 @@
-import type { Capability } from '../http/routes.js';
-
-export const ROLES = ['viewer', 'operator', 'administrator'] as const;
-export type Role = (typeof ROLES)[number];
-
-/** PRODUCT.md's capability table, row for row: which roles hold each capability. */
-export const ROLE_TABLE: Readonly<Record<Capability, readonly Role[]>> = {
-  'fleet.read': ['viewer', 'operator', 'administrator'],
-  'diagnostics.read': ['operator', 'administrator'],
-  'fleet.operate': ['operator', 'administrator'],
-  'content.read': ['viewer', 'operator', 'administrator'],
-  'content.manage': ['operator', 'administrator'],
-  'hosts.read': ['viewer', 'operator', 'administrator'],
-  'hosts.manage': ['administrator'],
-  'settings.manage': ['administrator'],
-  'users.manage': ['administrator'],
-  self: ['viewer', 'operator', 'administrator'],
-};
-
-export function roleHas(role: Role, capability: Capability): boolean {
-  return ROLE_TABLE[capability].includes(role);
-}
+// PRODUCT.md's roles and capability table are part of the wire (the dashboard offers what a role
+// may do), so they are written once, in server/contract.
+export { ROLE_TABLE, ROLES, roleHas, type Role } from '../contract/access.js';

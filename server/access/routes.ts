@@ -1,13 +1,16 @@
 import type { Request, Response } from 'express';
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
+import type { Account, CreatedUser, SessionAnswer, TemporaryPassword, UserAnswer } from '../contract/access.js';
+import type { AuditEntry } from '../contract/audit.js';
 import { changedBy, sessionOf } from '../http/locals.js';
+import { PageQuery } from '../http/page-query.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { presentAccount, type AccountService } from './accounts.js';
 import { clearSessionCookie, setSessionCookie } from './cookies.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
-import { LoginBody, PageQuery, PasswordChangeBody, UserCreateBody, UserPatchBody } from './schema.js';
+import { LoginBody, PasswordChangeBody, UserCreateBody, UserPatchBody } from './schema.js';
 import { ABSOLUTE_MS, IDLE_MS } from './sessions.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
@@ -23,7 +26,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   const sameOrigin = requireOrigin(ctx.config);
   const secure = requireSecureTransport(ctx.config);
 
-  routes.post('/api/auth/login', { access: 'public', before: [sameOrigin, secure], body: LoginBody }, async (req, res) => {
+  routes.post('/api/auth/login', { access: 'public', before: [sameOrigin, secure], body: LoginBody }, async (req, res): Promise<UserAnswer> => {
     const { account, token } = await accounts.login(req.body.username, req.body.password, whereFrom(req, res));
     setSessionCookie(req, res, token, ctx.config);
     res.set('Cache-Control', 'no-store');
@@ -37,7 +40,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     res.status(204).end();
   });
 
-  routes.get('/api/auth/session', { access: 'self' }, (_req, res) => {
+  routes.get('/api/auth/session', { access: 'self' }, (_req, res): SessionAnswer => {
     const { user, session } = sessionOf(res);
     const row = accounts.repo.byId(user.id)!;
     return {
@@ -53,20 +56,20 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     res.status(204).end();
   });
 
-  routes.get('/api/users', { access: 'users.manage' }, () => accounts.list());
+  routes.get('/api/users', { access: 'users.manage' }, (): Account[] => accounts.list());
 
-  routes.post('/api/users', { access: 'users.manage', body: UserCreateBody }, async (req, res) => {
+  routes.post('/api/users', { access: 'users.manage', body: UserCreateBody }, async (req, res): Promise<CreatedUser> => {
     const created = await accounts.createWithTemporaryPassword(req.body, changedBy(req, res));
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
-  routes.patch('/api/users/:id', { access: 'users.manage', body: UserPatchBody }, (req, res) => {
+  routes.patch('/api/users/:id', { access: 'users.manage', body: UserPatchBody }, (req, res): UserAnswer => {
     const user = accounts.update(idParam(req.params.id), req.body, changedBy(req, res));
     return { user };
   });
 
-  routes.post('/api/users/:id/reset-password', { access: 'users.manage' }, async (req, res) => {
+  routes.post('/api/users/:id/reset-password', { access: 'users.manage' }, async (req, res): Promise<TemporaryPassword> => {
     const temporary_password = await accounts.resetPassword(idParam(req.params.id), changedBy(req, res));
     res.set('Cache-Control', 'no-store');
     return { temporary_password };
@@ -77,7 +80,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     res.status(204).end();
   });
 
-  routes.get('/api/audit', { access: 'users.manage', query: PageQuery }, (req) => {
+  routes.get('/api/audit', { access: 'users.manage', query: PageQuery }, (req): AuditEntry[] => {
     const page = req.query as unknown as PageQuery;
     return audit.list(page.limit, page.before);
   });

@@ -1,5 +1,7 @@
 import * as z from 'zod';
-import { ROLES } from './capabilities.js';
+import { ROLES } from '../contract/access.js';
+import type * as wire from '../contract/access.js';
+import { oneOf, type Agrees, type Same } from '../http/validate.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
 export const Username = z
@@ -20,7 +22,9 @@ export const Password = z
   .min(PASSWORD_MIN, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
   .max(PASSWORD_MAX, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
 
-export const RoleName = z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` });
+export const RoleName = oneOf(ROLES);
+
+// The wire types are written once, in server/contract; the schemas below are checked against them.
 
 export const SetupBody = z.object({
   setup_token: z.string({ error: 'is required' }).max(1024, 'is too long'),
@@ -28,14 +32,16 @@ export const SetupBody = z.object({
   display_name: DisplayName,
   password: Password,
 });
-export type SetupBody = z.infer<typeof SetupBody>;
+export type SetupBody = wire.SetupRequest;
+type _SetupBody = Agrees<Same<z.infer<typeof SetupBody>, wire.SetupRequest>>;
 
 /** Login takes any text up to a sane size; a wrong length simply does not match. */
 export const LoginBody = z.object({
   username: z.string({ error: 'is required' }).max(256, 'is too long'),
   password: z.string({ error: 'is required' }).max(1024, 'is too long'),
 });
-export type LoginBody = z.infer<typeof LoginBody>;
+export type LoginBody = wire.LoginRequest;
+type _LoginBody = Agrees<Same<z.infer<typeof LoginBody>, wire.LoginRequest>>;
 
 /** A temporary password "changed" to itself would leave the one the administrator knows in use. */
 export const PasswordChangeBody = z
@@ -47,31 +53,17 @@ export const PasswordChangeBody = z
     error: 'must differ from the current password',
     path: ['new_password'],
   });
-export type PasswordChangeBody = z.infer<typeof PasswordChangeBody>;
+export type PasswordChangeBody = wire.PasswordChange;
+type _PasswordChangeBody = Agrees<Same<z.infer<typeof PasswordChangeBody>, wire.PasswordChange>>;
 
 export const UserCreateBody = z.object({ username: Username, display_name: DisplayName, role: RoleName });
-export type UserCreateBody = z.infer<typeof UserCreateBody>;
+export type UserCreateBody = wire.UserCreate;
+type _UserCreateBody = Agrees<Same<z.infer<typeof UserCreateBody>, wire.UserCreate>>;
 
 export const UserPatchBody = z.object({
   display_name: DisplayName.optional(),
   role: RoleName.optional(),
   enabled: z.boolean({ error: 'must be true or false' }).optional(),
 });
-export type UserPatchBody = z.infer<typeof UserPatchBody>;
-
-/** `limit` (default 100, at most 1000) and `before` (an id) of the paged lists: audit and telemetry. */
-export const PageQuery = z.object({
-  limit: z
-    .string()
-    .regex(/^\d{1,5}$/, 'must be an integer from 1 to 1000')
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'must be an integer from 1 to 1000').max(1000, 'must be an integer from 1 to 1000'))
-    .optional()
-    .transform((v) => v ?? 100),
-  before: z
-    .string()
-    .regex(/^\d{1,15}$/, 'must be a positive integer')
-    .transform(Number)
-    .optional(),
-});
-export type PageQuery = z.infer<typeof PageQuery>;
+export type UserPatchBody = wire.UserPatch;
+type _UserPatchBody = Agrees<Same<z.infer<typeof UserPatchBody>, wire.UserPatch>>;

@@ -1,6 +1,6 @@
 import type { Clock } from '../time.js';
 import type { AccountRepo, AccountRow, SessionRow } from './repo.js';
-import { newToken, sha256 } from './tokens.js';
+import { newToken, sha256 } from '../http/secrets.js';
 
 export const ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 export const IDLE_MS = 30 * 60 * 1000;

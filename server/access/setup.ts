@@ -9,7 +9,7 @@ import type { AccountService, Actor } from './accounts.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
 import { SetupBody } from './schema.js';
 import { SETUP_PAGE_HEADERS, setupClosedPage, setupFormPage } from './setup-page.js';
-import { secretsEqual } from './tokens.js';
+import { secretsEqual } from '../http/secrets.js';
 
 /** `GET /setup` and `POST /setup`: the first administrator, by the holder of FLEET_SETUP_TOKEN, while no account exists. */
 export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, accounts: AccountService): void {

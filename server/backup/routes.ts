@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import fs from 'node:fs';
 import { nameOf, type AuditLog } from '../audit.js';
+import type { SnapshotList, SnapshotTaken } from '../contract/backup.js';
 import { HttpError } from '../errors.js';
 import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
@@ -70,7 +71,7 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
   });
 
   // Whole-database snapshots: a download is the whole database (password hashes, secrets), so administrators only.
-  routes.get('/api/snapshots', { access: 'settings.manage' }, () => ({
+  routes.get('/api/snapshots', { access: 'settings.manage' }, (): SnapshotList => ({
     enabled: snapshots.enabled,
     ...(snapshots.enabled ? {} : { reason: 'the database is in memory' }),
     directory: snapshots.directory,
@@ -79,7 +80,7 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
     snapshots: snapshots.list(),
   }));
 
-  routes.post('/api/snapshots', { access: 'settings.manage' }, async (req, res) => {
+  routes.post('/api/snapshots', { access: 'settings.manage' }, async (req, res): Promise<SnapshotTaken> => {
     const snapshot = await snapshots.take('manual');
     res.status(201);
     // A snapshot changes no row: its entry is written on its own once the file is complete.

@@ -1,9 +1,13 @@
 import * as z from 'zod';
-import { FLAGS, InstanceInput, IPV4, STACKS, STATES } from '../registry/schema.js';
-import { JOB_CONFIG, JOB_KEYS, MAX_SCHEDULE, RUN_STATUSES } from '../jobs/schema.js';
+import type * as wire from '../contract/backup.js';
+import { JOB_KEYS, RUN_STATUSES, type JobRun } from '../contract/jobs.js';
+import { FLAGS, STACKS, STATES } from '../contract/registry.js';
+import type { Agrees, Same } from '../http/validate.js';
+// A backup's rows are held to the rules of the features' own writes: their schemas, not copies.
+import { JOB_CONFIG, MAX_SCHEDULE } from '../jobs/schema.js';
+import { InstanceInput, IPV4 } from '../registry/schema.js';
 
-/** The format this release writes; 1 and 2 are read too (2 had no jobs, 1 lacked later instance fields). */
-export const BACKUP_VERSION = 3;
+export { BACKUP_VERSION } from '../contract/backup.js';
 
 const isoTimestamp = z
   .string({ error: 'must be an ISO 8601 UTC timestamp' })
@@ -17,7 +21,8 @@ export const BackupInstance = InstanceInput.extend({
   created_at: isoTimestamp.optional(),
   updated_at: isoTimestamp.optional(),
 });
-export type BackupInstance = z.infer<typeof BackupInstance>;
+export type BackupInstance = wire.BackupInstance;
+type _BackupInstance = Agrees<Same<z.infer<typeof BackupInstance>, wire.BackupInstance>>;
 
 const flag = z.union([z.literal(0), z.literal(1), z.boolean()], { error: 'must be 0 or 1' }).transform((v) => (v === true || v === 1 ? 1 : 0));
 
@@ -42,7 +47,8 @@ export const BackupJob = z
       for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['config', ...issue.path], message: issue.message });
     }
   });
-export type BackupJob = z.infer<typeof BackupJob>;
+export type BackupJob = wire.BackupJob;
+type _BackupJob = Agrees<Same<z.infer<typeof BackupJob>, wire.BackupJob>>;
 
 export const BackupRun = z.object({
   id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
@@ -52,7 +58,8 @@ export const BackupRun = z.object({
   status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }),
   result: z.string({ error: 'must be a string' }).default(''),
 });
-export type BackupRun = z.infer<typeof BackupRun>;
+export type BackupRun = JobRun;
+type _BackupRun = Agrees<Same<z.infer<typeof BackupRun>, JobRun>>;
 
 /** One entry of an instance's change timeline, as the export writes it (the vmid says whose). */
 export const BackupHistoryEntry = z.object({
@@ -63,7 +70,8 @@ export const BackupHistoryEntry = z.object({
   changed_at: isoTimestamp,
   changed_by: z.string({ error: 'must be a string or null' }).nullable().default(null),
 });
-export type BackupHistoryEntry = z.infer<typeof BackupHistoryEntry>;
+export type BackupHistoryEntry = wire.BackupHistoryRow;
+type _BackupHistoryEntry = Agrees<Same<z.infer<typeof BackupHistoryEntry>, wire.BackupHistoryRow>>;
 
 const isNullableString = (v: unknown) => v === undefined || v === null || typeof v === 'string';
 

@@ -3,8 +3,10 @@ import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { badRequest, validationFailed } from '../errors.js';
 import { fieldErrors, isPlainObject } from '../http/validate.js';
-import { parseStoredConfig, type JobKey, type JobRun } from '../jobs/schema.js';
-import type { HistoryEntry, Instance } from '../registry/schema.js';
+import type { BackupDocument, BackupHistoryRow, ImportAnswer } from '../contract/backup.js';
+import type { JobRun } from '../contract/jobs.js';
+import type { Instance } from '../contract/registry.js';
+import { parseStoredConfig } from '../jobs/schema.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupHistoryEntry, parseBackupInstance, type BackupHistoryEntry, type BackupInstance } from './schema.js';
 
@@ -17,19 +19,6 @@ declare module '../bus.js' {
 
 const INSTANCE_COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
-
-/** A history entry as exported: the API's entry without its row id (an import numbers the rows anew). */
-export type BackupHistoryRow = Omit<HistoryEntry, 'id'>;
-
-export interface BackupDocument {
-  version: number;
-  exported_at: string;
-  instances: Instance[];
-  /** Every instance's change timeline, oldest first; absent from backups written before it existed. */
-  instance_history: BackupHistoryRow[];
-  jobs: Array<{ id: number; key: JobKey; name: string; description: string; enabled: 0 | 1; schedule: number; config: Record<string, unknown> }>;
-  job_runs: JobRun[];
-}
 
 export type BackupService = ReturnType<typeof createBackupService>;
 
@@ -100,7 +89,7 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
 /** The JSON backup: export everything; import replaces instances (and jobs and runs when present) in one transaction. */
 export function createBackupService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const selectInstances = db.prepare<[], Instance>(`SELECT ${INSTANCE_COLUMNS} FROM instances ORDER BY id`);
-  const selectJobs = db.prepare<[], BackupDocument['jobs'][number] & { config: string }>(
+  const selectJobs = db.prepare<[], Omit<BackupJob, 'config'> & { config: string }>(
     'SELECT id, key, name, description, enabled, schedule, config FROM jobs ORDER BY id',
   );
   const selectRuns = db.prepare<[], JobRun>('SELECT id, job_id, started_at, ended_at, status, result FROM job_runs ORDER BY id');
@@ -206,7 +195,7 @@ export function createBackupService({ db, clock, bus, transaction }: Pick<AppCon
   }
 
   /** Writes a checked import and its request's audit entry in one transaction. Returns the number of instances imported. */
-  function apply(plan: ImportPlan, by?: Actor): { imported: number } {
+  function apply(plan: ImportPlan, by?: Actor): ImportAnswer {
     replaceAll(plan, clock.now(), by);
     return { imported: plan.instances.length };
   }
@@ -227,7 +216,7 @@ export function createBackupService({ db, clock, bus, transaction }: Pick<AppCon
     apply,
 
     /** Validates every row, then replaces in one transaction. Returns the number of instances imported. */
-    importDocument(body: unknown): { imported: number } {
+    importDocument(body: unknown): ImportAnswer {
       return apply(validate(body));
     },
   };

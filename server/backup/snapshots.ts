@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
+import type { SnapshotInfo, SnapshotKind } from '../contract/backup.js';
 import { removeDatabaseFiles } from '../db/database.js';
 import { conflict, notFound } from '../errors.js';
 import { makePrivateDir } from '../private-files.js';
@@ -14,16 +15,6 @@ import { createCopier } from './snapshot-copier.js';
  * and on disk, so a file with a snapshot's name is always a whole, checked database (a crash leaves at
  * most a `.partial`, removed at the next start).
  */
-
-export const SNAPSHOT_KINDS = ['scheduled', 'manual', 'pre-import'] as const;
-export type SnapshotKind = (typeof SNAPSHOT_KINDS)[number];
-
-export interface SnapshotInfo {
-  name: string;
-  kind: SnapshotKind;
-  taken_at: string;
-  size: number;
-}
 
 /** `homefleet-2026-11-23T10-15-00Z-scheduled.db` (a `-2`, `-3`, ... when a second one falls in the same second). */
 export const SNAPSHOT_NAME = /^homefleet-(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z-(scheduled|manual|pre-import)(?:-(\d{1,4}))?\.db$/;

@@ -34,6 +34,11 @@ export function roleHas(role: Role, capability: Capability): boolean {
   return ROLE_TABLE[capability].includes(role);
 }
 
+/** Roles in order of their rights: a token's role may be no higher than its creator's. */
+export const roleRank = (role: Role): number => ROLES.indexOf(role);
+/** The lower of two roles: a token never has more rights than its owner has now. */
+export const lowerRole = (a: Role, b: Role): Role => (roleRank(a) <= roleRank(b) ? a : b);
+
 /** An account as the API shows it: never a hash. */
 export interface Account {
   id: number;
@@ -45,3 +50,55 @@ export interface Account {
   created_at: string;
   last_login_at: string | null;
 }
+
+/** POST /api/auth/login: any text up to a sane size; a wrong length simply does not match. */
+export interface LoginRequest {
+  username: string;
+  password: string;
+}
+
+/** The answer of POST /api/auth/login, POST /setup (JSON) and PATCH /api/users/:id. */
+export interface UserAnswer {
+  user: Account;
+}
+
+/** GET /api/auth/session: the signed-in account and when the session ends (absolutely, and if left idle). */
+export interface SessionAnswer extends UserAnswer {
+  expires_at: string;
+  idle_expires_at: string;
+}
+
+/** POST /api/auth/password. */
+export interface PasswordChange {
+  current_password: string;
+  new_password: string;
+}
+
+/** POST /setup: the first administrator, with the server's setup token. */
+export interface SetupRequest {
+  setup_token: string;
+  username: string;
+  display_name: string;
+  password: string;
+}
+
+/** POST /api/users: the account gets a temporary password, answered once. */
+export interface UserCreate {
+  username: string;
+  display_name: string;
+  role: Role;
+}
+
+/** PATCH /api/users/:id: omitted fields are unchanged. */
+export interface UserPatch {
+  display_name?: string;
+  role?: Role;
+  enabled?: boolean;
+}
+
+/** POST /api/users/:id/reset-password; with `user`, the answer of POST /api/users. */
+export interface TemporaryPassword {
+  temporary_password: string;
+}
+
+export interface CreatedUser extends UserAnswer, TemporaryPassword {}

@@ -19,3 +19,12 @@ export function liveEvent<P, S>(capability: Capability, detail: { capability: Ca
 export function liveEvent<P, S>(capability: Capability, detail?: { capability: Capability; summarize: (payload: P) => S }): LiveEventSpec<P, S> {
   return detail ? { capability, detail } : { capability };
 }
+
+/**
+ * What the stream sends besides the catalogue's events: `reset` (missed events are gone: reload what
+ * is shown) and `revoked` (the session or token no longer holds; the stream ends after it).
+ */
+export interface StreamNotices {
+  reset: { reason: string };
+  revoked: { reason: string };
+}

@@ -1,6 +1,7 @@
 import { liveEvent } from './events.js';
 
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
+export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
 
 /** What the stream sends for host.heartbeat and host.status: cheap to build on every heartbeat. */
 export interface HostEvent {
@@ -9,6 +10,223 @@ export interface HostEvent {
   status: HostStatus;
   last_heartbeat_at: string | null;
   agent_version: string;
+}
+
+export interface HostRef {
+  id: number;
+  hostname: string;
+}
+
+/** A guest (VM or container) a host reported in its last heartbeat. */
+export interface Guest {
+  vmid: number;
+  name: string;
+  type: 'qemu' | 'lxc';
+  status: string;
+}
+
+export type DriftItem =
+  | { kind: 'guest_without_instance'; vmid: number; guest_name: string; guest_type: 'qemu' | 'lxc' }
+  | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string; instance_stack: 'production' | 'development' }
+  | { kind: 'instance_without_guest'; vmid: number; instance_name: string }
+  /** Another live host reports the same vmid: shown on each of them, never applied. */
+  | { kind: 'conflict'; vmid: number; guest_name: string; instance_name: string | null; other_hosts: HostRef[] };
+
+/** The latest agent upgrade asked of a host (an in-progress one past its time shows failed). */
+export interface HostUpgrade {
+  state: UpgradeState;
+  version: string;
+  from: string | null;
+  requested_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** A host as GET /api/hosts lists it (with counts); the detail adds guests, drift and deletion. */
+export interface HostSummary {
+  id: number;
+  hostname: string;
+  machine_id: string;
+  status: HostStatus;
+  enrolled_at: string;
+  last_heartbeat_at: string | null;
+  agent_version: string;
+  agent_started_at: string | null;
+  heartbeat_interval_s: number;
+  addresses: string[];
+  uptime_s: number | null;
+  hypervisor_version: string;
+  sync_registry: boolean;
+  /** An unused, unexpired re-bind token exists for this host. */
+  allow_rebind: boolean;
+  /** The shipped agent is newer than the one this host runs (and the host is not being removed). */
+  upgrade_available: boolean;
+  deleted_at: string | null;
+  upgrade: HostUpgrade | null;
+  guest_count: number;
+  drift_count: number;
+}
+
+/** A host's removal: the uninstall command goes out at the next heartbeat, the agent's receipt confirms it. */
+export interface Deletion {
+  operation_id: string;
+  status: 'pending' | 'delivered' | 'confirmed' | 'forced';
+  created_by: string | null;
+  created_at: string;
+  delivered_at: string | null;
+  confirmed_at: string | null;
+  receipt_expires_at: string | null;
+}
+
+/** GET /api/hosts/:id */
+export interface HostDetail extends HostSummary {
+  guests: Guest[];
+  drift: DriftItem[];
+  deletion: Deletion | null;
+}
+
+/** PATCH /api/hosts/:id */
+export interface HostPatch {
+  sync_registry?: boolean;
+  /** Replaced by re-bind tokens (an enrollment token with `host_id`): refused with a 400 that says so. */
+  allow_rebind?: never;
+}
+
+/** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. Answers the HostSummary (202). */
+export interface UpgradeRequest {
+  version?: string;
+  rollback?: boolean;
+}
+
+/** POST /api/hosts/:id/drift/apply: named vmids, or every item that may be applied in bulk. */
+export interface DriftApply {
+  all?: boolean;
+  items?: { vmid: number }[];
+}
+
+/** What a drift apply did, and what it left with the reason (production renames, conflicts). */
+export interface DriftResult {
+  applied: DriftItem[];
+  skipped: { vmid: number; error: string }[];
+}
+
+/** DELETE /api/hosts/:id[?force=true]: 202 while the host's receipt is awaited, 200 removed by force. */
+export interface HostRemoval {
+  operation_id: string;
+  status: Deletion['status'];
+}
+
+export type EnrollmentTokenState = 'active' | 'expired' | 'used_up' | 'revoked';
+
+/** GET /api/hosts/enrollment-tokens: never the token itself. */
+export interface EnrollmentToken {
+  id: number;
+  name: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string;
+  max_uses: number;
+  uses: number;
+  revoked_at: string | null;
+  state: EnrollmentTokenState;
+  /** A re-bind token: it enrolls only this host's machine again. */
+  host_id: number | null;
+}
+
+/** POST /api/hosts/enrollment-tokens, as the server reads it (defaults: 1 day, 1 use). */
+export interface EnrollmentTokenCreate {
+  name: string;
+  expires_in_s: number;
+  max_uses: number;
+  /** A re-bind token: it enrolls only this host's machine id again (onto the same host, with a new host token). */
+  host_id?: number;
+}
+
+/** The 201 of POST /api/hosts/enrollment-tokens: the `hfe_` token (shown once) and the install command that carries it. */
+export interface CreatedEnrollmentToken {
+  id: number;
+  token: string;
+  expires_at: string;
+  max_uses: number;
+  host_id: number | null;
+  install_command: string;
+  /** Why the command cannot work from another machine yet (plain HTTP, a loopback address); empty when it can. */
+  install_notes: string[];
+}
+
+// ---- the agent's side (reporter/host-agent.sh) --------------------------------------------
+
+/** POST /api/agent/enroll, with an `hfe_` token. */
+export interface EnrollRequest {
+  hostname: string;
+  machine_id: string;
+  agent_version: string;
+}
+
+/** The 201 of POST /api/agent/enroll: the `hfh_` host token, shown this once. */
+export interface EnrollAnswer {
+  host_id: number;
+  host_token: string;
+  heartbeat_interval_s: number;
+  manifest_public_key: string;
+}
+
+/** A guest as an agent reports it: a bash agent may send the vmid as digits in a string. */
+export interface GuestReport {
+  vmid: number | string;
+  name?: string;
+  type: 'qemu' | 'lxc';
+  status?: string;
+}
+
+/** POST /api/agent/heartbeat, with the `hfh_` token, as the agent sends it (times ISO 8601 UTC, counts as numbers or digit strings). */
+export interface HeartbeatRequest {
+  agent_version: string;
+  started_at: string;
+  hostname: string;
+  addresses?: string[];
+  uptime_s?: number | string;
+  hypervisor_version?: string;
+  guests: GuestReport[];
+}
+
+/** The agent removes itself and confirms with the receipt token at POST /api/agent/receipts/<operation_id>. */
+export interface UninstallCommand {
+  type: 'uninstall';
+  operation_id: string;
+  receipt_token: string;
+}
+
+/** The agent fetches `version` from the signed manifest; `rollback`: it is older than the one running. */
+export interface UpgradeCommand {
+  type: 'upgrade';
+  version: string;
+  rollback?: true;
+}
+
+/** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`). */
+export type AgentCommand = UninstallCommand | UpgradeCommand;
+
+export interface HeartbeatAnswer {
+  heartbeat_interval_s: number;
+  commands: AgentCommand[];
+}
+
+/** One agent version of the signed release manifest (GET /api/agent/releases/manifest.json). */
+export interface ManifestAgent {
+  version: string;
+  url: string;
+  sha256: string;
+  size: number;
+  min_controller_version: string;
+  upgradable_from: string;
+}
+
+export interface Manifest {
+  manifest_version: number;
+  agents: ManifestAgent[];
+  issued_at: string;
+  expires_at: string;
 }
 
 export const hostEvents = {

@@ -7,8 +7,12 @@ export type Stack = (typeof STACKS)[number];
 export const FLAGS = ['atlas', 'argus', 'semaphore', 'patchmon', 'tailscale', 'andromeda', 'hardware_acceleration'] as const;
 export type Flag = 0 | 1;
 
-/** An instance as the API returns it. */
-export interface Instance {
+/**
+ * An instance as a client writes it (POST /api/instances), as the server reads it: `tailscale_ip`
+ * ("" when absent) and the flags (0 when absent) may be left out of the body. PUT takes any subset
+ * (`InstanceUpdate`), merged over the stored instance and then checked whole.
+ */
+export interface InstanceInput {
   vmid: number;
   name: string;
   state: State;
@@ -21,6 +25,12 @@ export interface Instance {
   tailscale: Flag;
   andromeda: Flag;
   hardware_acceleration: Flag;
+}
+
+export type InstanceUpdate = Partial<InstanceInput>;
+
+/** An instance as the API returns it. */
+export interface Instance extends InstanceInput {
   created_at: string;
   updated_at: string;
 }
@@ -35,6 +45,24 @@ export interface HistoryEntry {
   /** Who made the change: a username, `job:<key>`, `agent:<hostname>`, `import`; null when unknown. */
   changed_by: string | null;
 }
+
+export const SORT_KEYS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
+export type SortKey = (typeof SORT_KEYS)[number];
+
+/**
+ * GET /api/instances?search=&state=&stack=&sort=&order=: forgiving by rule, an unknown `sort` is
+ * `name`, only `order=desc` is descending, and an empty filter is no filter.
+ */
+export interface InstanceListParams {
+  search?: string;
+  state?: string;
+  stack?: string;
+  sort?: string;
+  order?: string;
+}
+
+/** GET /api/instances/stacks: the stacks in use, in order. */
+export type StackList = string[];
 
 export const registryEvents = {
   'instance.created': liveEvent<{ instance: Instance }>('fleet.read'),

@@ -1,8 +1,6 @@
 import type { AccountRepo } from '../access/repo.js';
-import type { Role } from '../access/capabilities.js';
 import { sessionExpired } from '../access/sessions.js';
-import type { TokenRepo } from '../tokens/repo.js';
-import { lowerRole } from '../tokens/service.js';
+import { lowerRole, type Role } from '../contract/access.js';
 import type { Clock } from '../time.js';
 
 /**
@@ -20,10 +18,10 @@ export const credentialKey = (credential: StreamCredential): string =>
 
 export type CredentialCheck = { ok: true } | { ok: false; reason: string };
 
-/** Where a re-check reads from. */
+/** Where a re-check reads from; the token store is handed in (server/services.ts), so events import no tokens module. */
 export interface CredentialSources {
   accounts: AccountRepo;
-  tokens: Pick<TokenRepo, 'byId'>;
+  tokens: { byId(id: number): { account_id: number; role: Role; expires_at: number | null } | undefined };
 }
 
 /**

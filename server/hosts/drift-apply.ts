@@ -3,12 +3,11 @@ import type { InstanceService } from '../registry/service.js';
 import { hostDrift, refusalOf } from './drift.js';
 import { requireHost, type HostParts, type Who } from './parts.js';
 import type { HostRepo, HostRow } from './repo.js';
-import type { DriftApply, DriftItem } from './schema.js';
+import type { DriftItem } from '../contract/hosts.js';
+import type { DriftApply } from './schema.js';
 
-export interface DriftResult {
-  applied: DriftItem[];
-  skipped: { vmid: number; error: string }[];
-}
+import type { DriftResult } from '../contract/hosts.js';
+export type { DriftResult };
 
 /**
  * Applies a host's drift through the registry's update path (history says `agent:<hostname>`).

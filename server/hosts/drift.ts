@@ -1,5 +1,5 @@
 import type { HostRepo, HostRow, InstanceRef } from './repo.js';
-import type { DriftItem, Guest, HostRef } from './schema.js';
+import type { DriftItem, Guest, HostRef } from '../contract/hosts.js';
 
 /**
  * A host's guests against the registry, matched by vmid (PRODUCT.md): a guest with no instance,

@@ -1,3 +1,4 @@
+import type { CreatedEnrollmentToken, EnrollAnswer } from '../contract/hosts.js';
 import { conflict, invalidToken, notFound } from '../errors.js';
 import { isoMillis } from '../time.js';
 import { announceStatus, type HostParts, type Who } from './parts.js';
@@ -66,7 +67,8 @@ export function createEnrollment(parts: HostParts, releases: Releases) {
   });
 
   return {
-    createEnrollmentToken(input: EnrollmentTokenCreate, who: Who) {
+    /** The token and its limits; the route adds the install command that carries it. */
+    createEnrollmentToken(input: EnrollmentTokenCreate, who: Who): Omit<CreatedEnrollmentToken, 'install_command' | 'install_notes'> {
       const now = ctx.clock.now();
       const { token, hash } = issueToken('enrollment');
       const id = createTokenTx(input, hash, who, now);
@@ -75,7 +77,7 @@ export function createEnrollment(parts: HostParts, releases: Releases) {
 
     revokeEnrollmentToken: (id: number, who: Who) => revokeTokenTx(id, who, ctx.clock.now()),
 
-    enroll(tokenId: number, body: EnrollBody, ip: string | null) {
+    enroll(tokenId: number, body: EnrollBody, ip: string | null): EnrollAnswer {
       const { hostId, token } = enrollTx(tokenId, body, ip, ctx.clock.now());
       return { host_id: hostId, host_token: token, heartbeat_interval_s: view.intervalS, manifest_public_key: releases.publicKeyPem };
     },

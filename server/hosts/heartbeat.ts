@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { HeartbeatAnswer } from '../contract/hosts.js';
 import { invalidToken } from '../errors.js';
-import { commandsFor, type AgentCommand } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 import type { DriftResult } from './drift-apply.js';
 import { createHeartbeatLimit } from './heartbeat-limit.js';
 import { ONLINE_INTERVALS } from './present.js';
@@ -59,7 +60,7 @@ export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, 
     /** Spends one heartbeat of the host's budget (before its body is read), or throws 429. */
     admit: (host: HostRow) => limit.take(host.id),
 
-    heartbeat(token: string, body: HeartbeatBody): { heartbeat_interval_s: number; commands: AgentCommand[] } {
+    heartbeat(token: string, body: HeartbeatBody): HeartbeatAnswer {
       const { host, commands } = heartbeatTx(sha256(token), body, clock.now());
       if (host.sync_registry === 1 && host.state === 'active') applyDrift(host.id, { all: true }, null);
       return { heartbeat_interval_s: view.intervalS, commands };

@@ -1,10 +1,9 @@
-import type { HostEvent } from '../contract/hosts.js';
+import type { Deletion, EnrollmentToken, EnrollmentTokenState, HostDetail, HostEvent, HostStatus, HostSummary } from '../contract/hosts.js';
 import { notFound } from '../errors.js';
 import { isoMillis, type Clock } from '../time.js';
 import { hostDrift } from './drift.js';
 import { compareVersions, type Releases } from './releases.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRepo, HostRow } from './repo.js';
-import type { Deletion, HostDetail, HostStatus, HostSummary } from './schema.js';
 import { upgradeView } from './upgrades.js';
 
 /** A host is online while a heartbeat came within this many intervals. */
@@ -12,7 +11,7 @@ export const ONLINE_INTERVALS = 3;
 
 const iso = (ms: number | null) => (ms === null ? null : isoMillis(ms));
 
-export function enrollmentState(row: EnrollmentTokenRow, now: number): 'active' | 'expired' | 'used_up' | 'revoked' {
+export function enrollmentState(row: EnrollmentTokenRow, now: number): EnrollmentTokenState {
   if (row.revoked_at !== null) return 'revoked';
   if (row.uses >= row.max_uses) return 'used_up';
   if (now >= row.expires_at) return 'expired';
@@ -32,7 +31,7 @@ export function presentDeletion(row: DeletionRow | undefined): Deletion | null {
   };
 }
 
-const presentEnrollmentToken = (row: EnrollmentTokenRow, now: number) => ({
+const presentEnrollmentToken = (row: EnrollmentTokenRow, now: number): EnrollmentToken => ({
   id: row.id,
   name: row.name,
   created_by: row.created_by,

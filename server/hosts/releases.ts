@@ -1,6 +1,8 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Manifest, ManifestAgent } from '../contract/hosts.js';
+import { compareVersions } from '../contract/versions.js';
 import type { Clock } from '../time.js';
 import { shellQuote } from './shell-quote.js';
 
@@ -20,25 +22,12 @@ const MIN_CONTROLLER = setting('HOMEFLEET_MIN_CONTROLLER_VERSION');
 const UPGRADABLE_FROM = setting('HOMEFLEET_AGENT_UPGRADABLE_FROM');
 export const VERSION_PATTERN = new RegExp(`^${VERSION}$`);
 
+// The wire's manifest and the version order live in server/contract, shared with the dashboard.
+export { compareVersions, type Manifest, type ManifestAgent };
+
 /** The version an agent script declares (`HOMEFLEET_AGENT_VERSION="x.y.z"` near its top), or undefined. */
 export function agentVersionOf(script: string): string | undefined {
   return (VERSION_LINE.exec(script) ?? VERSION_COMMENT.exec(script))?.[1];
-}
-
-export interface ManifestAgent {
-  version: string;
-  url: string;
-  sha256: string;
-  size: number;
-  min_controller_version: string;
-  upgradable_from: string;
-}
-
-export interface Manifest {
-  manifest_version: number;
-  agents: ManifestAgent[];
-  issued_at: string;
-  expires_at: string;
 }
 
 export interface ReleaseDirs {
@@ -46,21 +35,6 @@ export interface ReleaseDirs {
   agentDir: string;
   /** Older agent versions kept for hosts not yet upgraded: `<keptDir>/<version>/host-agent.sh`. */
   keptDir: string;
-}
-
-/** Numeric x.y.z comparison (a pre-release suffix sorts before its release). */
-export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [core = '', pre] = v.split(/[-+]/, 2);
-    return { nums: core.split('.').map(Number), pre: v.includes('-') ? (pre ?? '') : undefined };
-  };
-  const x = parse(a);
-  const y = parse(b);
-  for (let i = 0; i < 3; i++) if ((x.nums[i] ?? 0) !== (y.nums[i] ?? 0)) return (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
-  if (x.pre === y.pre) return 0;
-  if (x.pre === undefined) return 1;
-  if (y.pre === undefined) return -1;
-  return x.pre < y.pre ? -1 : 1;
 }
 
 /**

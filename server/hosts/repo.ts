@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import type { Guest, UpgradeState } from './schema.js';
+import type { Guest, UpgradeState } from '../contract/hosts.js';
 
 export interface EnrollmentTokenRow {
   id: number;

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.js';
+import type { CreatedEnrollmentToken, HostRemoval } from '../contract/hosts.js';
 import { badRequest, notFound } from '../errors.js';
 import type { CredentialResolvers } from '../http/credentials.js';
 import { agentCredentialOf, changedBy } from '../http/locals.js';
@@ -107,7 +108,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // enrollment-tokens first: Express matches in order, and it is not a host id.
 
   // A browser session only: an enrollment token minted with a personal API token would outlive that token's revocation.
-  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once), its install command (run as root), and `install_notes`: why that command cannot work from another machine yet (plain HTTP, a loopback address), empty when it can') }, (req, res) => {
+  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once), its install command (run as root), and `install_notes`: why that command cannot work from another machine yet (plain HTTP, a loopback address), empty when it can') }, (req, res): CreatedEnrollmentToken => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
     const created = hosts.createEnrollmentToken(req.body, who(req, res));
     res.status(201);
@@ -136,7 +137,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   routes.delete(
     '/api/hosts/:id',
     { access: 'hosts.manage', documentedQuery: HostDeleteQueryDoc, documentedResponse: [doc(202, 'Removal started: the uninstall goes out at the next heartbeat'), doc(200, 'Removed by force')] },
-    (req, res) => {
+    (req, res): HostRemoval => {
       const force = (req.query as Record<string, unknown>).force === 'true';
       const deletion = hosts.remove(parseIntegerParam(req.params.id, 'invalid id'), force, who(req, res));
       res.status(force ? 200 : 202);

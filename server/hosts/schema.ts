@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
 import * as z from 'zod';
+import type * as wire from '../contract/hosts.js';
+import type { Agrees, Same } from '../http/validate.js';
 import { VERSION_PATTERN } from './releases.js';
 
 export const DAY_S = 24 * 60 * 60;
@@ -19,7 +21,9 @@ export const EnrollmentTokenCreate = z.object(
   },
   { error: 'must be a JSON object' },
 ).refine((v) => v.host_id === undefined || v.max_uses === 1, { error: 'a re-bind token (host_id) is used once: max_uses must be 1', path: ['max_uses'] });
-export type EnrollmentTokenCreate = z.infer<typeof EnrollmentTokenCreate>;
+// The wire types are written once, in server/contract; the schemas are checked against them.
+export type EnrollmentTokenCreate = wire.EnrollmentTokenCreate;
+type _EnrollmentTokenCreate = Agrees<Same<z.infer<typeof EnrollmentTokenCreate>, wire.EnrollmentTokenCreate>>;
 
 const hostname = z
   .string({ error: 'must be a string' })
@@ -48,7 +52,8 @@ export const EnrollBody = z.object(
   },
   { error: 'must be a JSON object' },
 );
-export type EnrollBody = z.infer<typeof EnrollBody>;
+export type EnrollBody = wire.EnrollRequest;
+type _EnrollBody = Agrees<Same<z.infer<typeof EnrollBody>, wire.EnrollRequest>>;
 
 /** A bash agent may send numbers as digit strings (uptime straight from /proc/uptime, say); both are taken, whole seconds kept. */
 const count = z.union(
@@ -79,7 +84,8 @@ export const Guest = z.object(
   },
   { error: 'must be an object' },
 );
-export type Guest = z.infer<typeof Guest>;
+export type Guest = wire.Guest;
+type _Guest = Agrees<Same<z.infer<typeof Guest>, wire.Guest>>;
 
 /** ISO 8601 UTC, as PRODUCT.md fixes for times sent by agents. */
 const isoUtc = z
@@ -110,7 +116,9 @@ export const HeartbeatBody = z.object(
   },
   { error: 'must be a JSON object' },
 );
+/** As the server reads it: times in ms, counts as numbers. */
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
+type _HeartbeatBody = Agrees<Same<z.input<typeof HeartbeatBody>, wire.HeartbeatRequest>>;
 
 /** PATCH /api/hosts/:id */
 export const HostPatch = z
@@ -123,13 +131,15 @@ export const HostPatch = z
     { error: 'must be a JSON object' },
   )
   .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' });
-export type HostPatch = z.infer<typeof HostPatch>;
+export type HostPatch = wire.HostPatch;
+type _HostPatch = Agrees<Same<z.infer<typeof HostPatch>, wire.HostPatch>>;
 
 /** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. */
 export const UpgradeRequest = z
   .object({ version: agentVersion.optional(), rollback: z.boolean({ error: 'must be true or false' }).optional() }, { error: 'must be a JSON object' })
   .default({});
-export type UpgradeRequest = z.infer<typeof UpgradeRequest>;
+export type UpgradeRequest = wire.UpgradeRequest;
+type _UpgradeRequest = Agrees<Same<z.infer<typeof UpgradeRequest>, wire.UpgradeRequest>>;
 
 /** POST /api/hosts/:id/drift/apply */
 export const DriftApply = z
@@ -146,67 +156,5 @@ export const DriftApply = z
     { error: 'must be a JSON object' },
   )
   .refine((v) => v.all === true || (v.items && v.items.length > 0), { error: 'give items or all: true' });
-export type DriftApply = z.infer<typeof DriftApply>;
-
-export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
-export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
-
-export interface HostRef {
-  id: number;
-  hostname: string;
-}
-
-export type DriftItem =
-  | { kind: 'guest_without_instance'; vmid: number; guest_name: string; guest_type: 'qemu' | 'lxc' }
-  | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string; instance_stack: 'production' | 'development' }
-  | { kind: 'instance_without_guest'; vmid: number; instance_name: string }
-  /** Another live host reports the same vmid: shown on each of them, never applied. */
-  | { kind: 'conflict'; vmid: number; guest_name: string; instance_name: string | null; other_hosts: HostRef[] };
-
-/** A host as the API shows it (list rows carry counts; the detail adds guests, drift and deletion). */
-export interface HostSummary {
-  id: number;
-  hostname: string;
-  machine_id: string;
-  status: HostStatus;
-  enrolled_at: string;
-  last_heartbeat_at: string | null;
-  agent_version: string;
-  agent_started_at: string | null;
-  heartbeat_interval_s: number;
-  addresses: string[];
-  uptime_s: number | null;
-  hypervisor_version: string;
-  sync_registry: boolean;
-  /** An unused, unexpired re-bind token exists for this host. */
-  allow_rebind: boolean;
-  /** The shipped agent is newer than the one this host runs (and the host is not being removed). */
-  upgrade_available: boolean;
-  deleted_at: string | null;
-  upgrade: {
-    state: UpgradeState;
-    version: string;
-    from: string | null;
-    requested_at: string;
-    started_at: string | null;
-    finished_at: string | null;
-  } | null;
-  guest_count: number;
-  drift_count: number;
-}
-
-export interface Deletion {
-  operation_id: string;
-  status: 'pending' | 'delivered' | 'confirmed' | 'forced';
-  created_by: string | null;
-  created_at: string;
-  delivered_at: string | null;
-  confirmed_at: string | null;
-  receipt_expires_at: string | null;
-}
-
-export interface HostDetail extends HostSummary {
-  guests: Guest[];
-  drift: DriftItem[];
-  deletion: Deletion | null;
-}
+export type DriftApply = wire.DriftApply;
+type _DriftApply = Agrees<Same<z.infer<typeof DriftApply>, wire.DriftApply>>;

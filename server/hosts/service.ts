@@ -14,7 +14,8 @@ import { createHostView, presentDeletion } from './present.js';
 import type { Releases } from './releases.js';
 import { createRemoval } from './removal.js';
 import { createHostRepo } from './repo.js';
-import type { Deletion, HostDetail, HostPatch } from './schema.js';
+import type { Deletion, HostDetail } from '../contract/hosts.js';
+import type { HostPatch } from './schema.js';
 
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */

@@ -1,4 +1,4 @@
-import { bearerCredential, newToken, secretsEqual, sha256 } from '../access/tokens.js';
+import { bearerCredential, newToken, secretsEqual, sha256 } from '../http/secrets.js';
 
 /** The kinds of agent credential (PRODUCT.md): each is accepted only where its kind belongs. */
 export const TOKEN_PREFIX = { enrollment: 'hfe_', host: 'hfh_', receipt: 'hfr_' } as const;

@@ -2,7 +2,7 @@ import { conflict } from '../errors.js';
 import { isoMillis } from '../time.js';
 import { compareVersions } from './releases.js';
 import type { HostRow, UpgradeRecord } from './repo.js';
-import type { HostSummary } from './schema.js';
+import type { HostSummary } from '../contract/hosts.js';
 
 /**
  * An agent upgrade's states (PRODUCT.md): `pending` once asked for, `in_progress` once offered in a

@@ -1,22 +1,11 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ZodType } from 'zod';
+import { CAPABILITIES, type Capability } from '../contract/access.js';
 import { jsonBody, refuseUnreadableCharset } from './body.js';
 import { parseWith } from './validate.js';
 
-/** Capability names of PRODUCT.md's table; each role's grants live in server/access. */
-export const CAPABILITIES = [
-  'fleet.read',
-  'diagnostics.read',
-  'fleet.operate',
-  'content.read',
-  'content.manage',
-  'hosts.read',
-  'hosts.manage',
-  'settings.manage',
-  'users.manage',
-  'self',
-] as const;
-export type Capability = (typeof CAPABILITIES)[number];
+/** Capability names of PRODUCT.md's table (server/contract, with each role's grants). */
+export { CAPABILITIES, type Capability };
 
 /** What a route needs: a capability (a signed-in person with a role), or `public` / `machine` (no person). */
 export type Access = Capability | 'public' | 'machine';

@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import type { ZodError, ZodType } from 'zod';
 import { badRequest, validationFailed, type FieldError } from '../errors.js';
 
@@ -16,6 +17,11 @@ export function parseWith<T>(schema: ZodType<T>, value: unknown): T {
   return result.data;
 }
 
+/** One of a list of names, or a 400 that lists them: `must be one of viewer, operator, administrator`. */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -27,3 +33,17 @@ export function parseIntegerParam(raw: string | undefined, message: string): num
   if (!Number.isSafeInteger(value)) throw badRequest(message);
   return value;
 }
+
+type Flat<T> = T extends object ? { [K in keyof T]: T[K] } : T;
+/**
+ * `true` when A and B are the same type (optional and readonly marks included, one level of
+ * intersection flattened), else `false`. Mutual assignability would call `{a?: string}` and `{}`
+ * the same; this does not.
+ */
+export type Same<A, B> = (<T>() => T extends Flat<A> ? 1 : 2) extends (<T>() => T extends Flat<B> ? 1 : 2) ? true : false;
+/**
+ * A compile-time check that a zod schema validates exactly the contract's wire type, so the type is
+ * written once (server/contract) and zod only checks it: `type _ = Agrees<Same<z.infer<typeof X>, contract.X>>`.
+ * A mismatch fails `tsc` with "Type 'false' does not satisfy the constraint 'true'" on that line.
+ */
+export type Agrees<T extends true> = T;

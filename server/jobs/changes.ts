@@ -1,7 +1,8 @@
 import type { AuditChange } from '../audit.js';
-import type { Instance } from '../registry/schema.js';
+import type { Instance } from '../contract/registry.js';
 import type { Change } from './handlers/types.js';
-import { parseStoredConfig, SECRET_FIELDS, type FieldChange, type JobRow } from './schema.js';
+import { SECRET_FIELDS, type FieldChange } from '../contract/jobs.js';
+import { parseStoredConfig, type JobRow } from './schema.js';
 
 /** A config value as it acts: "" (a text not set) and false (run_on_create off) mean the same as absent. */
 const effective = (value: unknown) => (value === '' || value === false || value === null ? undefined : value);

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
-import { RUNS_KEPT, type JobKey, type JobRow, type JobRun, type RunStatus } from './schema.js';
+import type { JobKey, JobRun, RunStatus } from '../contract/jobs.js';
+import { RUNS_KEPT, type JobRow } from './schema.js';
 
 export type JobRepo = ReturnType<typeof createJobRepo>;
 

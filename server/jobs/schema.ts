@@ -1,19 +1,13 @@
 import * as z from 'zod';
-
-export const JOB_KEYS = ['tailscale_sync', 'patchmon_sync', 'semaphore_sync'] as const;
-export type JobKey = (typeof JOB_KEYS)[number];
-
-export const RUN_STATUSES = ['running', 'success', 'error'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+import { REDACTED, REQUIRED_CONFIG, SECRET_FIELDS, type JobBase, type JobKey } from '../contract/jobs.js';
+import type * as wire from '../contract/jobs.js';
+import type { Agrees, Same } from '../http/validate.js';
 
 /** Runs kept per job: on reads, after each run, at start-up and after import. */
 export const RUNS_KEPT = 10;
 export const DEFAULT_SCHEDULE = 15;
 export const MAX_SCHEDULE = 10_080;
 
-/** What a secret config field reads as; sending it back keeps the stored value. */
-export const REDACTED = '**REDACTED**';
-export const SECRET_FIELDS = ['api_key', 'api_token'] as const;
 
 /** The jobs created on start (file databases only), disabled, with empty config. */
 export const JOB_DEFINITIONS: Record<JobKey, { name: string; description: string }> = {
@@ -88,58 +82,20 @@ export const JobUpdate = z.object(
   },
   { error: 'must be a JSON object' },
 );
-export type JobUpdate = z.infer<typeof JobUpdate>;
+// The wire types are written once, in server/contract; the schemas are checked against them.
+export type JobUpdate = wire.JobUpdate;
+type _JobUpdate = Agrees<Same<z.infer<typeof JobUpdate>, wire.JobUpdate>>;
 
 /** POST /api/jobs/:id/run: `dry_run=true` previews the changes and writes nothing. */
 export const RunQuery = z.object({
   dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('`true`: answer what a run would change, writing nothing'),
 });
-export type RunQuery = z.infer<typeof RunQuery>;
+export type RunQuery = wire.RunQuery;
+type _RunQuery = Agrees<Same<z.infer<typeof RunQuery>, wire.RunQuery>>;
 
-/** One field a run would change on one instance (a dry run's answer). */
-export interface FieldChange {
-  vmid: number;
-  name: string;
-  field: string;
-  old: string | number;
-  new: string | number;
-}
-
-export interface DryRun {
-  summary: string;
-  changes: FieldChange[];
-}
-
-export interface JobRow {
-  id: number;
-  key: JobKey;
-  name: string;
-  description: string;
-  enabled: 0 | 1;
-  schedule: number;
+export interface JobRow extends JobBase {
   /** JSON text of the config object. */
   config: string;
-}
-
-export interface JobRun {
-  id: number;
-  job_id: number;
-  started_at: string;
-  ended_at: string | null;
-  status: RunStatus;
-  result: string;
-}
-
-/** A job as the API returns it: config redacted, latest run summarised. */
-export interface JobView extends Omit<JobRow, 'config'> {
-  config: Record<string, unknown>;
-  /** Every required config field is set: a run can contact the remote service. */
-  configured: boolean;
-  /** The required config fields still unset, in the order the "not configured" error names them. */
-  missing: string[];
-  last_run_at: string | null;
-  last_status: RunStatus | null;
-  last_run_id: number | null;
 }
 
 export function redactConfig(config: Record<string, unknown>): Record<string, unknown> {
@@ -155,13 +111,6 @@ export function configText(config: Record<string, unknown>, field: string): stri
   const value = config[field];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
-
-/** Config fields a run needs; without them it fails at once, contacting nothing. */
-export const REQUIRED_CONFIG: Record<JobKey, readonly string[]> = {
-  tailscale_sync: ['api_key'],
-  patchmon_sync: ['api_url', 'api_token'],
-  semaphore_sync: ['api_url', 'api_token'],
-};
 
 export function missingConfigFields(key: JobKey, config: Record<string, unknown>): string[] {
   return REQUIRED_CONFIG[key].filter((field) => configText(config, field) === undefined);

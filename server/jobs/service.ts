@@ -2,7 +2,8 @@ import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
-import type { Instance } from '../registry/schema.js';
+import { JOB_KEYS, REDACTED, SECRET_FIELDS, type DryRun, type JobDetail, type JobKey, type JobRun, type JobView, type RunAnswer, type RunStatus } from '../contract/jobs.js';
+import type { Instance } from '../contract/registry.js';
 import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
@@ -15,20 +16,12 @@ import {
   DEFAULT_SCHEDULE,
   JOB_CONFIG,
   JOB_DEFINITIONS,
-  JOB_KEYS,
   missingConfigFields,
   parseStoredConfig,
-  REDACTED,
   redactConfig,
   scrubSecrets,
-  SECRET_FIELDS,
-  type DryRun,
-  type JobKey,
   type JobRow,
-  type JobRun,
   type JobUpdate,
-  type JobView,
-  type RunStatus,
 } from './schema.js';
 
 export interface JobsOptions {
@@ -257,7 +250,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
 
     list: (): JobView[] => repo.list().map(present),
 
-    get(id: number): JobView & { runs: JobRun[] } {
+    get(id: number): JobDetail {
       const row = require(id);
       return { ...present(row), runs: repo.runs(id) };
     },
@@ -270,7 +263,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     },
 
     /** Run-now: blocks until the run ends; 409 when the job is already running; 500 with the handler's error. */
-    async runNow(id: number, by?: Actor): Promise<{ summary: string }> {
+    async runNow(id: number, by?: Actor): Promise<RunAnswer> {
       const run = start(require(id), by);
       if (!run) throw conflict('job already running');
       const outcome = await run;

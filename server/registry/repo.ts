@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database.js';
-import type { Flag, HistoryEntry, Instance, InstanceInput, ListQuery, SortKey } from './schema.js';
+import type { Flag, HistoryEntry, Instance, InstanceInput, SortKey } from '../contract/registry.js';
+import type { ListQuery } from './schema.js';
 
 const COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';

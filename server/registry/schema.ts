@@ -1,8 +1,7 @@
 import * as z from 'zod';
-
-export const STATES = ['deployed', 'testing', 'degraded'] as const;
-export const STACKS = ['production', 'development'] as const;
-export const FLAGS = ['atlas', 'argus', 'semaphore', 'patchmon', 'tailscale', 'andromeda', 'hardware_acceleration'] as const;
+import { FLAGS, SORT_KEYS, STACKS, STATES, type SortKey } from '../contract/registry.js';
+import type * as wire from '../contract/registry.js';
+import type { Agrees, Same } from '../http/validate.js';
 
 /** The writable fields, in the order they are stored, shown and compared for history. */
 export const WRITABLE_FIELDS = ['vmid', 'name', 'state', 'stack', 'tailscale_ip', ...FLAGS] as const;
@@ -44,29 +43,11 @@ export const InstanceInput = z.object(
   },
   { error: 'must be a JSON object' },
 );
-export type InstanceInput = z.infer<typeof InstanceInput>;
-export type Flag = 0 | 1;
+// The wire type is written once, in server/contract; the schema is checked against it.
+export type InstanceInput = wire.InstanceInput;
+type _InstanceInput = Agrees<Same<z.infer<typeof InstanceInput>, wire.InstanceInput>>;
 
-/** An instance as the API returns it. */
-export interface Instance extends InstanceInput {
-  created_at: string;
-  updated_at: string;
-}
-
-export interface HistoryEntry {
-  id: number;
-  vmid: number;
-  field: string;
-  old_value: string | null;
-  new_value: string | null;
-  changed_at: string;
-  /** Who made the change: a username, `job:<key>`, `import`; null when unknown. */
-  changed_by: string | null;
-}
-
-export const SORT_KEYS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
-export type SortKey = (typeof SORT_KEYS)[number];
-
+/** The list query as the server reads it (see parseListQuery). */
 export interface ListQuery {
   search?: string;
   state?: string;

@@ -4,7 +4,8 @@ import { conflict, notFound, unprocessable, validationFailed } from '../errors.j
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createInstanceRepo, type StoredInstance } from './repo.js';
-import { InstanceInput, WRITABLE_FIELDS, type HistoryEntry, type Instance, type ListQuery } from './schema.js';
+import type { HistoryEntry, Instance } from '../contract/registry.js';
+import { InstanceInput, WRITABLE_FIELDS, type ListQuery } from './schema.js';
 
 export type InstanceService = ReturnType<typeof createInstanceService>;
 

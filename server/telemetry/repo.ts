@@ -1,12 +1,7 @@
+import type { TelemetryEvent } from '../contract/telemetry.js';
 import type { Db } from '../db/database.js';
 
 export const KEEP_EVENTS = 10_000;
-
-export interface TelemetryEvent {
-  id: number;
-  received_at: string;
-  event: unknown;
-}
 
 export function createTelemetryRepo(db: Db) {
   const insert = db.prepare<[string, string], void>('INSERT INTO telemetry_events (received_at, payload) VALUES (?, ?)');

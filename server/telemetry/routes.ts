@@ -1,11 +1,12 @@
 import type { RequestHandler } from 'express';
 import * as z from 'zod';
-import { PageQuery } from '../access/schema.js';
-import { bearerCredential, secretsEqual } from '../access/tokens.js';
 import type { AppContext } from '../context.js';
+import type { TelemetryAccepted, TelemetryEvent } from '../contract/telemetry.js';
 import { HttpError, serviceUnavailable, unsupportedMediaType, validationFailed } from '../errors.js';
 import { jsonBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
+import { PageQuery } from '../http/page-query.js';
+import { bearerCredential, secretsEqual } from '../http/secrets.js';
 import { parseWith } from '../http/validate.js';
 import { isoMillis } from '../time.js';
 import type { TelemetryRepo } from './repo.js';
@@ -51,7 +52,7 @@ export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext, rep
   // Not strict: a valid JSON body that is not an object (`42`) reaches the schema and is told what
   // is wrong, instead of the strict parser's "malformed JSON body".
   const body = jsonBody('1mb', { strict: false });
-  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx), body], bodyLimit: false }, (req, res) => {
+  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx), body], bodyLimit: false }, (req, res): TelemetryAccepted => {
     const body = parseWith(TelemetryBody, req.body);
     if (tooDeep(body, MAX_EVENT_DEPTH + 1)) throw validationFailed([{ field: 'body', message: `must not be nested more than ${MAX_EVENT_DEPTH} levels deep` }]);
     const events = Array.isArray(body) ? body : [body];
@@ -60,7 +61,7 @@ export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext, rep
     return { accepted: events.length };
   });
 
-  routes.get('/api/telemetry', { access: 'diagnostics.read', query: PageQuery }, (req) => {
+  routes.get('/api/telemetry', { access: 'diagnostics.read', query: PageQuery }, (req): TelemetryEvent[] => {
     const page = req.query as unknown as PageQuery;
     return repo.list(page.limit, page.before);
   });

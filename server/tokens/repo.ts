@@ -1,4 +1,4 @@
-import type { Role } from '../access/capabilities.js';
+import type { Role } from '../contract/access.js';
 import type { Db } from '../db/database.js';
 
 export interface ApiTokenRow {

@@ -1,5 +1,12 @@
 import * as z from 'zod';
-import { RoleName } from '../access/schema.js';
+import { ROLES } from '../contract/access.js';
+import type * as wire from '../contract/tokens.js';
+import { oneOf, type Agrees, type Same } from '../http/validate.js';
+
+const RoleName = oneOf(ROLES);
+
+// The wire types are written once, in server/contract; the schemas below are checked against them
+// (the views only describe the answers for the API document).
 
 /** `POST /api/tokens`: a name, a role no higher than the creator's own, an optional expiry in the future. */
 export const TokenCreateBody = z.object({
@@ -14,13 +21,15 @@ export const TokenCreateBody = z.object({
     .nullish()
     .describe('when the token stops working; omitted or null: never'),
 });
-export type TokenCreateBody = z.infer<typeof TokenCreateBody>;
+export type TokenCreateBody = wire.TokenCreate;
+type _TokenCreateBody = Agrees<Same<z.infer<typeof TokenCreateBody>, wire.TokenCreate>>;
 
 /** `GET /api/tokens?user=all`: administrators list everyone's tokens. */
 export const TokenListQuery = z.object({
   user: z.enum(['all'], { error: 'must be all' }).optional(),
 });
-export type TokenListQuery = z.infer<typeof TokenListQuery>;
+export type TokenListQuery = wire.TokenListQuery;
+type _TokenListQuery = Agrees<Same<z.infer<typeof TokenListQuery>, wire.TokenListQuery>>;
 
 /** A token as the API shows it: never the token or its hash. */
 export const ApiTokenView = z.object({
@@ -33,8 +42,8 @@ export const ApiTokenView = z.object({
   last_used_at: z.string().nullable().describe('ISO 8601 UTC; recorded at most once a minute'),
   last_used_ip: z.string().nullable(),
 });
-export type ApiToken = z.infer<typeof ApiTokenView>;
+type _ApiToken = Agrees<Same<z.infer<typeof ApiTokenView>, wire.ApiToken>>;
 
 /** The 201 answer of `POST /api/tokens`: the token itself, this once. */
 export const CreatedApiTokenView = ApiTokenView.extend({ token: z.string().describe('hfp_…: shown this once, never again') });
-export type CreatedApiToken = z.infer<typeof CreatedApiTokenView>;
+type _CreatedApiToken = Agrees<Same<z.infer<typeof CreatedApiTokenView>, wire.CreatedApiToken>>;

@@ -1,6 +1,5 @@
-import type { Role } from '../access/capabilities.js';
-import { ROLES, roleHas } from '../access/capabilities.js';
-import { newToken, secretsEqual, sha256 } from '../access/tokens.js';
+import { lowerRole, roleHas, roleRank } from '../contract/access.js';
+import { newToken, secretsEqual, sha256 } from '../http/secrets.js';
 import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { conflict, forbidden, notFound, validationFailed } from '../errors.js';
@@ -8,7 +7,8 @@ import type { Principal, SessionUser, TokenRef } from '../http/credentials.js';
 import type { Clock } from '../time.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createTokenRepo, type ApiTokenWithOwner } from './repo.js';
-import type { ApiToken, CreatedApiToken, TokenCreateBody } from './schema.js';
+import type { ApiToken, CreatedApiToken } from '../contract/tokens.js';
+import type { TokenCreateBody } from './schema.js';
 
 export const TOKEN_PREFIX = 'hfp_';
 /** `hfp_` and 32 random bytes in base64url: anything else is not one of ours and is refused without a lookup. */
@@ -17,10 +17,6 @@ export const TOKEN_PATTERN = /^hfp_[A-Za-z0-9_-]{43}$/;
 export const MAX_TOKENS_PER_ACCOUNT = 50;
 /** Last use is written at most this often, so a busy script does not write on every request. */
 export const LAST_USE_MS = 60 * 1000;
-
-const rank = (role: Role) => ROLES.indexOf(role);
-/** The lower of two roles: a token never has more rights than its owner has now. */
-export const lowerRole = (a: Role, b: Role): Role => (rank(a) <= rank(b) ? a : b);
 
 export function presentToken(row: ApiTokenWithOwner): ApiToken {
   return {
@@ -69,7 +65,7 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
 
     /** `where` is where the request came from (its address, request id), for the audit entry. */
     create(input: TokenCreateBody, by: SessionUser, where: Omit<Actor, 'actor'>): CreatedApiToken {
-      if (rank(input.role) > rank(by.role)) throw validationFailed([{ field: 'role', message: `cannot be higher than your own role (${by.role})` }]);
+      if (roleRank(input.role) > roleRank(by.role)) throw validationFailed([{ field: 'role', message: `cannot be higher than your own role (${by.role})` }]);
       const expires = input.expires_at ? Date.parse(input.expires_at) : null;
       if (expires !== null && expires <= clock.now()) throw validationFailed([{ field: 'expires_at', message: 'must be in the future' }]);
       const token = TOKEN_PREFIX + newToken();

@@ -1,14 +1,10 @@
 import type { AppContext } from '../context.js';
+import type { RetentionPolicy } from '../contract/usage.js';
 import { isoSeconds } from '../time.js';
 
 export interface UsageRetentionOptions {
   /** How often old reports are deleted (a day); the first pass runs at start. */
   intervalMs?: number;
-}
-
-export interface RetentionPolicy {
-  max_age_days: number;
-  max_reports: number;
 }
 
 /**

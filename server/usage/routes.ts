@@ -2,8 +2,8 @@ import type { RequestHandler } from 'express';
 import { badRequest, tooManyRequests, unsupportedMediaType } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
+import type { RetentionPolicy, UsageList, UsageRecorded, UsageStats, UsageSummary } from '../contract/usage.js';
 import { DEFAULT_PAGE, MAX_PAGE, UsageStart, UsageUpdate } from './schema.js';
-import type { RetentionPolicy } from './retention.js';
 import type { UsageService } from './service.js';
 import { DEFAULT_STATS_DAYS, MAX_STATS_DAYS, type createUsageStats } from './stats.js';
 import type { Clock } from '../time.js';
@@ -34,18 +34,18 @@ export function registerUsageRoutes(routes: RouteTable, usage: UsageService, sta
   };
   const ingest = { access: 'machine' as const, bodyLimit: '16kb', before: [ingestGuard] };
 
-  routes.post('/api/usage/upload', { ...ingest, body: UsageStart }, (req, res) => {
+  routes.post('/api/usage/upload', { ...ingest, body: UsageStart }, (req, res): UsageRecorded => {
     usage.start(req.body);
     res.status(201);
     return { status: 'recorded' };
   });
 
-  routes.post('/api/usage/upload/updatestatus', { ...ingest, body: UsageUpdate }, (req) => {
+  routes.post('/api/usage/upload/updatestatus', { ...ingest, body: UsageUpdate }, (req): UsageRecorded => {
     usage.update(req.body);
     return { status: 'updated' };
   });
 
-  routes.get('/api/usage', { access: 'content.manage', documentedQuery: UsageListQueryDoc }, (req) => {
+  routes.get('/api/usage', { access: 'content.manage', documentedQuery: UsageListQueryDoc }, (req): UsageList => {
     const query = req.query as Record<string, string | undefined>;
     const limit = query.limit === undefined ? DEFAULT_PAGE : parseIntegerParam(query.limit, 'invalid limit');
     if (limit < 1 || limit > MAX_PAGE) throw badRequest('invalid limit');
@@ -54,10 +54,10 @@ export function registerUsageRoutes(routes: RouteTable, usage: UsageService, sta
   });
 
   // "the summary says what is kept": the retention policy rides along with the counts.
-  routes.get('/api/usage/summary', { access: 'content.read' }, () => ({ ...usage.counts(), ...(retention ? { retention } : {}) }));
+  routes.get('/api/usage/summary', { access: 'content.read' }, (): UsageSummary => ({ ...usage.counts(), ...(retention ? { retention } : {}) }));
 
   // The usage page's charts: aggregates only (no report's fields), so content.read like the summary.
-  routes.get('/api/usage/stats', { access: 'content.read', documentedQuery: UsageStatsQueryDoc }, (req) => {
+  routes.get('/api/usage/stats', { access: 'content.read', documentedQuery: UsageStatsQueryDoc }, (req): UsageStats => {
     const raw = (req.query as Record<string, string | undefined>).days;
     const days = raw === undefined ? DEFAULT_STATS_DAYS : parseIntegerParam(raw, 'invalid days');
     if (days < 1 || days > MAX_STATS_DAYS) throw badRequest('invalid days');

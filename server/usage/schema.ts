@@ -1,4 +1,6 @@
 import * as z from 'zod';
+import type * as wire from '../contract/usage.js';
+import type { Agrees, Same } from '../http/validate.js';
 
 /** Bounds of the stored texts; a 16 KiB body could hold more, the table should not. */
 export const LIMITS = { shortText: 64, nsapp: 128, status: 32, error: 2000 } as const;
@@ -37,7 +39,9 @@ export const UsageStart = z.object(
   },
   { error: 'must be a JSON object' },
 );
-export type UsageStart = z.infer<typeof UsageStart>;
+// The wire types are written once, in server/contract; the schemas are checked against them.
+export type UsageStart = wire.UsageStart;
+type _UsageStart = Agrees<Same<z.infer<typeof UsageStart>, wire.UsageStart>>;
 
 /** Part B's status update, with its defaults. */
 export const UsageUpdate = z.object(
@@ -48,27 +52,8 @@ export const UsageUpdate = z.object(
   },
   { error: 'must be a JSON object' },
 );
-export type UsageUpdate = z.infer<typeof UsageUpdate>;
-
-/** A stored report as operators see it. */
-export interface UsageReport extends Omit<UsageStart, 'status'> {
-  id: number;
-  status: string;
-  error: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface UsageCount {
-  key: string;
-  count: number;
-}
-
-export interface UsageCounts {
-  total: number;
-  by_nsapp: UsageCount[];
-  by_status: UsageCount[];
-}
+export type UsageUpdate = wire.UsageUpdate;
+type _UsageUpdate = Agrees<Same<z.infer<typeof UsageUpdate>, wire.UsageUpdate>>;
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { isoSeconds } from '../time.js';
 import { createUsageRepo } from './repo.js';
-import type { UsageCounts, UsageReport, UsageStart, UsageUpdate } from './schema.js';
+import type { UsageCounts, UsageList, UsageStart, UsageUpdate } from '../contract/usage.js';
 
 export type UsageService = ReturnType<typeof createUsageService>;
 
@@ -30,7 +30,7 @@ export function createUsageService({ db, clock, bus, transaction }: AppContext) 
       bus.publish('usage.report', stored);
     },
     /** Newest first; `before` is the id the previous page ended at. */
-    recent(limit: number, before?: number): { reports: UsageReport[]; next_before: number | null } {
+    recent(limit: number, before?: number): Omit<UsageList, 'counts'> {
       const reports = repo.page(before ?? Number.MAX_SAFE_INTEGER, limit);
       const last = reports.at(-1);
       return { reports, next_before: reports.length === limit && last ? last.id : null };

@@ -1,3 +1,4 @@
+import type { UsageAppStats, UsageDay, UsageStats } from '../contract/usage.js';
 import type { Db } from '../db/database.js';
 import { isoSeconds } from '../time.js';
 
@@ -5,32 +6,6 @@ import { isoSeconds } from '../time.js';
 export const STUCK_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_STATS_DAYS = 90;
 export const MAX_STATS_DAYS = 366;
-
-export interface UsageDay {
-  day: string;
-  done: number;
-  failed: number;
-  /** Still installing an hour after the start report. */
-  stuck: number;
-  /** Started less than an hour ago, not finished yet. */
-  installing: number;
-}
-
-export interface UsageAppStats {
-  nsapp: string;
-  total: number;
-  done: number;
-  failed: number;
-  /** failed / (done + failed), or null before any install finished. */
-  failure_rate: number | null;
-}
-
-export interface UsageStats {
-  since: string;
-  days: UsageDay[];
-  apps: UsageAppStats[];
-  errors: { error: string; count: number }[];
-}
 
 // Anything that is neither done nor still installing is a failure ("failed" by default, part B).
 const FAILED = "status NOT IN ('done', 'installing')";
@@ -54,7 +29,7 @@ export function createUsageStats(db: Db) {
      WHERE created_at >= ? AND ${FAILED} GROUP BY COALESCE(error, '') ORDER BY count DESC, error LIMIT ?`,
   );
 
-  return db.transaction((now: number, days: number): UsageStats => {
+  return db.transaction((now: number, days: number): Omit<UsageStats, 'retention'> => {
     const since = isoSeconds(now - days * 86_400_000);
     const stuckBefore = isoSeconds(now - STUCK_AFTER_MS);
     return {

@@ -1,4 +1,4 @@
-import type { InstanceInput } from '../../server/registry/schema.js';
+import type { InstanceInput } from '../../server/contract/registry.js';
 
 let nextVmid = 1000;
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { Confirm, useLoad } from '../../components/ui';
-import type { HostDetail } from '../../../server/hosts/schema';
+import type { HostDetail, Manifest } from '../../../server/contract/hosts';
 import type { Act } from './parts';
 import { rollbackTargets } from './versions';
 
@@ -10,7 +10,7 @@ import { rollbackTargets } from './versions';
  * "Upgrade agent" and "Roll back agent": read once per page; undefined until known.
  */
 export function useShippedAgents(): string[] | undefined {
-  const manifest = useLoad(() => api<{ agents?: { version: string }[] }>('GET', '/api/agent/releases/manifest.json'), []);
+  const manifest = useLoad(() => api<Partial<Manifest>>('GET', '/api/agent/releases/manifest.json'), []);
   return manifest.data?.agents?.map((a) => a.version);
 }
 

@@ -2,12 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Confirm, Notice } from '../../components/ui';
 import { plural, sentence } from '../../format';
-import type { DriftItem, HostDetail } from '../../../server/hosts/schema';
-
-interface DriftResult {
-  applied: DriftItem[];
-  skipped: { vmid: number; error: string }[];
-}
+import type { DriftItem, DriftResult, HostDetail } from '../../../server/contract/hosts';
 
 type Outcome =
   | { kind: 'error' | 'success'; text: string }

@@ -2,35 +2,14 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { CopyButton, Field, Notice, Time, type useLoad } from '../../components/ui';
-
-export interface EnrollmentTokenView {
-  id: number;
-  name: string;
-  created_by: string | null;
-  created_at: string;
-  expires_at: string;
-  max_uses: number;
-  uses: number;
-  state: string;
-  /** A re-bind token: it enrolls only this host's machine again. */
-  host_id: number | null;
-}
-
-/** What POST /api/hosts/enrollment-tokens answers, as the page uses it. */
-export interface CreatedEnrollment {
-  install_command: string;
-  expires_at: string;
-  host_id?: number | null;
-  /** Why the command cannot work from another machine yet (plain HTTP, a loopback address); servers before these notes send none. */
-  install_notes?: string[];
-}
+import type { CreatedEnrollmentToken, EnrollmentToken } from '../../../server/contract/hosts';
 
 /**
  * Tokens that can still enroll a host, and behind a switch the ones that cannot any more (used up,
  * expired, revoked): those are kept for the record, not for use, and would otherwise pile up here.
  * A re-bind token names the host it re-binds (`hostNames`: id to hostname).
  */
-export function EnrollmentTokens(props: { tokens: ReturnType<typeof useLoad<EnrollmentTokenView[]>>; manage: boolean; hostNames: ReadonlyMap<number, string> }) {
+export function EnrollmentTokens(props: { tokens: ReturnType<typeof useLoad<EnrollmentToken[]>>; manage: boolean; hostNames: ReadonlyMap<number, string> }) {
   const { tokens, manage, hostNames } = props;
   const [error, setError] = useState<string>();
   const [showAll, setShowAll] = useState(false);
@@ -115,7 +94,7 @@ export function EnrollmentTokens(props: { tokens: ReturnType<typeof useLoad<Enro
 }
 
 /** An install command shown once: what stands in its way, what it is for (`children`), the line and Copy. */
-export function InstallCommand({ created, onDone, testId, children }: { created: CreatedEnrollment; onDone: () => void; testId: string; children: ComponentChildren }) {
+export function InstallCommand({ created, onDone, testId, children }: { created: CreatedEnrollmentToken; onDone: () => void; testId: string; children: ComponentChildren }) {
   return (
     <div class="secret" data-testid={testId}>
       {!!created.install_notes?.length && (
@@ -149,7 +128,7 @@ export function AddHost({ onCreated, onClose }: { onCreated: () => void; onClose
   const [name, setName] = useState('');
   const [hours, setHours] = useState('24');
   const [uses, setUses] = useState('1');
-  const [created, setCreated] = useState<CreatedEnrollment>();
+  const [created, setCreated] = useState<CreatedEnrollmentToken>();
   const [error, setError] = useState<string>();
   const [fields, setFields] = useState<Record<string, string>>({});
 
@@ -159,7 +138,7 @@ export function AddHost({ onCreated, onClose }: { onCreated: () => void; onClose
     setFields({});
     try {
       const body = { name, expires_in_s: Math.round(Number(hours) * 3600), max_uses: Number(uses) };
-      setCreated(await api<CreatedEnrollment>('POST', '/api/hosts/enrollment-tokens', body));
+      setCreated(await api<CreatedEnrollmentToken>('POST', '/api/hosts/enrollment-tokens', body));
       onCreated();
     } catch (err) {
       setError(messageOf(err));

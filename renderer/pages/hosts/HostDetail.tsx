@@ -3,7 +3,7 @@ import { api, messageOf } from '../../api';
 import { Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
 import { uptime } from '../../format';
 import { useSession } from '../../session';
-import type { HostDetail } from '../../../server/hosts/schema';
+import type { HostDetail } from '../../../server/contract/hosts';
 import { AgentActions, useShippedAgents } from './Agent';
 import { DriftCard } from './Drift';
 import { HostToken } from './HostToken';

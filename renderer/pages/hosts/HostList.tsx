@@ -3,15 +3,15 @@ import { api } from '../../api';
 import { Empty, Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
 import { useFlash } from '../../live';
 import { useSession } from '../../session';
-import type { HostSummary } from '../../../server/hosts/schema';
-import { AddHost, EnrollmentTokens, type EnrollmentTokenView } from './Enrollment';
+import type { EnrollmentToken, HostSummary } from '../../../server/contract/hosts';
+import { AddHost, EnrollmentTokens } from './Enrollment';
 import { useLiveHosts, withEvent } from './live';
 import { StatusDot, Upgrade } from './parts';
 
 export function HostsPage() {
   const session = useSession();
   const hosts = useLoad(() => api<HostSummary[]>('GET', '/api/hosts'), []);
-  const tokens = useLoad(() => api<EnrollmentTokenView[]>('GET', '/api/hosts/enrollment-tokens'), []);
+  const tokens = useLoad(() => api<EnrollmentToken[]>('GET', '/api/hosts/enrollment-tokens'), []);
   const [adding, setAdding] = useState(false);
   const [flashed, flash] = useFlash();
   useLiveHosts(

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Confirm, Notice } from '../../components/ui';
-import type { HostDetail } from '../../../server/hosts/schema';
-import { InstallCommand, type CreatedEnrollment } from './Enrollment';
+import type { CreatedEnrollmentToken, HostDetail } from '../../../server/contract/hosts';
+import { InstallCommand } from './Enrollment';
 
 /**
  * The host's own credential (administrators): revoke a leaked host token, and make the re-bind token
@@ -12,7 +12,7 @@ import { InstallCommand, type CreatedEnrollment } from './Enrollment';
 export function HostToken({ host: h, reload }: { host: HostDetail; reload: () => void }) {
   const [step, setStep] = useState<'idle' | 'revoke' | 'rebind'>('idle');
   const [revoked, setRevoked] = useState(false);
-  const [created, setCreated] = useState<CreatedEnrollment>();
+  const [created, setCreated] = useState<CreatedEnrollmentToken>();
   const [error, setError] = useState<string>();
 
   async function run(action: () => Promise<void>) {
@@ -32,7 +32,7 @@ export function HostToken({ host: h, reload }: { host: HostDetail; reload: () =>
     });
   const makeRebind = () =>
     run(async () => {
-      setCreated(await api<CreatedEnrollment>('POST', '/api/hosts/enrollment-tokens', { host_id: h.id, name: `re-bind ${h.hostname}` }));
+      setCreated(await api<CreatedEnrollmentToken>('POST', '/api/hosts/enrollment-tokens', { host_id: h.id, name: `re-bind ${h.hostname}` }));
     });
 
   return (

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { Confirm, Time } from '../../components/ui';
 import { navigate } from '../../router';
-import type { HostDetail } from '../../../server/hosts/schema';
+import type { HostDetail } from '../../../server/contract/hosts';
 import { isLive, type Act } from './parts';
 
 /** Removal: started and confirmed by the host's receipt, forced while it waits, or done (then only told). */

@@ -1,7 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { useLive } from '../../live';
-import type { HostSummary } from '../../../server/hosts/schema';
-import type { HostEvent } from '../../../server/hosts/service';
+import type { HostEvent, HostSummary } from '../../../server/contract/hosts';
 
 /** Re-reads at most once per `ms`, however many events ask for it: a fleet of hosts heartbeats often. */
 function useCoalesced(reload: () => void, ms = 300): () => void {

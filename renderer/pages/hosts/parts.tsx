@@ -1,4 +1,4 @@
-import type { HostSummary } from '../../../server/hosts/schema';
+import type { HostSummary } from '../../../server/contract/hosts';
 
 const STATUS_TEXT: Record<HostSummary['status'], string> = {
   online: 'online',

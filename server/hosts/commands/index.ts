@@ -1,10 +1,10 @@
+import type { AgentCommand } from '../../contract/hosts.js';
 import type { HostParts } from '../parts.js';
 import type { AgentCommandKind, Contact } from './types.js';
-import { uninstall, type UninstallCommand } from './uninstall.js';
-import { upgrade, type UpgradeCommand } from './upgrade.js';
+import { uninstall } from './uninstall.js';
+import { upgrade } from './upgrade.js';
 
-/** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`). */
-export type AgentCommand = UninstallCommand | UpgradeCommand;
+export type { AgentCommand };
 
 type CommandTable = { [K in AgentCommand['type']]: AgentCommandKind<Extract<AgentCommand, { type: K }>> };
 

@@ -1,13 +1,7 @@
+import type { UninstallCommand } from '../../contract/hosts.js';
 import type { DeletionRow } from '../repo.js';
 import { deliverRemoval, pendingRemoval } from '../removal.js';
 import { commandKind } from './types.js';
-
-/** The agent removes itself and confirms with the receipt token at POST /api/agent/receipts/<operation_id>. */
-export interface UninstallCommand {
-  type: 'uninstall';
-  operation_id: string;
-  receipt_token: string;
-}
 
 /** A removal asked for in DELETE /api/hosts/:id (server/hosts/removal.ts), delivered at the next heartbeat. */
 export const uninstall = commandKind<UninstallCommand, DeletionRow, { deletion: DeletionRow; receiptToken: string }>({

@@ -1,15 +1,9 @@
+import type { UpgradeCommand } from '../../contract/hosts.js';
 import { badRequest, conflict } from '../../errors.js';
 import { announceStatus, requireHost, type HostParts, type Who } from '../parts.js';
 import type { Releases } from '../releases.js';
 import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../upgrades.js';
 import { commandKind } from './types.js';
-
-/** The agent fetches `version` from the signed manifest; `rollback`: it is older than the one running. */
-export interface UpgradeCommand {
-  type: 'upgrade';
-  version: string;
-  rollback?: true;
-}
 
 type Offer = NonNullable<ReturnType<typeof offeredUpgrade>>;
 

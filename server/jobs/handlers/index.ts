@@ -1,4 +1,4 @@
-import type { JobKey } from '../schema.js';
+import type { JobKey } from '../../contract/jobs.js';
 import { patchmonSync } from './patchmon.js';
 import { semaphoreSync } from './semaphore.js';
 import { tailscaleSync } from './tailscale.js';

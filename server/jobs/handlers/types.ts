@@ -1,4 +1,4 @@
-import type { Instance } from '../../registry/schema.js';
+import type { Instance } from '../../contract/registry.js';
 import type { HttpClient } from '../http.js';
 
 /** One instance's wanted field values; the service applies it through the instance update path. */

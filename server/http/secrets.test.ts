@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerCredential } from './tokens.js';
+import { bearerCredential } from './secrets.js';
 
 describe('bearerCredential: one reading of Authorization for every kind of token', () => {
   it.each([

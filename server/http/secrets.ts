@@ -1,6 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** 32 random bytes, base64url: what the session cookie carries. */
+// Secrets as every kind of credential handles them (sessions, personal and agent tokens, the
+// telemetry token): random, kept only as a SHA-256, compared in constant time, read from one header.
+
+/** 32 random bytes, base64url: what the session cookie carries, and every token after its prefix. */
 export function newToken(): string {
   return randomBytes(32).toString('base64url');
 }

@@ -1,0 +1,118 @@
+// The layers of homefleet and the arrows allowed between them, checked by `npm test`
+// (build/layering.test.ts runs `depcruise --config build/dependency-cruiser.cjs server renderer electron`).
+//
+//   contract   server/contract/: the wire types, enums, role table and live events; zod-free and node-free
+//   kernel     server/{context,config,errors,bus,time,logger,audit,builtin,private-files,version}.ts,
+//              server/db/, server/http/, server/tls/: what every feature builds on
+//   features   every other folder of server/ (access, backup, events, hosts, jobs, registry, ...)
+//   roots      server/{app,services,main,fatal}.ts: the composition root, which builds and wires everything
+//   renderer   the dashboard: its own files, the contract, preact and uPlot
+//
+// Allowed: features → kernel, contract; hosts → registry; jobs → registry; events → access;
+// backup → the registry's and the jobs' schema.ts; roots → anything in server/. Nothing else.
+const path = require('node:path');
+
+const CONTRACT = '^server/contract/';
+const KERNEL = '^server/((context|config|errors|bus|time|logger|audit|builtin|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
+const ROOTS = '^server/(app|services|main|fatal)[.]ts$';
+const TESTS = '([.]test[.]tsx?$|/testing/)';
+
+/**
+ * Arrows that break the rules in code another change is still rewriting, allowed by name until it
+ * lands (`hosts: ['^server/access/audit[.]ts$']`, with a comment saying which change): delete the
+ * entry then, and the check fails again if the arrow is still there. None today.
+ */
+const TEMPORARY = {};
+
+/** A feature folder's own rule: from `feature`, nothing in server/ but itself, the kernel, the contract and `also`. */
+function featureRule(feature, also, comment) {
+  return {
+    name: `${feature}-imports-only-kernel-contract-and-its-arrow`,
+    comment,
+    severity: 'error',
+    from: { path: `^server/(${feature})/`, pathNot: TESTS },
+    to: { path: '^server/', pathNot: ['^server/$1/', KERNEL, CONTRACT, ...also, ...(TEMPORARY[feature] ?? [])] },
+  };
+}
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'A cycle makes modules that cannot be read, tested or loaded one without the other; it is how context.ts once reached hosts and back.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'renderer-imports-only-contract',
+      comment:
+        'The dashboard reads the server only through its wire types (server/contract/): a service, repo or schema module would drag server code and zod into the bundle, and let the dashboard depend on what the wire does not promise. Tests included: they check the same code.',
+      severity: 'error',
+      from: { path: '^renderer/' },
+      to: { path: '^(server|electron|build|reporter)/', pathNot: CONTRACT },
+    },
+    {
+      name: 'renderer-bundles-only-its-libraries',
+      comment:
+        'What the browser loads: preact, preact-iso and uPlot. Anything else from npm (zod!) or a node: module would grow the bundle or fail in the browser. Tests run in node and may use vitest.',
+      severity: 'error',
+      from: { path: '^renderer/', pathNot: TESTS },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'], pathNot: '(^|/)node_modules/(preact|preact-iso|uplot)/' },
+    },
+    {
+      name: 'contract-imports-only-contract',
+      comment:
+        'The contract is what the server and the dashboard share: it must load in both, so it imports no server module, no npm package (zod) and no node: module.',
+      severity: 'error',
+      from: { path: CONTRACT, pathNot: TESTS },
+      to: { pathNot: CONTRACT },
+    },
+    {
+      name: 'kernel-imports-no-feature',
+      comment:
+        'The kernel is what features build on; an arrow back up makes it know a feature (the cycle context.ts → hosts → registry → context.ts was one). Features hand the kernel what it needs (bus events by declaration merging, credential resolvers from the composition root).',
+      severity: 'error',
+      from: { path: KERNEL, pathNot: TESTS },
+      to: { path: '^server/', pathNot: [KERNEL, CONTRACT] },
+    },
+    {
+      name: 'server-imports-no-ui',
+      comment: 'The server knows neither the dashboard nor the desktop shell; the shell starts the server, not the other way round.',
+      severity: 'error',
+      from: { path: '^server/' },
+      to: { path: '^(renderer|electron)/' },
+    },
+    {
+      name: 'electron-imports-no-renderer',
+      comment: 'The desktop shell loads the built dashboard by URL, as a browser does; importing its source would bundle it into the main process.',
+      severity: 'error',
+      from: { path: '^electron/' },
+      to: { path: '^renderer/' },
+    },
+    featureRule('hosts', ['^server/registry/'], 'Hosts turn drift into registry changes through the registry\'s own service (history, rules), so hosts → registry; nothing else.'),
+    featureRule('jobs', ['^server/registry/'], 'Sync jobs change instances through the registry\'s update path (history as job:<key>), so jobs → registry; nothing else.'),
+    featureRule('events', ['^server/access/'], 'The event stream re-checks the session it was opened with (access), so events → access; nothing else.'),
+    featureRule(
+      'backup',
+      ['^server/(registry|jobs)/schema[.]ts$'],
+      'A restored row is held to the rules of the feature that owns it: backup validates instances and jobs with their own schemas (one rule set, not a copy), and takes nothing else from them.',
+    ),
+    {
+      name: 'feature-imports-only-kernel-contract',
+      comment:
+        'A feature folder stands on the kernel and the contract; what it needs of another feature is handed to it by the composition root (server/services.ts, server/app.ts). The folders with an allowed arrow have their own rule above.',
+      severity: 'error',
+      from: { path: '^server/([^/]+)/', pathNot: ['^server/(contract|db|http|tls|hosts|jobs|events|backup)/', TESTS] },
+      to: { path: '^server/', pathNot: ['^server/$1/', KERNEL, CONTRACT] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count: a type import across a boundary is still a dependency on what the other side declares.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: path.join(__dirname, '..', 'tsconfig.json') },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.d.ts', '.json'] },
+    exclude: { path: '^(dist|node_modules)/' },
+  },
+};

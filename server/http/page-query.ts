@@ -1,0 +1,21 @@
+import * as z from 'zod';
+import type * as wire from '../contract/common.js';
+import type { Agrees, Same } from './validate.js';
+
+/** `limit` (default 100, at most 1000) and `before` (an id) of the paged lists: audit and telemetry. */
+export const PageQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be an integer from 1 to 1000')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be an integer from 1 to 1000').max(1000, 'must be an integer from 1 to 1000'))
+    .optional()
+    .transform((v) => v ?? 100),
+  before: z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a positive integer')
+    .transform(Number)
+    .optional(),
+});
+export type PageQuery = wire.PageQuery;
+type _PageQuery = Agrees<Same<z.infer<typeof PageQuery>, wire.PageQuery>>;
