@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { LIVE_EVENT_TYPES } from '../contract/catalogue.js';
 import { unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import type { StreamCredential } from './credential.js';
@@ -13,7 +14,7 @@ const documented = {
     status: 200,
     contentType: 'text/event-stream',
     description:
-      'Server-Sent Events: `: connected`, a comment every 15 s, events (instance.*, job.run.*, host.status, host.heartbeat, usage.report, audit.entry) with ids, `reset` when missed events are gone, and `revoked` with a reason just before the stream ends. At most 5 streams per session or per API token and 10 per account (429); 1,000 in all, the last 50 for administrators (503).',
+      `Server-Sent Events: \`: connected\`, a comment every 15 s, events (${LIVE_EVENT_TYPES.join(', ')}) with ids, \`reset\` when missed events are gone, and \`revoked\` with a reason just before the stream ends. At most 5 streams per session or per API token and 10 per account (429); 1,000 in all, the last 50 for administrators (503).`,
   },
 };
 
