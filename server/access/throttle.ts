@@ -56,6 +56,7 @@ export function createThrottle(db: Db, clock: Clock) {
   }
 
   /** All or nothing: when any key is over its limit nothing is taken and the wait in seconds is returned, else 0. */
+  // Immediate, as every writing transaction (server/db/tx.ts): it reads the counts, then writes.
   const take = db.transaction((keys: readonly ThrottleKey[]): number => {
     const wait = Math.max(0, ...keys.map(([scope, key]) => retryAfter(scope, key)));
     if (wait > 0) return wait;
@@ -67,7 +68,7 @@ export function createThrottle(db: Db, clock: Clock) {
     /** Seconds to wait when the key is over its limit in the current window, else 0. */
     retryAfter,
     recordFailure: (scope: ThrottleScope, key: string): void => recordFailures([[scope, key]]),
-    take,
+    take: (keys: readonly ThrottleKey[]): number => take.immediate(keys),
     /** A successful attempt returns the slot it took (only within the window it was taken in). */
     release: db.transaction((keys: readonly ThrottleKey[]): void => {
       const start = windowStart();

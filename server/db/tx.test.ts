@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from './database.js';
 import { createTransactions } from './tx.js';
@@ -60,6 +63,34 @@ describe('transactions with after-commit work', () => {
     })();
     expect(heard).toEqual([1, 2]);
     expect(errors).toHaveLength(1);
+  });
+
+  it('takes the write lock first: another connection writing between its read and its write cannot make it fail', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-tx-'));
+    try {
+      const file = path.join(dir, 'tx.db');
+      const db = openDatabase(file);
+      db.exec('CREATE TABLE t (n INTEGER) STRICT');
+      const other = openDatabase(file);
+      other.exec('PRAGMA busy_timeout = 0');
+      const { transaction } = createTransactions(db, () => {});
+      let refused: unknown;
+      transaction(() => {
+        const count = db.prepare('SELECT count(*) FROM t').pluck().get() as number;
+        try {
+          other.prepare('INSERT INTO t (n) VALUES (99)').run();
+        } catch (err) {
+          refused = err;
+        }
+        db.prepare('INSERT INTO t (n) VALUES (?)').run(count + 1);
+      })();
+      expect((refused as { code?: string } | undefined)?.code).toBe('SQLITE_BUSY');
+      expect(db.prepare('SELECT n FROM t').pluck().all()).toEqual([1]);
+      other.close();
+      db.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses after-commit work inside a transaction it did not open, which would run before that commit', () => {

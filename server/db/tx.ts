@@ -41,7 +41,10 @@ export function createTransactions(db: Db, onError: (err: unknown) => void): Tra
         frames.push([]);
         let result: R;
         try {
-          result = wrapped(...args);
+          // BEGIN IMMEDIATE: the write lock is taken first, waiting out another process's write (the
+          // recovery command, say) for busy_timeout. A deferred transaction that reads, then writes after
+          // that process wrote, fails at once with SQLITE_BUSY instead. Nested calls are savepoints.
+          result = wrapped.immediate(...args);
         } catch (err) {
           frames.pop();
           throw err;
