@@ -134,7 +134,11 @@ describe('audit rows and the changes they record (built server, SIGKILL)', () =>
         ...Array.from({ length: INSTANCE_WORKERS }, (_, w) => instanceStream(server, cookie, (round * INSTANCE_WORKERS + w + 1) * 100_000, sent, stop)),
         ...jobs.map((id) => jobStream(server, cookie, id, sent, stop)),
       ];
-      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 450));
+      // The kill falls at a random point counted in requests, not in time: on a loaded machine a
+      // fixed delay may end a round before anything was written, and the check would prove nothing.
+      const killAfter = sent.requestIds.size + 15 + Math.floor(Math.random() * 40);
+      const deadline = Date.now() + 30_000;
+      while (sent.requestIds.size < killAfter && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
       server.child.kill('SIGKILL');
       stopped = true;
       await server.child;
