@@ -79,7 +79,7 @@ describe('maintenance policies', () => {
     const put = await server.client.put(url(), policy);
     expect(put.status, put.text).toBe(200);
     expect(put.body).toEqual({ ...policy, window_open: false, updated_by: 'admin', updated_at: '2026-11-22T10:00:01.000Z' });
-    expect(server.hosts.isHostMuted(host.host_id)).toBe(true);
+    expect(server.hosts.isMuted(host.host_id)).toBe(true);
     const [entry] = (await server.client.get('/api/audit?limit=5')).body.filter((e: { action: string }) => e.action === 'host.maintenance');
     expect(entry.changes.map((c: { field: string }) => c.field)).toEqual(['windows', 'timezone', 'auto_upgrade', 'muted']);
     const bad: [unknown, string][] = [
@@ -96,7 +96,7 @@ describe('maintenance policies', () => {
     const operator = await server.signIn('operator');
     expect((await operator.put(url(), { muted: false })).status).toBe(403);
     expect((await operator.get(url())).status).toBe(200);
-    expect(server.hosts.isHostMuted(host.host_id)).toBe(true);
+    expect(server.hosts.isMuted(host.host_id)).toBe(true);
     expect((await server.client.get('/api/hosts/999/maintenance')).status).toBe(404);
   });
 });

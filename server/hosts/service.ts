@@ -126,7 +126,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
     guestConfigs,
     maintenance,
     /** "`muted` keeps the host's alerts from notifying (they are still recorded)": for alerts and notifications. */
-    isHostMuted: (hostId: number): boolean => maintenanceRepo.isMuted(hostId),
+    isMuted: (hostId: number): boolean => maintenanceRepo.isMuted(hostId),
     /** Server shutdown: waiting command polls are answered at once (they would hold the HTTP server's close). */
     closePolls: () => channel.close(),
   };
