@@ -31,7 +31,7 @@ const checks = [
   ['reporter/host-agent.sh, reporter/install-agent.sh', ['--shell=bash', 'reporter/host-agent.sh', 'reporter/install-agent.sh']],
   [
     'reporter/test/agent_helper.bash and the fake hypervisor commands',
-    ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash', ...['systemctl', 'qm', 'pct', 'ip'].map((f) => `reporter/test/fixtures/agent-bin/${f}`)],
+    ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash', ...['systemctl', 'qm', 'pct', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`)],
   ],
   ['.ci/run', ['--shell=bash', '.ci/run']],
 ];

@@ -4,7 +4,7 @@ import { parseView, toggleSort, viewQuery, visibleRange } from './query';
 describe('the instances view in the URL', () => {
   it('round-trips every part of the view and leaves defaults out', () => {
     const view = parseView('?search=web&state=testing&stack=production&sort=vmid&order=desc');
-    expect(view).toEqual({ search: 'web', state: 'testing', stack: 'production', sort: 'vmid', order: 'desc' });
+    expect(view).toEqual({ search: 'web', state: 'testing', stack: 'production', host: '', sort: 'vmid', order: 'desc' });
     expect(viewQuery(view)).toBe('?search=web&state=testing&stack=production&sort=vmid&order=desc');
     expect(viewQuery(parseView(''))).toBe('');
   });
@@ -14,6 +14,11 @@ describe('the instances view in the URL', () => {
   it('an unknown state or stack is "all" (the filter would otherwise show a blank choice)', () => {
     expect(parseView('?state=bogus&stack=staging&search=web')).toMatchObject({ state: '', stack: '', search: 'web' });
     expect(viewQuery(parseView('?state=bogus'))).toBe('');
+  });
+  it('keeps a host filter: an id or none (instances no host reports); anything else is all', () => {
+    expect(parseView('?host_id=none')).toMatchObject({ host: 'none' });
+    expect(viewQuery(parseView('?host_id=7&sort=vmid'))).toBe('?host_id=7&sort=vmid');
+    expect(parseView('?host_id=7;drop')).toMatchObject({ host: '' });
   });
   it('clicking the sorted column flips the order; another column sorts ascending', () => {
     const byName = parseView('');

@@ -7,6 +7,8 @@ export interface InstanceView {
   search: string;
   state: string;
   stack: string;
+  /** A host's id, `none` (instances no host reports), or '' (all). */
+  host: string;
   sort: Sort;
   order: 'asc' | 'desc';
 }
@@ -21,6 +23,7 @@ export function parseView(search: string): InstanceView {
     // A state or stack the registry does not have (a stale bookmark, a typo) means all, as the filter shows it.
     state: oneOf(STATES, params.get('state')),
     stack: oneOf(STACKS, params.get('stack')),
+    host: /^(none|[1-9][0-9]{0,14})$/.test(params.get('host_id') ?? '') ? params.get('host_id')! : '',
     sort: (SORT_KEYS as readonly string[]).includes(sort) ? (sort as Sort) : 'name',
     order: params.get('order') === 'desc' ? 'desc' : 'asc',
   };
@@ -32,6 +35,7 @@ export function viewQuery(view: InstanceView): string {
   if (view.search) params.set('search', view.search);
   if (view.state) params.set('state', view.state);
   if (view.stack) params.set('stack', view.stack);
+  if (view.host) params.set('host_id', view.host);
   if (view.sort !== 'name') params.set('sort', view.sort);
   if (view.order === 'desc') params.set('order', 'desc');
   const text = params.toString();

@@ -25,12 +25,23 @@
 # being replaced) and restarts into the new version. The watchdog puts the previous version back
 # when the new one has not heartbeated successfully within HOMEFLEET_UPGRADE_TIMEOUT_S (300).
 #
+# Guest control: beside the heartbeat timer a second loop long-polls GET /api/agent/commands?wait=25
+# (homefleet never connects to a host). A {"type":"guest.action"} command runs qm or pct (as the
+# guest's own type says) with one fixed verb and an argument list this script builds itself from
+# fields that must match strict patterns, only for a vmid its own last heartbeat listed, under the
+# verb's time limit; nothing from the server passes through a shell or eval. {"type":"logs"} sends
+# the last 200 lines of this agent's journal. Each result goes to
+# POST /api/agent/operations/<id>/result (retried). Guest configs (qm/pct config, redacted: the value
+# of cipassword and of any key holding password, secret or token becomes **REDACTED**) are hashed
+# into the heartbeat and uploaded to POST /api/agent/guest-configs when their hash changes.
+#
 # A server that is down, slow or answers garbage is logged and retried at the next interval: every
 # curl is bounded by --connect-timeout and --max-time, and the loop never exits on such errors.
 #
 # Variables for tests (the systemd unit sets none): HOMEFLEET_INTERVAL_MIN_S (10),
 # HOMEFLEET_CURL_MAX_TIME (20), HOMEFLEET_CONNECT_TIMEOUT (5), HOMEFLEET_UPGRADE_TIMEOUT_S (300),
-# HOMEFLEET_RECEIPT_DEADLINE_S (604800: the receipt token's lifetime), HOMEFLEET_RECEIPT_MAX_DELAY_S (600).
+# HOMEFLEET_RECEIPT_DEADLINE_S (604800: the receipt token's lifetime), HOMEFLEET_RECEIPT_MAX_DELAY_S (600),
+# HOMEFLEET_POLL_WAIT_S (25: the command poll's wait), HOMEFLEET_RESULT_TRIES (8).
 
 HOMEFLEET_AGENT_VERSION="1.0.0"
 
@@ -95,7 +106,8 @@ private_dir() {
   TEMP_DIRS+=("$made")
   REPLY="$made"
 }
-trap 'rm -rf ${TEMP_DIRS[@]+"${TEMP_DIRS[@]}"}' EXIT
+POLL_PID=''
+trap 'if [[ -n "$POLL_PID" ]]; then kill "$POLL_PID" 2>/dev/null || true; fi; rm -rf ${TEMP_DIRS[@]+"${TEMP_DIRS[@]}"}' EXIT
 
 # A whole number from $1 within [$2, $3], else $4.
 bounded_int() {
@@ -117,6 +129,8 @@ INTERVAL_MIN="$(bounded_int "${HOMEFLEET_INTERVAL_MIN_S:-}" 1 60 10)"
 UPGRADE_TIMEOUT="$(bounded_int "${HOMEFLEET_UPGRADE_TIMEOUT_S:-}" 1 3600 300)"
 RECEIPT_DEADLINE="$(bounded_int "${HOMEFLEET_RECEIPT_DEADLINE_S:-}" 1 604800 604800)"
 RECEIPT_MAX_DELAY="$(bounded_int "${HOMEFLEET_RECEIPT_MAX_DELAY_S:-}" 1 3600 600)"
+POLL_WAIT="$(bounded_int "${HOMEFLEET_POLL_WAIT_S:-}" 0 30 25)"
+RESULT_TRIES="$(bounded_int "${HOMEFLEET_RESULT_TRIES:-}" 1 20 8)"
 
 # ---------------------------------------------------------------------------------------------
 # JSON without jq: strings are escaped here; answers are read only for a few flat fields, and
@@ -224,7 +238,7 @@ load_state() {
 http() {
   local method="$1" url="$SERVER_URL$2" out="$3" body="${4:-}" token="${5:-}" config='' code
   local -a args=(-sS -o "$out" -w '%{http_code}' -X "$method" --proto '=http,https'
-    --connect-timeout "$CONNECT_TIMEOUT" --max-time "$CURL_MAX_TIME" --max-filesize "$MAX_AGENT_BYTES")
+    --connect-timeout "$CONNECT_TIMEOUT" --max-time "${HTTP_MAX_TIME:-$CURL_MAX_TIME}" --max-filesize "$MAX_AGENT_BYTES")
   if [[ -n "$TLS_PIN" ]]; then args+=(-k --pinnedpubkey "$TLS_PIN"); fi
   if [[ -n "$body" ]]; then args+=(-H 'Content-Type: application/json' --data-binary "@$body"); fi
   if [[ -n "$token" ]]; then config="header = \"Authorization: Bearer $token\""; fi
@@ -304,19 +318,54 @@ uptime_field() {
 # split on whitespace; pct's Lock column may be empty, so its Name is the field that starts at or
 # after the header's Name column.
 GUESTS_JSON=''
+GUESTS_LIST=''
 add_guest() {
-  local vmid="$1" name="$2" type="$3" status="$4" n s
+  local vmid="$1" name="$2" type="$3" status="$4" n s config=''
   [[ "$vmid" =~ ^[1-9][0-9]{0,14}$ ]] || return 0
   [[ "$status" =~ ^[A-Za-z0-9_-]{1,32}$ ]] || status=''
   json_string "${name:0:200}" n
   json_string "$status" s
-  GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$n,\"type\":\"$type\",\"status\":$s}"
+  if guest_config "$vmid" "$type"; then config=",\"config_sha256\":\"$REPLY\""; fi
+  GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$n,\"type\":\"$type\",\"status\":$s$config}"
+  GUESTS_LIST+="$vmid $type"$'\n'
+}
+
+# "the value of cipassword and of any key containing password, secret or token becomes
+# **REDACTED**" (the controller refuses a config that still holds one).
+redact_config() {
+  local line key lower re='^([A-Za-z0-9_.-]*)([[:space:]]*[:=][[:space:]]*)(.*)$'
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    if [[ "$line" =~ $re ]]; then
+      key="${BASH_REMATCH[1]}"
+      lower="${key,,}"
+      if [[ -n "${BASH_REMATCH[3]}" && ("$lower" == *password* || "$lower" == *secret* || "$lower" == *token*) ]]; then
+        line="$key${BASH_REMATCH[2]}**REDACTED**"
+      fi
+    fi
+    printf '%s\n' "$line"
+  done
+}
+
+# The redacted config of guest $1 (type $2) into $WORK_DIR/configs/$1, its SHA-256 into REPLY;
+# 1 when it cannot be read or is over 64 KiB (then the heartbeat carries no hash for it).
+guest_config() {
+  local vmid="$1" tool=qm text sum
+  [[ "$2" == lxc ]] && tool=pct
+  command -v "$tool" >/dev/null 2>&1 || return 1
+  text="$(timeout 10 "$tool" config "$vmid" 2>/dev/null | redact_config)" || return 1
+  [[ -n "$text" ]] && ((${#text} <= 65536)) || return 1
+  mkdir -p "$WORK_DIR/configs"
+  printf '%s' "$text" >"$WORK_DIR/configs/$vmid"
+  sum="$(sha256sum <"$WORK_DIR/configs/$vmid")"
+  REPLY="${sum%% *}"
+  printf '%s\n' "$REPLY" >"$WORK_DIR/configs/$vmid.sha256"
 }
 
 collect_guests() {
   local out line name_col=-1 rest lead
   local -a f
   GUESTS_JSON=''
+  GUESTS_LIST=''
   if command -v qm >/dev/null 2>&1; then
     out="$(timeout 30 qm list 2>/dev/null || true)"
     while IFS= read -r line; do
@@ -351,6 +400,8 @@ collect_guests() {
       fi
     done <<<"$out"
   fi
+  # What the command loop may act on: "vmid must be an integer that the agent listed in its own last heartbeat".
+  printf '%s' "$GUESTS_LIST" >"$WORK_DIR/guests.tmp" && mv -f "$WORK_DIR/guests.tmp" "$WORK_DIR/guests"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -404,6 +455,7 @@ heartbeat() {
   if [[ -f "$UPGRADE_FILE" ]] && [[ "$(sed -n 's/^version=//p' "$UPGRADE_FILE" 2>/dev/null || true)" == "$HOMEFLEET_AGENT_VERSION" ]]; then
     : >"$UPGRADE_OK_FILE" || true
   fi
+  upload_configs
   json_objects_after "$text" commands
   for object in "${OBJECTS[@]}"; do
     json_get_string "$object" type || continue
@@ -411,10 +463,178 @@ heartbeat() {
     case "$type" in
       uninstall) run_uninstall "$object" ;;
       upgrade) run_upgrade "$object" || true ;;
+      # The command poll's fallback: run beside the heartbeats, which a clone must not hold up.
+      guest.action | logs) run_command "$object" & ;;
       *) log "heartbeat: unknown command type ignored" ;;
     esac
   done
   return 0
+}
+
+# Configs whose hash changed since this agent last uploaded them (the controller keeps each once).
+declare -A UPLOADED=()
+upload_configs() {
+  local vmid sha text body="$WORK_DIR/config.json" answer="$WORK_DIR/config-answer.json"
+  for sha in "$WORK_DIR"/configs/*.sha256; do
+    [[ -f "$sha" ]] || continue
+    vmid="${sha##*/}"
+    vmid="${vmid%.sha256}"
+    IFS= read -r sha <"$sha" || continue
+    [[ "${UPLOADED[$vmid]:-}" != "$sha" ]] || continue
+    json_string "$(<"$WORK_DIR/configs/$vmid")" text
+    printf '{"vmid":%s,"sha256":"%s","text":%s}' "$vmid" "$sha" "$text" >"$body"
+    if http POST /api/agent/guest-configs "$answer" "$body" "$HOST_TOKEN" && [[ "$HTTP_CODE" == 2?? ]]; then
+      UPLOADED[$vmid]="$sha"
+    else
+      log "config of guest $vmid: not taken (${HTTP_CODE:-no answer}); sent again with the next heartbeat"
+    fi
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Guest actions and log requests (PRODUCT.md "Guest control through agents")
+
+# Seconds each verb may take on the host.
+declare -A VERB_LIMIT=([stop]=60 [start]=120 [shutdown]=300 [reboot]=300 [snapshot]=600 [rollback]=600 [destroy]=600 [clone]=1800)
+readonly SNAPSHOT_RE='^[A-Za-z][A-Za-z0-9_-]{0,39}$'
+readonly GUEST_NAME_RE='^[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$'
+# A refused command reports this exit code (nothing was run).
+readonly REFUSED=126
+
+# The type (qemu or lxc) of guest $1 as this agent's last heartbeat listed it, into REPLY.
+listed_guest() {
+  local vmid type
+  [[ -r "$WORK_DIR/guests" ]] || return 1
+  while read -r vmid type; do
+    if [[ "$vmid" == "$1" ]]; then
+      REPLY="$type"
+      return 0
+    fi
+  done <"$WORK_DIR/guests"
+  return 1
+}
+
+# Builds the argument list of a guest action from the command $1 into ARGV (tool first) and its time
+# limit into LIMIT; 1 with the reason in REPLY when it is refused.
+ARGV=()
+LIMIT=0
+guest_argv() {
+  local object="$1" vmid action type tool name new_vmid
+  ARGV=()
+  { json_get_string "$object" action && [[ -n "${VERB_LIMIT[$REPLY]:-}" ]]; } || { REPLY='unknown action'; return 1; }
+  action="$REPLY"
+  { json_get_int "$object" vmid && [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]]; } || { REPLY='invalid vmid'; return 1; }
+  vmid="$REPLY"
+  listed_guest "$vmid" || { REPLY="guest $vmid is not one this host listed"; return 1; }
+  type="$REPLY"
+  tool=qm
+  [[ "$type" == lxc ]] && tool=pct
+  # The guest's type is the one this host listed, whatever the command says.
+  if json_get_string "$object" guest_type && [[ "$REPLY" != "$type" ]]; then REPLY="guest $vmid is $type, not $REPLY"; return 1; fi
+  ARGV=("$tool" "$action" "$vmid")
+  case "$action" in
+    snapshot)
+      { json_get_string "$object" name && [[ "$REPLY" =~ $SNAPSHOT_RE ]]; } || { REPLY='invalid snapshot name'; return 1; }
+      ARGV+=("$REPLY")
+      ;;
+    rollback)
+      { json_get_string "$object" snapshot && [[ "$REPLY" =~ $SNAPSHOT_RE ]]; } || { REPLY='invalid snapshot name'; return 1; }
+      ARGV+=("$REPLY")
+      ;;
+    clone)
+      { json_get_int "$object" new_vmid && [[ "$REPLY" =~ ^[1-9][0-9]{2,8}$ ]]; } || { REPLY='invalid new_vmid'; return 1; }
+      new_vmid="$REPLY"
+      ! listed_guest "$new_vmid" || { REPLY="guest $new_vmid already exists"; return 1; }
+      { json_get_string "$object" name && [[ "$REPLY" =~ $GUEST_NAME_RE ]]; } || { REPLY='invalid guest name'; return 1; }
+      name="$REPLY"
+      ARGV+=("$new_vmid")
+      if [[ "$tool" == qm ]]; then ARGV+=(--name "$name"); else ARGV+=(--hostname "$name"); fi
+      if [[ "$object" =~ \"full\"[[:space:]]*:[[:space:]]*true ]]; then ARGV+=(--full 1); fi
+      ;;
+  esac
+  LIMIT="${VERB_LIMIT[$action]}"
+}
+
+# Runs one command ({"type":"guest.action"|"logs", "operation_id", ...}) and reports its result.
+run_command() {
+  local object="$1" operation code=0 dir out
+  { json_get_string "$object" operation_id && [[ "$REPLY" =~ ^[A-Za-z0-9_-]{1,128}$ ]]; } || { log "command: invalid operation_id; ignored"; return 0; }
+  operation="$REPLY"
+  private_dir "$WORK_DIR/op.XXXXXX" || return 0
+  dir="$REPLY"
+  out="$dir/output"
+  json_get_string "$object" type || true
+  case "$REPLY" in
+    logs)
+      timeout 30 journalctl -u "$AGENT_UNIT" -n 200 --no-pager -o short-iso >"$out" 2>&1 || code=$?
+      ;;
+    guest.action)
+      if guest_argv "$object"; then
+        log "operation $operation: ${ARGV[*]}"
+        timeout --kill-after=15 "$LIMIT" "${ARGV[@]}" </dev/null >"$out" 2>&1 || code=$?
+        if ((code == 124)); then printf '\nhomefleet-agent: %s did not finish within %ss\n' "${ARGV[1]}" "$LIMIT" >>"$out"; fi
+      else
+        log "operation $operation refused: $REPLY"
+        printf 'refused by the agent: %s\n' "$REPLY" >"$out"
+        code=$REFUSED
+      fi
+      ;;
+    *) log "command: unknown type; ignored"; rm -rf "$dir"; return 0 ;;
+  esac
+  send_result "$operation" "$code" "$out" "$dir"
+  rm -rf "$dir"
+}
+
+# POST the result of operation $1 (exit code $2, output file $3, scratch folder $4) until the server
+# takes it: a repeat is harmless (the server keeps the first), a refusal (4xx) is final.
+send_result() {
+  local operation="$1" code="$2" output body="$4/result.json" answer="$4/answer" delay=1 try
+  # The server keeps the last 4 KiB; a log answer's 200 lines are sent whole (up to 64 KiB).
+  # The x keeps a trailing newline that $(...) would drop.
+  output="$(tail -c 65536 "$3" 2>/dev/null || true; printf x)"
+  json_string "${output%x}" output
+  printf '{"exit_code":%s,"output":%s,"finished_at":"%s"}' "$code" "$output" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" >"$body"
+  for ((try = 1; try <= RESULT_TRIES; try++)); do
+    if http POST "/api/agent/operations/$operation/result" "$answer" "$body" "$HOST_TOKEN"; then
+      case "$HTTP_CODE" in
+        2??) log "operation $operation: exit $code, reported"; return 0 ;;
+        429) ;;
+        4??) log "operation $operation: the server refused the result ($HTTP_CODE)"; return 1 ;;
+      esac
+    fi
+    sleep "$delay"
+    delay=$((delay * 2 > 60 ? 60 : delay * 2))
+  done
+  log "operation $operation: the result could not be reported (${HTTP_CODE:-no answer}); the server will expire it"
+  return 1
+}
+
+# The command loop: long-polls for guest actions and log requests and runs each in the background.
+command_loop() {
+  local answer="$WORK_DIR/commands.json" text object delay=$INTERVAL_MIN
+  trap - EXIT
+  while :; do
+    rm -f "$answer"
+    text=''
+    if HTTP_MAX_TIME=$((POLL_WAIT + CURL_MAX_TIME)) http GET "/api/agent/commands?wait=$POLL_WAIT" "$answer" '' "$HOST_TOKEN"; then
+      case "$HTTP_CODE" in
+        200)
+          delay=$INTERVAL_MIN
+          if [[ -f "$answer" ]] && (($(stat -c %s "$answer") <= MAX_ANSWER_BYTES)); then text="$(<"$answer")"; fi
+          json_objects_after "$text" commands
+          for object in "${OBJECTS[@]}"; do run_command "$object" & done
+          continue
+          ;;
+        204) delay=$INTERVAL_MIN; continue ;;
+        *) log "command poll: the server answered $HTTP_CODE" ;;
+      esac
+    else
+      log "command poll: $(no_answer)"
+    fi
+    # Refused or unreachable: back off (doubling up to a minute) instead of asking again at once.
+    sleep "$delay"
+    delay=$((delay * 2 > 60 ? 60 : delay * 2))
+  done
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -602,7 +822,8 @@ run_upgrade() {
   rm -rf "$dir"
   log "upgrade: version $version installed; restarting into it"
   rm -rf "$WORK_DIR"
-  # Same process (so the same systemd service), a new started_at.
+  # Same process (so the same systemd service), a new started_at; the new version starts its own command loop.
+  if [[ -n "$POLL_PID" ]]; then kill "$POLL_PID" 2>/dev/null || true; fi
   exec "$AGENT_FILE" ${ORIGINAL_ARGS[@]+"${ORIGINAL_ARGS[@]}"}
 }
 
@@ -702,13 +923,18 @@ WORK_DIR="$REPLY"
 trap 'exit 0' TERM INT
 
 if ((ONCE)); then
-  if heartbeat; then exit 0; else exit 75; fi
+  if heartbeat; then
+    wait
+    exit 0
+  fi
+  exit 75
 fi
 
 log "version $HOMEFLEET_AGENT_VERSION started; reporting to $SERVER_URL"
 # After a failed heartbeat the next try comes sooner (the minimum, doubling up to the interval), so
 # a host is back soon after a controller restart without hammering one that stays down.
 RETRY_DELAY=$INTERVAL_MIN
+FIRST=1
 while :; do
   if heartbeat; then
     DELAY=$INTERVAL
@@ -716,6 +942,12 @@ while :; do
   else
     DELAY=$((RETRY_DELAY < INTERVAL ? RETRY_DELAY : INTERVAL))
     RETRY_DELAY=$((RETRY_DELAY * 2 > INTERVAL_MAX ? INTERVAL_MAX : RETRY_DELAY * 2))
+  fi
+  # The command loop starts once the first heartbeat has listed the guests it may act on.
+  if ((FIRST)); then
+    FIRST=0
+    command_loop 3>&- &
+    POLL_PID=$!
   fi
   # In the background so that a stop signal is handled at once, not after the sleep.
   sleep "$DELAY" &

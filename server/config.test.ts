@@ -13,6 +13,12 @@ describe('configuration', () => {
     for (const bad of ['0', '1.5', 'all', '1001']) expect(() => loadConfig({ FLEET_SNAPSHOT_KEEP: bad }), bad).toThrow(/^Invalid FLEET_SNAPSHOT_KEEP/);
   });
 
+  it('the agents’ heartbeat interval: 30 s by default, 1 to 3600; a bad value names the variable', () => {
+    expect(loadConfig({}).heartbeatIntervalS).toBe(30);
+    expect(loadConfig({ FLEET_HEARTBEAT_INTERVAL_S: '5' }).heartbeatIntervalS).toBe(5);
+    for (const bad of ['0', '3601', '1.5', 'fast']) expect(() => loadConfig({ FLEET_HEARTBEAT_INTERVAL_S: bad }), bad).toThrow(/^Invalid FLEET_HEARTBEAT_INTERVAL_S/);
+  });
+
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
       port: 3000,

@@ -88,6 +88,7 @@ const EnvSchema = z.object({
     'must be host names or addresses, separated by commas, without ports or schemes (e.g. fleet.lan,192.0.2.7)',
   ),
   FLEET_USAGE_RETENTION_DAYS: wholeNumber(180, 1, 36_500),
+  FLEET_HEARTBEAT_INTERVAL_S: wholeNumber(30, 1, 3600),
   FLEET_USAGE_MAX_REPORTS: wholeNumber(100_000, 100, 10_000_000),
   FLEET_SNAPSHOT_INTERVAL_HOURS: z
     .string()
@@ -130,6 +131,8 @@ export interface Config {
   tlsNames?: string[];
   /** Usage reports older than this many days are deleted daily. */
   usageRetentionDays: number;
+  /** Seconds between agent heartbeats, sent to agents (FLEET_HEARTBEAT_INTERVAL_S); offline after 3 intervals. */
+  heartbeatIntervalS: number;
   /** At most this many usage reports are kept (the newest). */
   usageMaxReports: number;
   /**
@@ -176,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsExtraNames: (e.FLEET_TLS_NAMES ?? '').split(/[\s,]+/).filter(Boolean),
     allowedHosts: (e.FLEET_ALLOWED_HOSTS ?? '').split(/[\s,]+/).filter(Boolean),
     usageRetentionDays: e.FLEET_USAGE_RETENTION_DAYS,
+    heartbeatIntervalS: e.FLEET_HEARTBEAT_INTERVAL_S,
     usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
     snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,
     snapshotKeep: e.FLEET_SNAPSHOT_KEEP,

@@ -77,8 +77,9 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, 10_000);
     force.unref();
-    // Event streams never finish by themselves: end them first, or close would wait the full 10 s.
+    // Event streams and agents' command polls never finish by themselves: end them first, or close would wait the full 10 s.
     homefleet.liveEvents.close();
+    homefleet.hosts.closePolls();
     server.close(() => {
       void homefleet.close().then(() => {
         logger.info('stopped');

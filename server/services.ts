@@ -53,7 +53,8 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     context.config.dbPath,
     context.clock,
   );
-  const hosts = createHostService(context, { instances, releases, audit, heartbeatIntervalS: options.hosts?.heartbeatIntervalS });
+  const hosts = createHostService(context, { instances, releases, audit, heartbeatIntervalS: options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS, commandPolls: options.hosts?.commandPolls });
+  instances.usePlacements(hosts.placements);
 
   let hostSweep: NodeJS.Timeout | undefined;
   let closed = false;
@@ -80,6 +81,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       if (closed) return;
       closed = true;
       liveEvents.close();
+      hosts.closePolls();
       usageRetention.stop();
       clearInterval(hostSweep);
       await jobs.close();

@@ -5,7 +5,7 @@ import { historyChange } from '../format';
 import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
-import type { HistoryEntry, Instance } from '../../server/contract/registry';
+import type { HistoryEntry, PlacedInstance as Instance } from '../../server/contract/registry';
 import { Flags } from './Instances';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
@@ -92,6 +92,16 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
             </dd>
             <dt>Stack</dt>
             <dd>{item.stack}</dd>
+            <dt>Runs on</dt>
+            <dd data-testid="runs-on">
+              {item.host ? (
+                <>
+                  <a href={`/hosts/${item.host.id}`}>{item.host.name}</a> <span class="muted">({item.guest_status || 'unknown'})</span>
+                </>
+              ) : (
+                <span class="muted">no host reports it</span>
+              )}
+            </dd>
             <dt>Tailscale IP</dt>
             <dd class="mono">{item.tailscale_ip || '—'}</dd>
             <dt>Services</dt>

@@ -6,7 +6,7 @@ import { parseView, toggleSort, viewQuery, visibleRange, type InstanceView, type
 import { useFlash, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
-import { FLAGS, STACKS, STATES, type Instance } from '../../server/contract/registry';
+import { FLAGS, STACKS, STATES, type PlacedInstance as Instance } from '../../server/contract/registry';
 
 const ROW_HEIGHT = 44;
 const SEARCH_DEBOUNCE_MS = 250;
@@ -16,6 +16,7 @@ const COLUMNS: { key: Sort | null; label: string; className: string }[] = [
   { key: 'name', label: 'Name', className: 'col-name' },
   { key: null, label: 'State', className: 'col-state' },
   { key: null, label: 'Stack', className: 'col-stack' },
+  { key: null, label: 'Host', className: 'col-host' },
   { key: null, label: 'Tailscale IP', className: 'col-ip' },
   { key: null, label: 'Services', className: 'col-flags' },
   { key: 'updated_at', label: 'Updated', className: 'col-updated' },
@@ -79,7 +80,7 @@ export function InstancesPage() {
     }
   });
   const stackOptions = [...new Set([...STACKS, ...(stacks.data ?? [])])];
-  const filtered = Boolean(view.search || view.state || view.stack);
+  const filtered = Boolean(view.search || view.state || view.stack || view.host);
 
   const counts = useMemo(() => {
     const byState: Record<string, number> = {};
@@ -127,8 +128,19 @@ export function InstancesPage() {
             ))}
           </select>
         </div>
+        <div class="field">
+          <label class="check" for="host-none">
+            <input
+              id="host-none"
+              type="checkbox"
+              checked={view.host === 'none'}
+              onChange={(e) => setView({ ...view, host: e.currentTarget.checked ? 'none' : '' })}
+            />{' '}
+            not reported by any host
+          </label>
+        </div>
         {filtered && (
-          <button type="button" class="link clear" onClick={() => (setText(''), setView({ ...view, search: '', state: '', stack: '' }))}>
+          <button type="button" class="link clear" onClick={() => (setText(''), setView({ ...view, search: '', state: '', stack: '', host: '' }))}>
             Clear filters
           </button>
         )}
@@ -226,6 +238,15 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
                 <Badge value={instance.state} />
               </td>
               <td class="col-stack">{instance.stack}</td>
+              <td class="col-host">
+                {instance.host ? (
+                  <>
+                    <a href={`/hosts/${instance.host.id}`}>{instance.host.name}</a> <span class="muted" data-testid={`guest-status-${instance.vmid}`}>{instance.guest_status}</span>
+                  </>
+                ) : (
+                  <span class="muted">—</span>
+                )}
+              </td>
               <td class="col-ip mono">{instance.tailscale_ip || <span class="muted">—</span>}</td>
               <td class="col-flags">
                 <Flags instance={instance} />
@@ -249,7 +270,7 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
   );
 }
 
-export function Flags({ instance }: { instance: Instance }) {
+export function Flags({ instance }: { instance: Pick<Instance, (typeof FLAGS)[number]> }) {
   const on = FLAGS.filter((flag) => instance[flag] === 1);
   if (on.length === 0) return <span class="muted">none</span>;
   const names = on.map((flag) => flag.replace('_', ' '));

@@ -109,6 +109,26 @@ const writes: Record<string, () => Promise<Send>> = {
     expect((await heartbeat(server, host_token, { guests: [{ vmid: 9103, name: 'new', type: 'lxc', status: 'running' }] })).status).toBe(200);
     return (h) => server.client.post(`/api/hosts/${host_id}/drift/apply`, { all: true }, h);
   },
+  'POST /api/hosts/:id/guests/:vmid/actions': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    expect((await heartbeat(server, host_token, { guests: [{ vmid: 9104, name: 'web', type: 'qemu', status: 'running' }] })).status).toBe(200);
+    return (h) => server.client.post(`/api/hosts/${host_id}/guests/9104/actions`, { action: 'stop' }, h);
+  },
+  'DELETE /api/operations/:id': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    await heartbeat(server, host_token, { guests: [{ vmid: 9105, name: 'web', type: 'qemu', status: 'running' }] });
+    const { operation_id } = (await server.client.post(`/api/hosts/${host_id}/guests/9105/actions`, { action: 'stop' })).body;
+    return (h) => server.client.delete(`/api/operations/${operation_id}`, h);
+  },
+  'POST /api/hosts/:id/logs': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    await heartbeat(server, host_token);
+    return (h) => server.client.post(`/api/hosts/${host_id}/logs`, undefined, h);
+  },
+  'PUT /api/hosts/:id/maintenance': async () => {
+    const { host_id } = await enrolledHost(server);
+    return (h) => server.client.put(`/api/hosts/${host_id}/maintenance`, { windows: [{ days: ['sun'], start: '02:00', end: '04:00' }], timezone: 'UTC' }, h);
+  },
 };
 
 describe('every management write', () => {

@@ -2,6 +2,7 @@ import { auditEvents } from './audit.js';
 import type { LiveEventSpec } from './events.js';
 import { hostEvents } from './hosts.js';
 import { jobEvents } from './jobs.js';
+import { operationEvents } from './operations.js';
 import { registryEvents } from './registry.js';
 import { usageEvents } from './usage.js';
 
@@ -10,6 +11,7 @@ export const LIVE_EVENTS = {
   ...registryEvents,
   ...jobEvents,
   ...hostEvents,
+  ...operationEvents,
   ...usageEvents,
   ...auditEvents,
 };

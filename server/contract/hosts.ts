@@ -1,4 +1,5 @@
 import { liveEvent } from './events.js';
+import type { GuestActionCommand, LogsCommand } from './operations.js';
 
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
 export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
@@ -23,12 +24,13 @@ export interface Guest {
   name: string;
   type: 'qemu' | 'lxc';
   status: string;
+  /** The SHA-256 of its config as the agent uploads it (server/hosts/guest-configs.ts), when the agent reported one. */
+  config_sha256?: string | null;
 }
 
 export type DriftItem =
   | { kind: 'guest_without_instance'; vmid: number; guest_name: string; guest_type: 'qemu' | 'lxc' }
   | { kind: 'name_differs'; vmid: number; guest_name: string; instance_name: string; instance_stack: 'production' | 'development' }
-  | { kind: 'instance_without_guest'; vmid: number; instance_name: string }
   /** Another live host reports the same vmid: shown on each of them, never applied. */
   | { kind: 'conflict'; vmid: number; guest_name: string; instance_name: string | null; other_hosts: HostRef[] };
 
@@ -177,6 +179,8 @@ export interface GuestReport {
   name?: string;
   type: 'qemu' | 'lxc';
   status?: string;
+  /** SHA-256 (hex) of the guest's config as the agent uploads it: a new one is sent to POST /api/agent/guest-configs. */
+  config_sha256?: string | null;
 }
 
 /** POST /api/agent/heartbeat, with the `hfh_` token, as the agent sends it (times ISO 8601 UTC, counts as numbers or digit strings). */
@@ -204,8 +208,8 @@ export interface UpgradeCommand {
   rollback?: true;
 }
 
-/** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`). */
-export type AgentCommand = UninstallCommand | UpgradeCommand;
+/** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`); guest actions and log requests also come through GET /api/agent/commands. */
+export type AgentCommand = UninstallCommand | UpgradeCommand | GuestActionCommand | LogsCommand;
 
 export interface HeartbeatAnswer {
   heartbeat_interval_s: number;

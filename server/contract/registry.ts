@@ -35,6 +35,23 @@ export interface Instance extends InstanceInput {
   updated_at: string;
 }
 
+/** The host whose agent reports an instance's guest. */
+export interface InstanceHost {
+  id: number;
+  name: string;
+}
+
+/**
+ * An instance as GET /api/instances and /api/instances/:vmid show it and the live events carry it:
+ * where it runs (`host`, the live host whose last heartbeat listed its vmid, else null) and
+ * `guest_status` (that guest's status then, else null). Both are read-only, not in the backup, never
+ * in history.
+ */
+export interface PlacedInstance extends Instance {
+  host: InstanceHost | null;
+  guest_status: string | null;
+}
+
 export interface HistoryEntry {
   id: number;
   vmid: number;
@@ -50,13 +67,15 @@ export const SORT_KEYS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
 /**
- * GET /api/instances?search=&state=&stack=&sort=&order=: forgiving by rule, an unknown `sort` is
- * `name`, only `order=desc` is descending, and an empty filter is no filter.
+ * GET /api/instances?search=&state=&stack=&host_id=&sort=&order=: forgiving by rule, an unknown `sort` is
+ * `name`, only `order=desc` is descending, and an empty filter is no filter. `host_id` is a host's id,
+ * or `none` for the instances no host reports.
  */
 export interface InstanceListParams {
   search?: string;
   state?: string;
   stack?: string;
+  host_id?: string;
   sort?: string;
   order?: string;
 }
@@ -65,8 +84,8 @@ export interface InstanceListParams {
 export type StackList = string[];
 
 export const registryEvents = {
-  'instance.created': liveEvent<{ instance: Instance }>('fleet.read'),
-  /** `previous_vmid` is the vmid before the change (a renumbered instance's page follows it). */
-  'instance.updated': liveEvent<{ instance: Instance; changed: string[]; previous_vmid: number }>('fleet.read'),
+  'instance.created': liveEvent<{ instance: PlacedInstance }>('fleet.read'),
+  /** `previous_vmid` is the vmid before the change (a renumbered instance's page follows it); `changed` may name `host` and `guest_status`, which an agent's heartbeat moves. */
+  'instance.updated': liveEvent<{ instance: PlacedInstance; changed: string[]; previous_vmid: number }>('fleet.read'),
   'instance.deleted': liveEvent<{ vmid: number }>('fleet.read'),
 };

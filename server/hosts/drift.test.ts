@@ -6,21 +6,20 @@ const registered = (...list: [number, string, InstanceRef['stack']?][]) =>
   new Map(list.map(([vmid, name, stack = 'development']) => [vmid, { vmid, name, stack }]));
 
 describe('computeDrift', () => {
-  it('lists guests with no instance, names that differ, and instances no guest has', () => {
+  it('lists guests with no instance and names that differ', () => {
     const guests = [
       { vmid: 100, name: 'web', type: 'qemu' as const, status: 'running' },
       { vmid: 101, name: 'db-new', type: 'lxc' as const, status: 'stopped' },
       { vmid: 102, name: 'same', type: 'lxc' as const, status: 'running' },
     ];
-    expect(computeDrift(guests, registered([101, 'db', 'production'], [102, 'same']), [{ vmid: 300, name: 'gone' }])).toEqual([
+    expect(computeDrift(guests, registered([101, 'db', 'production'], [102, 'same']))).toEqual([
       { kind: 'guest_without_instance', vmid: 100, guest_name: 'web', guest_type: 'qemu' },
       { kind: 'name_differs', vmid: 101, guest_name: 'db-new', instance_name: 'db', instance_stack: 'production' },
-      { kind: 'instance_without_guest', vmid: 300, instance_name: 'gone' },
     ]);
   });
 
   it('is empty when the registry matches', () => {
-    expect(computeDrift([{ vmid: 1, name: 'a', type: 'qemu', status: '' }], registered([1, 'a']), [])).toEqual([]);
+    expect(computeDrift([{ vmid: 1, name: 'a', type: 'qemu', status: '' }], registered([1, 'a']))).toEqual([]);
   });
 
   it('a vmid another host reports too is a conflict naming that host, whatever the registry says', () => {
@@ -32,7 +31,7 @@ describe('computeDrift', () => {
       [1, [{ id: 7, hostname: 'pve7' }]],
       [2, [{ id: 7, hostname: 'pve7' }]],
     ]);
-    expect(computeDrift(guests, registered([1, 'a']), [], shared)).toEqual([
+    expect(computeDrift(guests, registered([1, 'a']), shared)).toEqual([
       { kind: 'conflict', vmid: 1, guest_name: 'a', instance_name: 'a', other_hosts: [{ id: 7, hostname: 'pve7' }] },
       { kind: 'conflict', vmid: 2, guest_name: 'b', instance_name: null, other_hosts: [{ id: 7, hostname: 'pve7' }] },
     ]);
@@ -42,11 +41,10 @@ describe('computeDrift', () => {
 describe('refusalOf', () => {
   const rename = (stack: InstanceRef['stack']) => ({ kind: 'name_differs' as const, vmid: 1, guest_name: 'x', instance_name: 'y', instance_stack: stack });
 
-  it('never applies a conflict or an instance without guest', () => {
+  it('never applies a conflict', () => {
     const conflict = { kind: 'conflict' as const, vmid: 1, guest_name: 'x', instance_name: null, other_hosts: [{ id: 3, hostname: 'pve3' }] };
     expect(refusalOf(conflict, true)).toBe('also reported by pve3 (host 3): not applied until only one host reports it');
     expect(refusalOf(conflict, false)).toBeDefined();
-    expect(refusalOf({ kind: 'instance_without_guest', vmid: 1, instance_name: 'y' }, true)).toBeDefined();
   });
 
   it('renames a production instance only when its own item is applied', () => {

@@ -2,17 +2,12 @@ import type { HostRepo, HostRow, InstanceRef } from './repo.js';
 import type { DriftItem, Guest, HostRef } from '../contract/hosts.js';
 
 /**
- * A host's guests against the registry, matched by vmid (PRODUCT.md): a guest with no instance,
- * an instance whose name differs from its guest's, and registered instances that no guest of any
- * live host has (`orphans`, found by the caller in one query). A vmid that another live host
- * reports too (`shared`) is a conflict and nothing else: which host is right is a person's call.
+ * A host's guests against the registry, matched by vmid (PRODUCT.md): a guest with no instance, and
+ * an instance whose name differs from its guest's. A vmid that another live host reports too
+ * (`shared`) is a conflict and nothing else: which host is right is a person's call. Instances that
+ * no host reports concern no one host: the instances list shows them (`GET /api/instances?host_id=none`).
  */
-export function computeDrift(
-  guests: readonly Guest[],
-  instances: ReadonlyMap<number, InstanceRef>,
-  orphans: readonly { vmid: number; name: string }[],
-  shared: ReadonlyMap<number, HostRef[]> = new Map(),
-): DriftItem[] {
+export function computeDrift(guests: readonly Guest[], instances: ReadonlyMap<number, InstanceRef>, shared: ReadonlyMap<number, HostRef[]> = new Map()): DriftItem[] {
   const items: DriftItem[] = [];
   for (const guest of guests) {
     const instance = instances.get(guest.vmid);
@@ -25,7 +20,6 @@ export function computeDrift(
       items.push({ kind: 'name_differs', vmid: guest.vmid, guest_name: guest.name, instance_name: instance.name, instance_stack: instance.stack });
     }
   }
-  for (const orphan of orphans) items.push({ kind: 'instance_without_guest', vmid: orphan.vmid, instance_name: orphan.name });
   return items;
 }
 
@@ -38,8 +32,6 @@ export function refusalOf(item: DriftItem, named: boolean): string | undefined {
   switch (item.kind) {
     case 'conflict':
       return `also reported by ${item.other_hosts.map((h) => `${h.hostname} (host ${h.id})`).join(', ')}: not applied until only one host reports it`;
-    case 'instance_without_guest':
-      return 'no drift to apply for this vmid';
     case 'name_differs':
       // A host must not rename production through a bulk action or its own heartbeats.
       return item.instance_stack === 'production' && !named ? 'a production instance is renamed only by applying its own item' : undefined;
@@ -48,8 +40,8 @@ export function refusalOf(item: DriftItem, named: boolean): string | undefined {
   }
 }
 
-/** The host's drift; `withOrphans: false` leaves out the instances no guest has (a query over the whole registry), which are never applied. */
-export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[], withOrphans = true): DriftItem[] {
+/** The host's drift against the registry. */
+export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[]): DriftItem[] {
   if (host.state === 'deleted') return [];
   const instances = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i]));
   const shared = new Map<number, HostRef[]>();
@@ -58,5 +50,5 @@ export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[
     list.push({ id, hostname });
     shared.set(vmid, list);
   }
-  return computeDrift(guests, instances, withOrphans ? repo.orphanInstances() : [], shared);
+  return computeDrift(guests, instances, shared);
 }

@@ -49,7 +49,7 @@ export function createEnrollment(parts: HostParts, releases: Releases) {
     if (existing) {
       hostId = existing.id;
       repo.revokeHostTokens(hostId, now);
-      repo.rebindHost(hostId, body.hostname, body.agent_version, tokenId);
+      repo.rebindHost(hostId, body.hostname, body.agent_version, tokenId, now);
     } else {
       hostId = repo.insertHost(body.machine_id, body.hostname, now, tokenId, body.agent_version, view.intervalS);
     }

@@ -6,21 +6,22 @@ import type { DriftResult } from './drift-apply.js';
 import { createHeartbeatLimit } from './heartbeat-limit.js';
 import { ONLINE_INTERVALS } from './present.js';
 import type { HostParts } from './parts.js';
+import { movedGuests, type PlacementCache } from './placements.js';
 import type { HostRow } from './repo.js';
 import type { DriftApply, Guest, HeartbeatBody } from './schema.js';
 import { sha256 } from './tokens.js';
 
 const guestsHash = (guests: readonly Guest[]) =>
   createHash('sha256')
-    .update(JSON.stringify([...guests].sort((a, b) => a.vmid - b.vmid).map((g) => [g.vmid, g.name, g.type, g.status])))
+    .update(JSON.stringify([...guests].sort((a, b) => a.vmid - b.vmid).map((g) => [g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null])))
     .digest('base64');
 
 /**
  * The heartbeat protocol: an agent reports its facts and guests, and the answer carries the commands
  * due for it (server/hosts/commands). Online and offline are read from the last heartbeat's time.
  */
-export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult) {
-  const { ctx, repo, view } = parts;
+export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult, placements: PlacementCache) {
+  const { ctx, repo, view, instances } = parts;
   const { clock, bus } = ctx;
   const limit = createHeartbeatLimit(clock, view.intervalS);
 
@@ -43,9 +44,19 @@ export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, 
     // Duplicate vmids in one report: the last one wins.
     const guests = [...new Map(body.guests.map((g) => [g.vmid, g])).values()];
     const hash = guestsHash(guests);
+    let moved = new Map<number, string[]>();
     if (hash !== before.guests_hash) {
+      moved = movedGuests(repo.guestsOf(before.id), guests);
       repo.replaceGuests(before.id, guests);
       repo.setGuestsHash(before.id, hash);
+    }
+    if (body.hostname !== before.hostname) for (const g of guests) if (!moved.has(g.vmid)) moved.set(g.vmid, ['host']);
+    // The registry shows where each instance runs and its guest's status: what moved is announced once this commits.
+    if (moved.size) {
+      ctx.afterCommit(() => {
+        placements.invalidate();
+        instances.placementsChanged(moved);
+      });
     }
     const host = repo.hostById(before.id)!;
     const { commands, announcesStatus } = commandsFor({ ...parts, host, now });

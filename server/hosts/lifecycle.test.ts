@@ -255,7 +255,7 @@ describe('upgrades', () => {
 });
 
 describe('registry drift', () => {
-  it('lists guests without instance, names that differ and instances no guest has', async () => {
+  it('lists guests without instance and names that differ; instances no host reports are the instances list’s host_id=none', async () => {
     expect((await server.client.post('/api/instances', buildInstance({ vmid: 9102, name: 'database' }))).status).toBe(201);
     expect((await server.client.post('/api/instances', buildInstance({ vmid: 9900, name: 'elsewhere' }))).status).toBe(201);
     const host = await enrolledHost(server);
@@ -264,9 +264,13 @@ describe('registry drift', () => {
     expect(detail.drift).toEqual([
       { kind: 'guest_without_instance', vmid: 9101, guest_name: 'web', guest_type: 'qemu' },
       { kind: 'name_differs', vmid: 9102, guest_name: 'db', instance_name: 'database', instance_stack: 'development' },
-      { kind: 'instance_without_guest', vmid: 9900, instance_name: 'elsewhere' },
     ]);
-    expect((await server.client.get('/api/hosts')).body[0].drift_count).toBe(3);
+    expect((await server.client.get('/api/hosts')).body[0].drift_count).toBe(2);
+    // "drift lists only what concerns this host": an instance no host reports is in one fleet-wide view.
+    const nowhere = (await server.client.get('/api/instances?host_id=none')).body as { vmid: number; host: unknown }[];
+    expect(nowhere.map((i) => [i.vmid, i.host])).toEqual([[9900, null]]);
+    const here = (await server.client.get(`/api/instances?host_id=${host.host_id}`)).body as { vmid: number; host: unknown; guest_status: string }[];
+    expect(here.map((i) => [i.vmid, i.host, i.guest_status])).toEqual([[9102, { id: host.host_id, name: 'pve1' }, 'stopped']]);
   });
 
   it('an operator applies items; history records agent:<hostname>', async () => {

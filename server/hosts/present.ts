@@ -99,10 +99,9 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
       const now = clock.now();
       const context = contextOf(now);
       const counts = new Map(repo.guestCounts().map((c) => [c.host_id, c]));
-      const orphans = repo.orphanInstances().length;
       return repo.listHosts().map((host) => {
         const c = counts.get(host.id);
-        const drift = host.state === 'deleted' ? 0 : (c?.drift ?? 0) + orphans;
+        const drift = host.state === 'deleted' ? 0 : (c?.drift ?? 0);
         return summary(host, { guests: c?.guests ?? 0, drift }, now, context);
       });
     },

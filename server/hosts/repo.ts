@@ -33,6 +33,7 @@ export interface HostRow {
   sync_registry: 0 | 1;
   allow_rebind: 0 | 1;
   deleted_at: number | null;
+  /** The host's latest upgrade that was not cancelled, read from its operation (server/hosts/commands/upgrade.ts). */
   upgrade_state: UpgradeState | null;
   upgrade_version: string | null;
   upgrade_from: string | null;
@@ -83,6 +84,27 @@ export interface InstanceRef {
 
 export type HostRepo = ReturnType<typeof createHostRepo>;
 
+/** A guest as the API shows it: `config_sha256` only when the agent reported one. */
+const withoutNulls = ({ config_sha256, ...guest }: Guest): Guest => (config_sha256 ? { ...guest, config_sha256 } : guest);
+
+/**
+ * A host with its current upgrade: upgrades are operations (server/db/migrations/0010), and the host
+ * page shows the latest one not cancelled. `sent` is an upgrade in progress.
+ */
+const HOST = `SELECT h.*,
+    CASE u.status WHEN 'sent' THEN 'in_progress' WHEN 'expired' THEN 'failed' ELSE u.status END AS upgrade_state,
+    json_extract(u.params, '$.version') AS upgrade_version, json_extract(u.params, '$.from') AS upgrade_from,
+    u.requested_at AS upgrade_requested_at, u.sent_at AS upgrade_started_at, u.finished_at AS upgrade_finished_at
+  FROM hosts h LEFT JOIN operations u ON u.id = (
+    SELECT id FROM operations WHERE host_id = h.id AND type = 'upgrade' AND status != 'cancelled' ORDER BY requested_at DESC, rowid DESC LIMIT 1)`;
+/** The latest upgrade of a host that was not cancelled: the one its row shows. */
+const CURRENT_UPGRADE = "SELECT id FROM operations WHERE host_id = ? AND type = 'upgrade' AND status != 'cancelled' ORDER BY requested_at DESC, rowid DESC LIMIT 1";
+/** A host removal as the hosts API has always shown it, read from its operation. */
+const DELETION = `SELECT id, host_id,
+    CASE status WHEN 'sent' THEN 'delivered' WHEN 'succeeded' THEN 'confirmed' WHEN 'cancelled' THEN 'forced' ELSE status END AS status,
+    requested_by AS created_by, requested_at AS created_at, receipt_hash, receipt_expires_at, sent_at AS delivered_at, finished_at AS confirmed_at
+  FROM operations`;
+
 /** SQL of hosts and agents; every statement prepared once. */
 export function createHostRepo(db: Db) {
   const s = {
@@ -102,18 +124,19 @@ export function createHostRepo(db: Db) {
       'UPDATE enrollment_tokens SET uses = uses + 1 WHERE id = ? AND revoked_at IS NULL AND uses < max_uses AND expires_at > ?',
     ),
 
-    hostById: db.prepare<[number], HostRow>('SELECT * FROM hosts WHERE id = ?'),
-    liveHostByMachine: db.prepare<[string], HostRow>("SELECT * FROM hosts WHERE machine_id = ? AND state != 'deleted'"),
-    listHosts: db.prepare<[], HostRow>('SELECT * FROM hosts ORDER BY hostname COLLATE NOCASE, id'),
+    hostById: db.prepare<[number], HostRow>(`${HOST} WHERE h.id = ?`),
+    liveHostByMachine: db.prepare<[string], HostRow>(`${HOST} WHERE h.machine_id = ? AND h.state != 'deleted'`),
+    listHosts: db.prepare<[], HostRow>(`${HOST} ORDER BY h.hostname COLLATE NOCASE, h.id`),
     insertHost: db.prepare<[string, string, number, number, string, number]>(
       `INSERT INTO hosts (machine_id, hostname, enrolled_at, enrollment_token_id, agent_version, heartbeat_interval_s)
        VALUES (?, ?, ?, ?, ?, ?)`,
     ),
     rebindHost: db.prepare<[string, string, number, number]>(
-      `UPDATE hosts SET hostname = ?, agent_version = ?, enrollment_token_id = ?, allow_rebind = 0,
-         upgrade_state = NULL, upgrade_version = NULL, upgrade_from = NULL, upgrade_requested_at = NULL,
-         upgrade_started_at = NULL, upgrade_finished_at = NULL
-       WHERE id = ?`,
+      'UPDATE hosts SET hostname = ?, agent_version = ?, enrollment_token_id = ?, allow_rebind = 0 WHERE id = ?',
+    ),
+    // A re-bound host starts without the upgrade it was in: the new agent is whatever was installed.
+    cancelUpgrades: db.prepare<[number, number]>(
+      "UPDATE operations SET status = 'cancelled', finished_at = ? WHERE host_id = ? AND type = 'upgrade' AND status IN ('pending', 'sent')",
     ),
     updateFacts: db.prepare<FactsUpdate>(
       `UPDATE hosts SET hostname = @hostname, agent_version = @agent_version, agent_started_at = @agent_started_at,
@@ -122,18 +145,22 @@ export function createHostRepo(db: Db) {
        WHERE id = @id`,
     ),
     wentOffline: db.prepare<[number, number], HostRow>(
-      "SELECT * FROM hosts WHERE state = 'active' AND last_heartbeat_at > ? AND last_heartbeat_at <= ?",
+      `${HOST} WHERE h.state = 'active' AND h.last_heartbeat_at > ? AND h.last_heartbeat_at <= ?`,
     ),
-    upgradesTimedOut: db.prepare<[number], HostRow>("SELECT * FROM hosts WHERE upgrade_state = 'in_progress' AND upgrade_started_at < ?"),
+    upgradesTimedOut: db.prepare<[number], HostRow>(`${HOST} WHERE u.status = 'sent' AND u.sent_at < ?`),
     setGuestsHash: db.prepare<[string, number]>('UPDATE hosts SET guests_hash = ? WHERE id = ?'),
     setSettings: db.prepare<[number | null, number | null, number]>(
       'UPDATE hosts SET sync_registry = coalesce(?, sync_registry), allow_rebind = coalesce(?, allow_rebind) WHERE id = ?',
     ),
     setState: db.prepare<[string, number | null, number]>('UPDATE hosts SET state = ?, deleted_at = ? WHERE id = ?'),
-    setUpgrade: db.prepare<[string | null, string | null, string | null, number | null, number | null, number | null, number]>(
-      `UPDATE hosts SET upgrade_state = ?, upgrade_version = ?, upgrade_from = ?, upgrade_requested_at = ?,
-         upgrade_started_at = ?, upgrade_finished_at = ? WHERE id = ?`,
+    insertUpgrade: db.prepare<[string, number, string, string | null, number]>(
+      "INSERT INTO operations (id, host_id, type, params, status, requested_by, requested_at) VALUES (?, ?, 'upgrade', ?, 'pending', ?, ?)",
     ),
+    setUpgrade: db.prepare<[string, string | null, number | null, number | null, number]>(
+      `UPDATE operations SET status = ?, params = json_set(params, '$.from', ?), sent_at = ?, finished_at = ?
+        WHERE id = (${CURRENT_UPGRADE})`,
+    ),
+    currentUpgradeId: db.prepare<[number], string>(CURRENT_UPGRADE).pluck(),
 
     insertHostToken: db.prepare<[number, string, number]>('INSERT INTO host_tokens (host_id, token_hash, created_at) VALUES (?, ?, ?)'),
     hostTokenByHash: db.prepare<[string], { id: number; host_id: number; token_hash: string; revoked_at: number | null }>(
@@ -141,10 +168,11 @@ export function createHostRepo(db: Db) {
     ),
     revokeHostTokens: db.prepare<[number, number]>('UPDATE host_tokens SET revoked_at = ? WHERE host_id = ? AND revoked_at IS NULL'),
 
-    guestsOf: db.prepare<[number], Guest>('SELECT vmid, name, type, status FROM host_guests WHERE host_id = ? ORDER BY vmid'),
+    guestsOf: db.prepare<[number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? ORDER BY vmid'),
+    guestOf: db.prepare<[number, number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? AND vmid = ?'),
     deleteGuests: db.prepare<[number]>('DELETE FROM host_guests WHERE host_id = ?'),
-    insertGuest: db.prepare<[number, number, string, string, string]>(
-      'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status) VALUES (?, ?, ?, ?, ?)',
+    insertGuest: db.prepare<[number, number, string, string, string, string | null]>(
+      'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status, config_sha256) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     // Drift per host as computeDrift counts it: a guest without instance, a differing name, or a vmid another live host reports too.
     guestCounts: db.prepare<[], { host_id: number; guests: number; drift: number }>(
@@ -165,30 +193,25 @@ export function createHostRepo(db: Db) {
         WHERE g.host_id = ?
         ORDER BY g.vmid, oh.id`,
     ),
-    // Instances no guest of a live host has (one query for all hosts).
-    orphanInstances: db.prepare<[], { vmid: number; name: string }>(
-      `SELECT i.vmid, i.name FROM instances i
-        WHERE NOT EXISTS (SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id
-                           WHERE g.vmid = i.vmid AND h.state != 'deleted')
-        ORDER BY i.vmid`,
-    ),
     instancesForGuests: db.prepare<[number], InstanceRef>(
       'SELECT i.vmid, i.name, i.stack FROM instances i JOIN host_guests g ON g.vmid = i.vmid WHERE g.host_id = ?',
     ),
 
+    // Removals are operations of type uninstall: pending, sent (delivered), succeeded (confirmed), cancelled (forced).
     insertDeletion: db.prepare<[string, number, string | null, number]>(
-      "INSERT INTO host_deletions (id, host_id, status, created_by, created_at) VALUES (?, ?, 'pending', ?, ?)",
+      "INSERT INTO operations (id, host_id, type, status, requested_by, requested_at) VALUES (?, ?, 'uninstall', 'pending', ?, ?)",
     ),
-    deletionById: db.prepare<[string], DeletionRow>('SELECT * FROM host_deletions WHERE id = ?'),
-    latestDeletionOf: db.prepare<[number], DeletionRow>('SELECT * FROM host_deletions WHERE host_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1'),
+    deletionById: db.prepare<[string], DeletionRow>(`${DELETION} WHERE id = ? AND type = 'uninstall'`),
+    latestDeletionOf: db.prepare<[number], DeletionRow>(`${DELETION} WHERE host_id = ? AND type = 'uninstall' ORDER BY requested_at DESC, rowid DESC LIMIT 1`),
     deliverDeletion: db.prepare<[string, number, number, string]>(
-      "UPDATE host_deletions SET status = 'delivered', receipt_hash = ?, receipt_expires_at = ?, delivered_at = ? WHERE id = ? AND status = 'pending'",
+      "UPDATE operations SET status = 'sent', receipt_hash = ?, receipt_expires_at = ?, sent_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'pending'",
     ),
     confirmDeletion: db.prepare<[number, string]>(
-      "UPDATE host_deletions SET status = 'confirmed', confirmed_at = ? WHERE id = ? AND status = 'delivered'",
+      "UPDATE operations SET status = 'succeeded', finished_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'sent'",
     ),
     forceDeletion: db.prepare<[number, number]>(
-      "UPDATE host_deletions SET status = 'forced', receipt_hash = NULL, confirmed_at = ? WHERE host_id = ? AND status IN ('pending', 'delivered')",
+      `UPDATE operations SET status = 'cancelled', forced = 1, receipt_hash = NULL, finished_at = ?
+        WHERE host_id = ? AND type = 'uninstall' AND status IN ('pending', 'sent')`,
     ),
   };
 
@@ -207,7 +230,10 @@ export function createHostRepo(db: Db) {
     listHosts: () => s.listHosts.all(),
     insertHost: (machineId: string, hostname: string, now: number, tokenId: number, version: string, intervalS: number) =>
       Number(s.insertHost.run(machineId, hostname, now, tokenId, version, intervalS).lastInsertRowid),
-    rebindHost: (id: number, hostname: string, version: string, tokenId: number) => void s.rebindHost.run(hostname, version, tokenId, id),
+    rebindHost(id: number, hostname: string, version: string, tokenId: number, now: number): void {
+      s.rebindHost.run(hostname, version, tokenId, id);
+      s.cancelUpgrades.run(now, id);
+    },
     updateFacts: (facts: FactsUpdate) => void s.updateFacts.run(facts),
     /** Active hosts whose last heartbeat fell in (from, to]: they crossed the offline line since the last sweep. */
     wentOffline: (from: number, to: number) => s.wentOffline.all(from, to),
@@ -220,19 +246,33 @@ export function createHostRepo(db: Db) {
         id,
       ),
     setState: (id: number, state: HostRow['state'], deletedAt: number | null) => void s.setState.run(state, deletedAt, id),
-    setUpgrade: (id: number, u: UpgradeRecord) => void s.setUpgrade.run(u.state, u.version, u.from, u.requestedAt, u.startedAt, u.finishedAt, id),
+    /** A new upgrade asked of the host: open ones before it are cancelled (the newest request is the one that counts). Returns its operation id. */
+    insertUpgrade(id: string, hostId: number, u: UpgradeRecord, by: string | null, auto = false): string {
+      s.cancelUpgrades.run(u.requestedAt ?? 0, hostId);
+      s.insertUpgrade.run(id, hostId, JSON.stringify({ version: u.version, from: u.from, ...(auto ? { auto: true } : {}) }), by, u.requestedAt ?? 0);
+      return id;
+    },
+    /** Moves the host's current upgrade (server/hosts/upgrades.ts says how); returns its operation id. */
+    setUpgrade(hostId: number, u: UpgradeRecord): string | undefined {
+      const status = u.state === 'in_progress' ? 'sent' : (u.state ?? 'cancelled');
+      s.setUpgrade.run(status, u.from, u.startedAt, u.finishedAt, hostId);
+      return s.currentUpgradeId.get(hostId);
+    },
 
     insertHostToken: (hostId: number, hash: string, now: number) => void s.insertHostToken.run(hostId, hash, now),
     hostTokenByHash: (hash: string) => s.hostTokenByHash.get(hash),
     revokeHostTokens: (hostId: number, now: number) => s.revokeHostTokens.run(now, hostId).changes,
 
-    guestsOf: (hostId: number) => s.guestsOf.all(hostId),
+    guestsOf: (hostId: number) => s.guestsOf.all(hostId).map(withoutNulls),
+    guestOf: (hostId: number, vmid: number) => {
+      const guest = s.guestOf.get(hostId, vmid);
+      return guest && withoutNulls(guest);
+    },
     replaceGuests(hostId: number, guests: readonly Guest[]): void {
       s.deleteGuests.run(hostId);
-      for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status);
+      for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null);
     },
     guestCounts: () => s.guestCounts.all(),
-    orphanInstances: () => s.orphanInstances.all(),
     instancesForGuests: (hostId: number) => s.instancesForGuests.all(hostId),
     sharedVmids: (hostId: number) => s.sharedVmids.all(hostId),
 

@@ -10,6 +10,7 @@ import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import type { Releases } from './releases.js';
 import { VERSION_PATTERN } from './releases.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
+import { registerOperationRoutes } from './operation-routes.js';
 import type { HostService, Who } from './service.js';
 import { shellQuote } from './shell-quote.js';
 import { bearerOfKind, TOKEN_PREFIX, type AgentTokenKind } from './tokens.js';
@@ -176,7 +177,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.post(
     '/api/agent/heartbeat',
-    { access: 'machine', credentials: ['host'], documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade)'), body: HeartbeatBody, bodyLimit: '4mb', before: [admitHeartbeat] },
+    { access: 'machine', credentials: ['host'], documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade, and guest actions and log requests the command poll did not take)'), body: HeartbeatBody, bodyLimit: '4mb', before: [admitHeartbeat] },
     (req) => hosts.heartbeat(bearer(req), req.body),
   );
 
@@ -192,6 +193,8 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
       res.status(204).end();
     },
   );
+
+  registerOperationRoutes(routes, hosts);
 
   // ---- public release files: their integrity comes from the signature, not the transport ----
 

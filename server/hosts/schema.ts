@@ -81,6 +81,8 @@ export const Guest = z.object(
       .default(''),
     type: z.enum(['qemu', 'lxc'], { error: 'must be qemu or lxc' }),
     status: text(32).default(''),
+    // PRODUCT.md: "each heartbeat guest may carry config_sha256, the SHA-256 of its config as the agent uploads it"
+    config_sha256: z.string({ error: 'must be a SHA-256 in hex' }).regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 in hex' }).nullable().optional(),
   },
   { error: 'must be an object' },
 );

@@ -3,13 +3,20 @@ import type { AppContext } from '../context.js';
 import type { HostEvent } from '../contract/hosts.js';
 import { conflict } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
+import { createCommandChannel, type CommandChannelOptions } from './command-channel.js';
 import { sweepCommands } from './commands/index.js';
-import { createUpgradeRequests } from './commands/upgrade.js';
+import { createAutoUpgrades, createUpgradeRequests } from './commands/upgrade.js';
 import { createCredentials } from './credentials.js';
 import { createDriftApply } from './drift-apply.js';
 import { createEnrollment } from './enroll.js';
+import { createGuestActions } from './guest-actions.js';
+import { createGuestConfigs } from './guest-configs.js';
 import { createHeartbeats } from './heartbeat.js';
+import { createMaintenance, createMaintenanceRepo } from './maintenance.js';
+import { createOperations } from './operations.js';
+import { createOperationRepo } from './operations-repo.js';
 import { requireHost, type HostParts, type Who } from './parts.js';
+import { createPlacements } from './placements.js';
 import { createHostView, presentDeletion } from './present.js';
 import type { Releases } from './releases.js';
 import { createRemoval } from './removal.js';
@@ -20,6 +27,8 @@ import type { HostPatch } from './schema.js';
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */
   heartbeatIntervalS?: number;
+  /** The command poll's limits (GET /api/agent/commands). */
+  commandPolls?: CommandChannelOptions;
 }
 
 export interface HostDeps extends HostsOptions {
@@ -40,13 +49,23 @@ export type HostService = ReturnType<typeof createHostService>;
 export function createHostService(ctx: AppContext, deps: HostDeps) {
   const repo = createHostRepo(ctx.db);
   const view = createHostView(repo, deps.releases, ctx.clock, deps.heartbeatIntervalS ?? 30);
-  const parts: HostParts = { ctx, repo, audit: deps.audit, view };
+  const parts: HostParts = { ctx, repo, audit: deps.audit, view, ops: createOperationRepo(ctx.db), instances: deps.instances };
   const enrollment = createEnrollment(parts, deps.releases);
   const credentials = createCredentials(parts);
   const removal = createRemoval(parts);
   const applyDrift = createDriftApply(parts, deps.instances);
-  const heartbeats = createHeartbeats(parts, applyDrift);
+  const placements = createPlacements(ctx.db);
+  const heartbeats = createHeartbeats(parts, applyDrift, placements);
   const requestUpgrade = createUpgradeRequests(parts, deps.releases);
+  const channel = createCommandChannel(deps.commandPolls);
+  const maintenanceRepo = createMaintenanceRepo(ctx.db);
+  const maintenance = createMaintenance(parts, maintenanceRepo);
+  const autoUpgrade = createAutoUpgrades(parts, deps.releases, maintenanceRepo);
+  const operations = createOperations(parts, channel);
+  const guestActions = createGuestActions(parts, maintenance, channel);
+  const guestConfigs = createGuestConfigs(parts);
+  // A host removed (or its name changed) moves where its guests show in the registry.
+  ctx.bus.on('host.status', () => placements.invalidate());
 
   const updateTx = ctx.transaction((id: number, patch: HostPatch, who: Who) => {
     const host = requireHost(repo, id);
@@ -66,6 +85,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
       const now = ctx.clock.now();
       heartbeats.sweepOffline(now);
       sweepCommands(parts, now);
+      autoUpgrade(now);
     },
 
     createEnrollmentToken: enrollment.createEnrollmentToken,
@@ -98,5 +118,16 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
     },
 
     applyDrift,
+
+    /** Where each vmid's guest runs, for the registry's `host` and `guest_status`. */
+    placements: placements.lookup,
+    operations,
+    guestActions,
+    guestConfigs,
+    maintenance,
+    /** "`muted` keeps the host's alerts from notifying (they are still recorded)": for alerts and notifications. */
+    isMuted: (hostId: number): boolean => maintenanceRepo.isMuted(hostId),
+    /** Server shutdown: waiting command polls are answered at once (they would hold the HTTP server's close). */
+    closePolls: () => channel.close(),
   };
 }

@@ -42,6 +42,9 @@ describe('create', () => {
       hardware_acceleration: 0,
       created_at: '2026-11-22T10:00:00Z',
       updated_at: '2026-11-22T10:00:00Z',
+      // Where it runs: no agent reports vmid 101 (PRODUCT.md "Guest control through agents").
+      host: null,
+      guest_status: null,
     });
     expect((await api.get('/api/instances/101')).body).toEqual(res.body);
   });

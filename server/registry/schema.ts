@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { FLAGS, SORT_KEYS, STACKS, STATES, type SortKey } from '../contract/registry.js';
 import type * as wire from '../contract/registry.js';
 import type { Agrees, Same } from '../http/validate.js';
+import { validationFailed } from '../errors.js';
 
 /** The writable fields, in the order they are stored, shown and compared for history. */
 export const WRITABLE_FIELDS = ['vmid', 'name', 'state', 'stack', 'tailscale_ip', ...FLAGS] as const;
@@ -52,6 +53,8 @@ export interface ListQuery {
   search?: string;
   state?: string;
   stack?: string;
+  /** A host's id, or `none`: the instances no host reports. */
+  host?: number | 'none';
   sort: SortKey;
   descending: boolean;
 }
@@ -65,7 +68,11 @@ const firstString = (value: unknown): string | undefined =>
  */
 export function parseListQuery(query: Record<string, unknown>): ListQuery {
   const sort = firstString(query.sort);
+  const host = firstString(query.host_id);
+  // A host filter that names no host cannot be read as "all": that would be another list than asked for.
+  if (host && host !== 'none' && !/^[1-9]\d{0,14}$/.test(host)) throw validationFailed([{ field: 'host_id', message: 'must be a host id or none' }]);
   return {
+    host: host ? (host === 'none' ? 'none' : Number(host)) : undefined,
     search: firstString(query.search) || undefined,
     state: firstString(query.state) || undefined,
     stack: firstString(query.stack) || undefined,

@@ -3,18 +3,21 @@ import type { AppContext } from '../context.js';
 import { conflict, notFound, unprocessable, validationFailed } from '../errors.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { createInstanceRepo, type StoredInstance } from './repo.js';
-import type { HistoryEntry, Instance } from '../contract/registry.js';
+import { createInstanceRepo, type Placement, type Placements, type StoredInstance } from './repo.js';
+import type { HistoryEntry, Instance, PlacedInstance } from '../contract/registry.js';
 import { InstanceInput, WRITABLE_FIELDS, type ListQuery } from './schema.js';
 
 export type InstanceService = ReturnType<typeof createInstanceService>;
 
 export interface UpdateResult {
-  instance: Instance;
+  instance: PlacedInstance;
   changed: string[];
 }
 
 const present = ({ id: _id, ...instance }: StoredInstance): Instance => instance;
+
+const NOWHERE: Placements = new Map();
+export type { Placement, Placements };
 
 /** Who changes an instance: a request's actor (audited), or a name for history alone (`job:tailscale_sync`, `agent:pve1`). */
 export type ChangedBy = Actor | string | null;
@@ -27,6 +30,12 @@ export type ChangedBy = Actor | string | null;
  */
 export function createInstanceService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const repo = createInstanceRepo(db);
+  /** Where each instance's guest runs: handed in by the composition root from hosts, which knows it. */
+  let placements: () => Placements = () => NOWHERE;
+  const place = (instance: Instance): PlacedInstance => {
+    const p = placements().get(instance.vmid);
+    return { ...instance, host: p?.host ?? null, guest_status: p?.guest_status ?? null };
+  };
   const historyName = (by: ChangedBy) => (typeof by === 'object' && by !== null ? by.actor : by);
   /**
    * The `request` entry of a change made through the API; none for a job's or an agent's change.
@@ -64,7 +73,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     repo.addHistory(id, 'created', null, null, isoMillis(now), historyName(by));
     record(by, input.vmid, input, 'created');
     // What was just stored, without reading it back: the validated input (in column order) and its times.
-    const instance: Instance = { ...input, created_at: at, updated_at: at };
+    const instance = place({ ...input, created_at: at, updated_at: at });
     bus.publish('instance.created', { instance });
     return instance;
   });
@@ -78,11 +87,11 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
       const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
       if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
       record(by, vmid, next, changed.length ? 'changed' : 'saved', changed.map((field) => ({ field, before: current[field], after: next[field] })));
-      if (changed.length === 0) return { instance: present(current), changed };
+      if (changed.length === 0) return { instance: place(present(current)), changed };
       repo.update(current.id, next, isoSeconds(now));
       const at = isoMillis(now);
       for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, historyName(by));
-      const instance = present(repo.findByVmid(next.vmid)!);
+      const instance = place(present(repo.findByVmid(next.vmid)!));
       bus.publish('instance.updated', { instance, changed, previous_vmid: vmid });
       return { instance, changed };
     },
@@ -99,9 +108,25 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
   });
 
   return {
-    list: (query: ListQuery) => repo.list(query),
+    list: (query: ListQuery) => repo.list(query, placements()),
     stacks: () => repo.stacks(),
-    get: (vmid: number): Instance => present(require(vmid)),
+    get: (vmid: number): PlacedInstance => place(present(require(vmid))),
+
+    /** Where guests run, from hosts (server/services.ts wires it): `host` and `guest_status` of every instance. */
+    usePlacements(lookup: () => Placements): void {
+      placements = lookup;
+    },
+
+    /**
+     * Hosts moved these guests (a heartbeat changed what runs where, or its status): each that is an
+     * instance is announced on instance.updated, as it reads now. Nothing is written, nothing goes in history.
+     */
+    placementsChanged(changes: ReadonlyMap<number, string[]>): void {
+      for (const [vmid, changed] of changes) {
+        const found = repo.findByVmid(vmid);
+        if (found) bus.publish('instance.updated', { instance: place(present(found)), changed, previous_vmid: vmid });
+      }
+    },
     history: (vmid: number): HistoryEntry[] => repo.history(require(vmid).id),
 
     /** Creates the instance and its `created` history entry in one transaction. `by` is recorded in history. */

@@ -24,8 +24,6 @@ function DriftText({ item }: { item: DriftItem }) {
           Registry says “{item.instance_name}”, the host says “{item.guest_name}”{item.instance_stack === 'production' && <span class="badge badge-production">production</span>}
         </>
       );
-    case 'instance_without_guest':
-      return <>Instance “{item.instance_name}” runs on no reporting host</>;
     case 'conflict':
       return (
         <>
@@ -49,7 +47,6 @@ function DriftText({ item }: { item: DriftItem }) {
 function label(item: DriftItem | undefined): string {
   if (!item) return '';
   if (item.kind === 'name_differs') return ` “${item.instance_name}” → “${item.guest_name}”${item.instance_stack === 'production' ? ' (production)' : ''}`;
-  if (item.kind === 'instance_without_guest') return ` “${item.instance_name}”`;
   return ` “${item.guest_name}”${item.kind === 'conflict' ? ' (conflict)' : ''}`;
 }
 

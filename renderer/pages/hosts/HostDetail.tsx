@@ -4,16 +4,24 @@ import { Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
 import { uptime } from '../../format';
 import { useSession } from '../../session';
 import type { HostDetail } from '../../../server/contract/hosts';
+import type { MaintenancePolicy, Operation } from '../../../server/contract/operations';
 import { AgentActions, useShippedAgents } from './Agent';
 import { DriftCard } from './Drift';
+import { GuestsCard } from './Guests';
 import { HostToken } from './HostToken';
 import { useLiveHosts, withEvent } from './live';
+import { MaintenanceCard } from './Maintenance';
+import { OperationsCard } from './Operations';
+import { useLiveOperations, withOperation } from './operationLive';
 import { isLive, StatusDot, Upgrade, type Act } from './parts';
 import { Removal } from './Removal';
 
 export function HostDetailPage({ id }: { id: string }) {
   const session = useSession();
   const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
+  const operations = useLoad(() => api<Operation[]>('GET', `/api/operations?host_id=${encodeURIComponent(id)}&limit=100`), [id]);
+  const policy = useLoad(() => api<MaintenancePolicy>('GET', `/api/hosts/${encodeURIComponent(id)}/maintenance`), [id]);
+  useLiveOperations(Number(id), (op) => operations.update((list) => withOperation(list, op)));
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   const shipped = useShippedAgents();
   // What an action said holds until the host changes state: a removal that completes is then told by the Removal section.
@@ -47,8 +55,11 @@ export function HostDetailPage({ id }: { id: string }) {
     host.reload();
   };
 
-  // Guests with no instance have no registry page to link to.
-  const unregistered = new Set(h.drift.filter((d) => d.kind === 'guest_without_instance' || (d.kind === 'conflict' && d.instance_name === null)).map((d) => d.vmid));
+  const can = {
+    operate,
+    force: session.can('settings.manage'),
+    diagnostics: session.can('diagnostics.read') && h.status !== 'deleted',
+  };
 
   return (
     <section>
@@ -124,35 +135,9 @@ export function HostDetailPage({ id }: { id: string }) {
         </div>
         <div>
           <DriftCard host={h} operate={operate} reload={host.reload} />
-          <div class="card">
-            <h2>Guests ({h.guests.length})</h2>
-            {h.guests.length === 0 ? (
-              <p class="muted">No guests reported.</p>
-            ) : (
-              <div class="table-wrap">
-                <table class="guests">
-                  <thead>
-                    <tr>
-                      <th scope="col">VMID</th>
-                      <th scope="col">Name</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Status</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {h.guests.map((g) => (
-                      <tr key={g.vmid} data-guest={g.vmid}>
-                        <td>{unregistered.has(g.vmid) ? g.vmid : <a href={`/instances/${g.vmid}`}>{g.vmid}</a>}</td>
-                        <td>{g.name}</td>
-                        <td>{g.type}</td>
-                        <td>{g.status}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </div>
+          <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} />
+          <OperationsCard host={h} operations={operations.data ?? []} can={can} />
+          <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />
         </div>
       </div>
     </section>

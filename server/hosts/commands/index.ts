@@ -1,5 +1,8 @@
 import type { AgentCommand } from '../../contract/hosts.js';
+import type { OperationType } from '../../contract/operations.js';
 import type { HostParts } from '../parts.js';
+import { guestAction } from './guest-action.js';
+import { logs } from './logs.js';
 import type { AgentCommandKind, Contact } from './types.js';
 import { uninstall } from './uninstall.js';
 import { upgrade } from './upgrade.js';
@@ -12,7 +15,12 @@ type CommandTable = { [K in AgentCommand['type']]: AgentCommandKind<Extract<Agen
 export const AGENT_COMMANDS: CommandTable = {
   uninstall,
   upgrade,
+  'guest.action': guestAction,
+  logs,
 };
+
+/** The kind of an operation's type (the operation types are the command types). */
+export const kindOf = (type: OperationType): AgentCommandKind<AgentCommand> => AGENT_COMMANDS[type] as AgentCommandKind<AgentCommand>;
 
 const kinds: AgentCommandKind<AgentCommand>[] = Object.values(AGENT_COMMANDS);
 
@@ -31,6 +39,14 @@ export function commandsFor(contact: Contact): { commands: AgentCommand[]; annou
     if (handed.length && kind.announcesStatus) announcesStatus = true;
   }
   return { commands, announcesStatus };
+}
+
+/**
+ * Inside a command poll's transaction: every command due that the poll hands out (guest actions and
+ * log requests; upgrades and removals replace the agent itself, so they come only with a heartbeat).
+ */
+export function polledCommandsFor(contact: Contact): AgentCommand[] {
+  return kinds.filter((kind) => kind.polled).flatMap((kind) => kind.handOut(contact));
 }
 
 /** Commands that got no answer in time, each kind by its own rule. */

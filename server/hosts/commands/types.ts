@@ -1,9 +1,11 @@
+import type { OperationStatus } from '../../contract/operations.js';
+import type { OperationRow } from '../operations-repo.js';
 import type { HostParts } from '../parts.js';
 import type { HostRow } from '../repo.js';
 
 /**
- * A host in contact with the server, inside the transaction of that contact: today a heartbeat,
- * whose facts are already written into `host`.
+ * A host in contact with the server, inside the transaction of that contact: a heartbeat, whose facts
+ * are already written into `host`, or a command poll (GET /api/agent/commands).
  */
 export interface Contact extends HostParts {
   host: HostRow;
@@ -28,6 +30,12 @@ export interface CommandKind<C extends { type: string }, P, D = P> {
   announcesStatus?: boolean;
   /** Run by the periodic sweep: commands of this kind that got no answer in time. */
   sweep?(parts: HostParts, now: number): void;
+  /** Handed out by the command poll too, not only in heartbeat answers (which the agent runs in the background). */
+  polled?: boolean;
+  /** The agent reports these at POST /api/agent/operations/:id/result. */
+  takesResults?: boolean;
+  /** What the end of one of these changes beyond its own row (a failed clone's instance removed), in the transaction that ends it. */
+  ended?(parts: HostParts, op: OperationRow, status: OperationStatus, now: number): void;
 }
 
 /** A kind as the table holds it: its pending and delivered types stay inside. */
@@ -37,6 +45,9 @@ export interface AgentCommandKind<C> {
   handOut(contact: Contact): C[];
   announcesStatus: boolean;
   sweep(parts: HostParts, now: number): void;
+  polled: boolean;
+  takesResults: boolean;
+  ended(parts: HostParts, op: OperationRow, status: OperationStatus, now: number): void;
 }
 
 export function commandKind<C extends { type: string }, P, D = P>(kind: CommandKind<C, P, D>): AgentCommandKind<C> {
@@ -45,5 +56,8 @@ export function commandKind<C extends { type: string }, P, D = P>(kind: CommandK
     handOut: (contact) => kind.due(contact).map((pending) => kind.render(kind.deliver(contact, pending))),
     announcesStatus: kind.announcesStatus ?? false,
     sweep: (parts, now) => kind.sweep?.(parts, now),
+    polled: kind.polled ?? false,
+    takesResults: kind.takesResults ?? false,
+    ended: (parts, op, status, now) => kind.ended?.(parts, op, status, now),
   };
 }

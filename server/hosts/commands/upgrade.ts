@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { UpgradeCommand } from '../../contract/hosts.js';
 import { badRequest, conflict } from '../../errors.js';
-import { announceStatus, requireHost, type HostParts, type Who } from '../parts.js';
-import type { Releases } from '../releases.js';
+import { announceOperation, announceStatus, requireHost, type HostParts, type Who } from '../parts.js';
+import { rowWindowOpen, type MaintenanceRepo } from '../maintenance.js';
+import { compareVersions, type Releases } from '../releases.js';
 import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../upgrades.js';
 import { commandKind } from './types.js';
 
@@ -13,10 +15,11 @@ type Offer = NonNullable<ReturnType<typeof offeredUpgrade>>;
  * A host being removed gets no upgrade and settles none.
  */
 export const upgrade = commandKind<UpgradeCommand, Offer>({
-  settle({ repo, audit, host, now }) {
+  settle(contact) {
+    const { repo, audit, host, now } = contact;
     const settled = host.state === 'active' ? settledUpgrade(host, now) : undefined;
     if (!settled) return;
-    repo.setUpgrade(host.id, settled);
+    announceOperation(contact, repo.setUpgrade(host.id, settled));
     audit.write({
       actor: `agent:${host.hostname}`,
       ip: null,
@@ -30,8 +33,8 @@ export const upgrade = commandKind<UpgradeCommand, Offer>({
     const offer = host.state === 'active' ? offeredUpgrade(host, now) : undefined;
     return offer ? [offer] : [];
   },
-  deliver({ repo, host }, offer) {
-    repo.setUpgrade(host.id, offer.record);
+  deliver(contact, offer) {
+    announceOperation(contact, contact.repo.setUpgrade(contact.host.id, offer.record));
     return offer;
   },
   render: ({ version, rollback }) => ({ type: 'upgrade', version, ...(rollback ? { rollback: true as const } : {}) }),
@@ -42,7 +45,7 @@ export const upgrade = commandKind<UpgradeCommand, Offer>({
       const host = repo.hostById(hostId);
       const failed = host && timedOutUpgrade(host);
       if (!failed) return;
-      repo.setUpgrade(host.id, failed);
+      announceOperation(parts, repo.setUpgrade(host.id, failed));
       audit.write({
         actor: null,
         ip: null,
@@ -57,10 +60,11 @@ export const upgrade = commandKind<UpgradeCommand, Offer>({
 });
 
 /** POST /api/hosts/:id/upgrade: no version means the shipped one; an older one needs `rollback: true`. */
-export function createUpgradeRequests({ ctx, repo, audit }: HostParts, releases: Releases) {
+export function createUpgradeRequests(parts: HostParts, releases: Releases) {
+  const { ctx, repo, audit } = parts;
   const requestTx = ctx.transaction((hostId: number, version: string, rollback: boolean, who: Who, now: number) => {
     const host = requireHost(repo, hostId);
-    repo.setUpgrade(hostId, requestedUpgrade(host, version, rollback, now));
+    announceOperation(parts, repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, rollback, now), who.actor));
     audit.write({ ...who, action: 'host.upgrade_request', target: `host:${hostId}`, detail: { host: host.hostname, version, ...(rollback ? { rollback } : {}) } });
   });
 
@@ -69,5 +73,31 @@ export function createUpgradeRequests({ ctx, repo, audit }: HostParts, releases:
     if (!version) throw conflict('no agent release is available');
     if (!releases.versions().includes(version)) throw badRequest('unknown agent version');
     requestTx(hostId, version, request.rollback === true, who, ctx.clock.now());
+  };
+}
+
+/**
+ * "With auto_upgrade, an agent older than the shipped version is upgraded inside a window only":
+ * run by the sweep, it asks for the shipped version for each such host that is online inside one of
+ * its windows and has no upgrade open. A version that already failed on a host is not asked again by
+ * itself (an administrator may); the operation is the upgrade's, audited with no actor.
+ */
+export function createAutoUpgrades(parts: HostParts, releases: Releases, policies: MaintenanceRepo) {
+  const { ctx, repo, audit, view } = parts;
+  const requestTx = ctx.transaction((hostId: number, version: string, now: number) => {
+    const host = repo.hostById(hostId);
+    if (!host || host.state !== 'active' || view.statusOf(host, now) !== 'online') return;
+    if (compareVersions(version, host.agent_version) <= 0) return;
+    if (host.upgrade_state === 'pending' || host.upgrade_state === 'in_progress') return;
+    if (host.upgrade_version === version && host.upgrade_state === 'failed') return;
+    const id = repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, false, now), null, true);
+    audit.write({ actor: null, ip: null, action: 'host.upgrade_request', target: `host:${hostId}`, detail: { host: host.hostname, version, auto: true } });
+    announceOperation(parts, id);
+  });
+
+  return (now: number): void => {
+    const shipped = releases.currentVersion();
+    if (!shipped) return;
+    for (const policy of policies.autoUpgrading()) if (rowWindowOpen(policy, now)) requestTx(policy.host_id, shipped, now);
   };
 }

@@ -1,0 +1,28 @@
+import { useLive } from '../../live';
+import type { Operation } from '../../../server/contract/operations';
+
+/** What an operation did, in a few words: "stop of 100", "clone of 9000 to 300", "agent logs". */
+export function operationWhat(op: Pick<Operation, 'type' | 'action' | 'vmid' | 'params'>): string {
+  if (op.type === 'guest.action') {
+    const extra = op.action === 'clone' ? ` to ${op.params.new_vmid} “${op.params.name}”` : op.action === 'snapshot' ? ` “${op.params.name}”` : op.action === 'rollback' ? ` to “${op.params.snapshot}”` : '';
+    return `${op.action} of ${op.vmid}${extra}`;
+  }
+  if (op.type === 'logs') return 'agent logs';
+  if (op.type === 'upgrade') return `agent upgrade to ${op.params.version ?? '?'}`;
+  return 'agent uninstall';
+}
+
+/** Lays a live `operation.updated` over a list: replaced in place, or added on top when new. */
+export function withOperation(list: Operation[], op: Operation): Operation[] {
+  const at = list.findIndex((o) => o.id === op.id);
+  // The event carries no output: keep what was read before.
+  if (at >= 0) return list.map((o, i) => (i === at ? { ...op, ...('output' in o ? { output: o.output } : {}) } : o));
+  return [op, ...list];
+}
+
+/** Live operations of one host. */
+export function useLiveOperations(hostId: number, update: (op: Operation) => void): void {
+  useLive(['operation.updated'], ({ data }) => {
+    if (data.host_id === hostId) update(data);
+  });
+}

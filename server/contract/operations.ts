@@ -1,0 +1,154 @@
+import { liveEvent } from './events.js';
+
+/** PRODUCT.md "Guest control through agents": every command an agent receives is an operation. */
+export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall'] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+export const OPERATION_STATUSES = ['pending', 'sent', 'succeeded', 'failed', 'expired', 'cancelled'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+/** An operation that is over: it changes no more. */
+export const FINISHED_STATUSES: readonly OperationStatus[] = ['succeeded', 'failed', 'expired', 'cancelled'];
+
+export const GUEST_ACTIONS = ['start', 'shutdown', 'stop', 'reboot', 'snapshot', 'rollback', 'clone', 'destroy'] as const;
+export type GuestAction = (typeof GUEST_ACTIONS)[number];
+/** Refused outside an open maintenance window unless an administrator forces them. */
+export const DISRUPTIVE_ACTIONS: readonly GuestAction[] = ['shutdown', 'stop', 'reboot', 'rollback', 'destroy'];
+/** What each verb may take on the host, in seconds (the agent's `timeout`). */
+export const ACTION_TIME_LIMITS_S: Record<GuestAction, number> = {
+  stop: 60,
+  start: 120,
+  shutdown: 300,
+  reboot: 300,
+  snapshot: 600,
+  rollback: 600,
+  destroy: 600,
+  clone: 1800,
+};
+/** Snapshot names, as `snapshot {name}` and `rollback {snapshot}` take them. */
+export const SNAPSHOT_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
+/** A clone's name: a DNS label or name, as Proxmox takes for `--name` / `--hostname`. */
+export const GUEST_NAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$/;
+
+/** POST /api/hosts/:id/guests/:vmid/actions: `{action, reason?, force?}` and the action's own fields. */
+export type GuestActionRequest = { reason?: string; force?: boolean } & (
+  | { action: 'start' | 'shutdown' | 'stop' | 'reboot' | 'destroy' }
+  | { action: 'snapshot'; name: string }
+  | { action: 'rollback'; snapshot: string }
+  | { action: 'clone'; new_vmid: number; name: string; full?: boolean }
+);
+
+/** The 202 of an action or a log request. */
+export interface OperationAccepted {
+  operation_id: string;
+  status: 'pending';
+}
+
+/**
+ * GET /api/operations and /api/operations/:id. `output` (the last 4 KiB the agent sent) only for
+ * `diagnostics.read`; absent otherwise and on the live event. `params` holds the action's own fields
+ * (a snapshot's name, a clone's new vmid and name, an upgrade's version).
+ */
+export interface Operation {
+  id: string;
+  host_id: number;
+  vmid: number | null;
+  type: OperationType;
+  action: GuestAction | null;
+  status: OperationStatus;
+  params: Record<string, string | number | boolean | null>;
+  reason: string | null;
+  requested_by: string | null;
+  requested_at: string;
+  sent_at: string | null;
+  finished_at: string | null;
+  exit_code: number | null;
+  output?: string | null;
+}
+
+/** GET /api/operations?host_id=&vmid=&status=&limit= (limit 1 to 1000, 100 when absent), newest first. */
+export interface OperationListParams {
+  host_id?: string;
+  vmid?: string;
+  status?: string;
+  limit?: string;
+}
+
+// ---- what agents receive and send ------------------------------------------------------------
+
+/** A guest action as the agent reads it: the verb and the fields it builds its own argument list from. */
+export interface GuestActionCommand {
+  type: 'guest.action';
+  operation_id: string;
+  vmid: number;
+  guest_type: 'qemu' | 'lxc';
+  action: GuestAction;
+  name?: string;
+  snapshot?: string;
+  new_vmid?: number;
+  full?: boolean;
+}
+
+/** The agent answers with the last 200 lines of its own journal as `output`. */
+export interface LogsCommand {
+  type: 'logs';
+  operation_id: string;
+}
+
+/** GET /api/agent/commands?wait=N: 200 with the commands, or 204 when none came within N seconds. */
+export interface CommandsAnswer {
+  commands: (GuestActionCommand | LogsCommand)[];
+}
+
+/** POST /api/agent/operations/:operation_id/result (host token): 204, idempotent. */
+export interface OperationResult {
+  exit_code: number;
+  output?: string;
+  finished_at?: string;
+}
+
+/** POST /api/agent/guest-configs (host token): the redacted text of `qm config` / `pct config`, at most 64 KiB. */
+export interface GuestConfigUpload {
+  vmid: number;
+  sha256: string;
+  text: string;
+}
+
+/** GET /api/hosts/:id/guests/:vmid/configs: the kept versions (the last 20), newest first. */
+export interface GuestConfigVersion {
+  id: number;
+  sha256: string;
+  received_at: string;
+  size: number;
+}
+
+// ---- maintenance ---------------------------------------------------------------------------
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** A window opens at `start` on each of `days` and closes at `end` (the next day when `end` is not after `start`). */
+export interface MaintenanceWindow {
+  days: Weekday[];
+  start: string;
+  end: string;
+}
+
+/** PUT /api/hosts/:id/maintenance, as the server reads it (defaults applied). */
+export interface MaintenancePolicyInput {
+  windows: MaintenanceWindow[];
+  timezone: string;
+  auto_upgrade: boolean;
+  muted: boolean;
+}
+
+/** GET (and the 200 of PUT) /api/hosts/:id/maintenance. */
+export interface MaintenancePolicy extends MaintenancePolicyInput {
+  /** A window is open now (always false without windows: then nothing waits for one). */
+  window_open: boolean;
+  updated_by: string | null;
+  updated_at: string | null;
+}
+
+export const operationEvents = {
+  // "Live events: operation.updated (fleet.read, without output)."
+  'operation.updated': liveEvent<Omit<Operation, 'output'>>('fleet.read'),
+};

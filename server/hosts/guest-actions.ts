@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { nameOf } from '../audit.js';
+import { DISRUPTIVE_ACTIONS, type OperationAccepted } from '../contract/operations.js';
+import { conflict, HttpError, notFound } from '../errors.js';
+import type { CommandChannel } from './command-channel.js';
+import type { Maintenance } from './maintenance.js';
+import type { GuestActionBody } from './operations-schema.js';
+import { announceOperation, requireHost, type HostParts, type Who } from './parts.js';
+import type { HostRow } from './repo.js';
+
+/** The registry's production rule, as a destroy meets it. */
+export const PRODUCTION_DESTROY = 'production instances cannot be destroyed; change the stack to development first';
+
+/** The fields of the action that go into the command (the agent builds its argument list from them). */
+function paramsOf(body: GuestActionBody): Record<string, unknown> {
+  switch (body.action) {
+    case 'snapshot':
+      return { name: body.name };
+    case 'rollback':
+      return { snapshot: body.snapshot };
+    case 'clone':
+      return { new_vmid: body.new_vmid, name: body.name, full: body.full ?? false };
+    default:
+      return {};
+  }
+}
+
+/** The host takes commands: it reports (online) and is not being removed. */
+export function requireReachable(parts: HostParts, host: HostRow, now: number): void {
+  if (host.state === 'deleted') throw conflict('host is deleted');
+  if (host.state === 'deleting') throw conflict('host is being deleted');
+  if (parts.view.statusOf(host, now) !== 'online') throw conflict('host is offline');
+}
+
+/**
+ * POST /api/hosts/:id/guests/:vmid/actions (PRODUCT.md): every rule is checked inside the transaction
+ * that makes the operation, so parallel requests for one guest give exactly one (the database's
+ * one-open-action-per-guest index holds it too). A clone's registry instance is created in the same
+ * transaction. `force` comes only from an administrator (the route refuses an operator's with 403).
+ */
+export function createGuestActions(parts: HostParts, maintenance: Maintenance, channel: CommandChannel) {
+  const { ctx, repo, ops, audit, instances } = parts;
+
+  const requestTx = ctx.transaction((hostId: number, vmid: number, body: GuestActionBody, who: Who, now: number): string => {
+    const host = requireHost(repo, hostId);
+    const guest = repo.guestOf(hostId, vmid);
+    if (!guest || host.state === 'deleted') throw notFound('guest not found');
+    requireReachable(parts, host, now);
+    if (ops.openForGuest(hostId, vmid)) throw conflict('an operation is already pending for this guest');
+    const disruptive = DISRUPTIVE_ACTIONS.includes(body.action);
+    const forced = disruptive && maintenance.closed(hostId, now);
+    if (forced && body.force !== true) throw conflict("outside the host's maintenance window");
+
+    if (body.action === 'destroy') {
+      // "only a stopped guest whose registry instance is absent or on the development stack"
+      if (guest.status !== 'stopped') throw conflict(`only a stopped guest can be destroyed; ${guest.name || `guest ${vmid}`} is ${guest.status || 'in an unknown state'}`);
+      const instance = safeGet(vmid);
+      if (instance?.stack === 'production') throw conflict(PRODUCTION_DESTROY);
+    }
+    if (body.action === 'clone') {
+      if (repo.guestOf(hostId, body.new_vmid)) throw conflict('vmid already exists');
+      // "created with state testing, stack development, in the same transaction as the operation"
+      instances.create({ vmid: body.new_vmid, name: body.name, state: 'testing', stack: 'development' }, who.actor);
+    }
+
+    const id = randomUUID();
+    ops.insert({
+      id,
+      host_id: hostId,
+      type: 'guest.action',
+      vmid,
+      action: body.action,
+      params: { guest_type: guest.type, ...paramsOf(body) },
+      reason: body.reason ?? null,
+      requested_by: who.actor,
+      requested_at: now,
+    });
+    const guestName = guest.name ? ` “${guest.name}”` : '';
+    const what = body.action === 'clone' ? `clone of guest ${vmid}${guestName} to ${body.new_vmid} “${body.name}”` : `${body.action} of guest ${vmid}${guestName}`;
+    audit.write({
+      ...who,
+      action: forced ? 'host.guest_action_forced' : 'host.guest_action',
+      target: `host:${hostId}`,
+      subject: { type: 'guest', id: `${hostId}/${vmid}`, name: guest.name || null },
+      summary: `${nameOf(who.actor)} ${forced ? 'forced' : 'asked for'} the ${what} on ${host.hostname}${forced ? ' outside its maintenance window' : ''}`,
+      detail: { host: host.hostname, vmid, action: body.action, operation_id: id, ...paramsOf(body), ...(body.reason ? { reason: body.reason } : {}), ...(forced ? { force: true } : {}) },
+    });
+    announceOperation(parts, id);
+    ctx.afterCommit(() => channel.notify(hostId));
+    return id;
+  });
+
+  /** The instance of a vmid, or undefined. */
+  function safeGet(vmid: number) {
+    try {
+      return instances.get(vmid);
+    } catch (err) {
+      if (err instanceof HttpError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  return {
+    request(hostId: number, vmid: number, body: GuestActionBody, who: Who): OperationAccepted {
+      try {
+        return { operation_id: requestTx(hostId, vmid, body, who, ctx.clock.now()), status: 'pending' };
+      } catch (err) {
+        // The index behind the check: only a request racing another process's could meet it.
+        if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('an operation is already pending for this guest');
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../../test/helpers/clock.js';
+import { bearer, enrolledHost, heartbeat, startHostServer, type Enrolled } from '../../test/helpers/hosts.js';
+import type { TestServer } from '../../test/helpers/server.js';
+
+// PRODUCT.md "Raw configs and diffs": the agent uploads a guest's redacted config when its hash
+// changes; the server keeps the last 20 versions per guest and serves text and unified diffs.
+
+const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const config = (memory: number) => `boot: order=scsi0\ncipassword: **REDACTED**\ncores: 2\nmemory: ${memory}\nname: web\nnet0: virtio=BC:24:11:00:00:01,bridge=vmbr0\n`;
+
+let server: TestServer;
+let host: Enrolled;
+const clock = manualClock();
+beforeAll(async () => {
+  server = await startHostServer({ clock });
+  host = await enrolledHost(server);
+  await heartbeat(server, host.host_token, { guests: [{ vmid: 100, name: 'web', type: 'qemu', status: 'running', config_sha256: sha(config(2048)) }] });
+});
+afterAll(() => server.stop());
+
+const upload = (body: unknown) => server.anonymous().post('/api/agent/guest-configs', body, bearer(host.host_token));
+const configs = (suffix = '') => server.client.get(`/api/hosts/${host.host_id}/guests/100/configs${suffix}`);
+
+describe('guest configs', () => {
+  it('the heartbeat shows the config hash; an upload is kept once per hash; text and a unified diff are served', async () => {
+    expect((await server.client.get(`/api/hosts/${host.host_id}`)).body.guests[0]).toMatchObject({ vmid: 100, config_sha256: sha(config(2048)) });
+    expect((await upload({ vmid: 100, sha256: sha(config(2048)), text: config(2048) })).status).toBe(204);
+    expect((await upload({ vmid: 100, sha256: sha(config(2048)), text: config(2048) })).status).toBe(204);
+    clock.advance(1000);
+    expect((await upload({ vmid: 100, sha256: sha(config(4096)), text: config(4096) })).status).toBe(204);
+    const list = (await configs()).body;
+    expect(list).toEqual([
+      { id: expect.any(Number), sha256: sha(config(4096)), received_at: '2026-11-22T10:00:01.000Z', size: Buffer.byteLength(config(4096)) },
+      { id: expect.any(Number), sha256: sha(config(2048)), received_at: '2026-11-22T10:00:00.000Z', size: Buffer.byteLength(config(2048)) },
+    ]);
+    const text = await configs(`/${list[1].id}`);
+    expect(text.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(text.text).toBe(config(2048));
+    const diff = await configs(`/${list[0].id}/diff`);
+    expect(diff.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(diff.text).toContain(`--- 100.conf@${list[1].id}`);
+    expect(diff.text).toContain('-memory: 2048\n+memory: 4096');
+    expect((await configs(`/${list[1].id}/diff?against=${list[0].id}`)).text).toContain('-memory: 4096\n+memory: 2048');
+    expect((await configs('/99999')).status).toBe(404);
+    expect((await configs(`/${list[0].id}/diff?against=abc`)).status).toBe(400);
+  });
+
+  it('keeps the last 20 versions', async () => {
+    for (let i = 0; i < 22; i++) expect((await upload({ vmid: 100, sha256: sha(config(i)), text: config(i) })).status).toBe(204);
+    const list = (await configs()).body as { sha256: string }[];
+    expect(list).toHaveLength(20);
+    expect(list[0]!.sha256).toBe(sha(config(21)));
+    expect(list[19]!.sha256).toBe(sha(config(2)));
+  });
+
+  it('refuses a hash that does not match, an unredacted secret, too much text, an unlisted guest; readers need diagnostics.read', async () => {
+    expect(await upload({ vmid: 100, sha256: sha('other'), text: config(1) })).toMatchObject({ status: 400, body: { errors: [{ field: 'sha256' }] } });
+    const secret = `${config(1)}cipassword: hunter2\n`;
+    const refused = await upload({ vmid: 100, sha256: sha(secret), text: secret });
+    expect(refused).toMatchObject({ status: 400, body: { errors: [{ field: 'text' }] } });
+    expect(refused.text).not.toContain('hunter2');
+    const big = 'x'.repeat(64 * 1024 + 1);
+    expect((await upload({ vmid: 100, sha256: sha(big), text: big })).status).toBe(400);
+    expect(await upload({ vmid: 555, sha256: sha(config(1)), text: config(1) })).toMatchObject({ status: 404 });
+    expect((await server.client.post('/api/agent/guest-configs', { vmid: 100, sha256: sha(config(1)), text: config(1) })).status).toBe(401);
+    const viewer = await server.signIn('viewer');
+    expect((await viewer.get(`/api/hosts/${host.host_id}/guests/100/configs`)).status).toBe(403);
+  });
+});
+
+describe('maintenance policies', () => {
+  const url = () => `/api/hosts/${host.host_id}/maintenance`;
+
+  it('reads the default, stores a policy for administrators only, audits the change, and refuses bad fields', async () => {
+    expect((await server.client.get(url())).body).toMatchObject({ windows: [], auto_upgrade: false, muted: false, window_open: false, updated_by: null });
+    const policy = { windows: [{ days: ['sat', 'sun'], start: '22:00', end: '04:00' }], timezone: 'Europe/Berlin', auto_upgrade: true, muted: true };
+    const put = await server.client.put(url(), policy);
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toEqual({ ...policy, window_open: false, updated_by: 'admin', updated_at: '2026-11-22T10:00:01.000Z' });
+    expect(server.hosts.isMuted(host.host_id)).toBe(true);
+    const [entry] = (await server.client.get('/api/audit?limit=5')).body.filter((e: { action: string }) => e.action === 'host.maintenance');
+    expect(entry.changes.map((c: { field: string }) => c.field)).toEqual(['windows', 'timezone', 'auto_upgrade', 'muted']);
+    const bad: [unknown, string][] = [
+      [{ windows: [{ days: ['mon'], start: '25:00', end: '01:00' }] }, 'windows.0.start'],
+      [{ windows: [{ days: ['funday'], start: '01:00', end: '02:00' }] }, 'windows.0.days.0'],
+      [{ timezone: 'Mars/Olympus' }, 'timezone'],
+      [{ muted: 'yes' }, 'muted'],
+    ];
+    for (const [body, field] of bad) {
+      const res = await server.client.put(url(), body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+    }
+    const operator = await server.signIn('operator');
+    expect((await operator.put(url(), { muted: false })).status).toBe(403);
+    expect((await operator.get(url())).status).toBe(200);
+    expect(server.hosts.isMuted(host.host_id)).toBe(true);
+    expect((await server.client.get('/api/hosts/999/maintenance')).status).toBe(404);
+  });
+});

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import { createTwoFilesPatch } from 'diff';
+import type { GuestConfigUpload, GuestConfigVersion } from '../contract/operations.js';
+import type { Db } from '../db/database.js';
+import { notFound, validationFailed } from '../errors.js';
+import { isoMillis } from '../time.js';
+import { requireHost, type HostParts } from './parts.js';
+
+/** "The server keeps the last 20 versions per guest." */
+export const KEPT_VERSIONS = 20;
+
+/**
+ * "the value of `cipassword` and of any key containing `password`, `secret` or `token` becomes
+ * `**REDACTED**`": the agent's rule (reporter/host-agent.sh redact_config), checked again here so
+ * no secret is stored even if an agent forgot it.
+ */
+const SECRET_LINE = /^([A-Za-z0-9_.-]*(password|secret|token)[A-Za-z0-9_.-]*)[ \t]*[:=][ \t]*(.*)$/i;
+export function unredactedKeys(text: string): string[] {
+  const keys: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = SECRET_LINE.exec(line);
+    if (m && m[3]!.trim() !== '**REDACTED**' && m[3]!.trim() !== '') keys.push(m[1]!);
+  }
+  return keys;
+}
+
+interface ConfigRow {
+  id: number;
+  sha256: string;
+  text: string;
+  size: number;
+  received_at: number;
+}
+
+function createGuestConfigRepo(db: Db) {
+  const latest = db.prepare<[number, number], ConfigRow>('SELECT * FROM guest_configs WHERE host_id = ? AND vmid = ? ORDER BY id DESC LIMIT 1');
+  const insert = db.prepare<[number, number, string, string, number, number]>(
+    'INSERT INTO guest_configs (host_id, vmid, sha256, text, size, received_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const prune = db.prepare<[number, number, number, number, number]>(
+    `DELETE FROM guest_configs WHERE host_id = ? AND vmid = ? AND id NOT IN (
+       SELECT id FROM guest_configs WHERE host_id = ? AND vmid = ? ORDER BY id DESC LIMIT ?)`,
+  );
+  const list = db.prepare<[number, number], Omit<ConfigRow, 'text'>>(
+    'SELECT id, sha256, size, received_at FROM guest_configs WHERE host_id = ? AND vmid = ? ORDER BY id DESC',
+  );
+  const one = db.prepare<[number, number, number], ConfigRow>('SELECT * FROM guest_configs WHERE host_id = ? AND vmid = ? AND id = ?');
+  const before = db.prepare<[number, number, number], ConfigRow>('SELECT * FROM guest_configs WHERE host_id = ? AND vmid = ? AND id < ? ORDER BY id DESC LIMIT 1');
+  return {
+    latest: (hostId: number, vmid: number) => latest.get(hostId, vmid),
+    insert(hostId: number, vmid: number, sha256: string, text: string, now: number): void {
+      insert.run(hostId, vmid, sha256, text, Buffer.byteLength(text), now);
+      prune.run(hostId, vmid, hostId, vmid, KEPT_VERSIONS);
+    },
+    list: (hostId: number, vmid: number) => list.all(hostId, vmid),
+    one: (hostId: number, vmid: number, id: number) => one.get(hostId, vmid, id),
+    before: (hostId: number, vmid: number, id: number) => before.get(hostId, vmid, id),
+  };
+}
+
+/**
+ * Raw guest configs (PRODUCT.md): an agent uploads a guest's config when its hash changes; the last
+ * 20 versions per guest are kept and served as text and as unified diffs to operators.
+ */
+export function createGuestConfigs(parts: HostParts) {
+  const { ctx, repo } = parts;
+  const configs = createGuestConfigRepo(ctx.db);
+
+  const uploadTx = ctx.transaction((hostId: number, body: GuestConfigUpload, now: number): boolean => {
+    if (!repo.guestOf(hostId, body.vmid)) throw notFound('guest not found');
+    if (configs.latest(hostId, body.vmid)?.sha256 === body.sha256) return false;
+    configs.insert(hostId, body.vmid, body.sha256, body.text, now);
+    return true;
+  });
+
+  function version(hostId: number, vmid: number, id: number): ConfigRow {
+    requireHost(repo, hostId);
+    const row = configs.one(hostId, vmid, id);
+    if (!row) throw notFound('config not found');
+    return row;
+  }
+
+  return {
+    /** Stores a new version; false when it is the one already stored. */
+    upload(hostId: number, body: GuestConfigUpload): boolean {
+      if (createHash('sha256').update(body.text, 'utf8').digest('hex') !== body.sha256) {
+        throw validationFailed([{ field: 'sha256', message: 'does not match the text' }]);
+      }
+      const keys = unredactedKeys(body.text);
+      if (keys.length) throw validationFailed([{ field: 'text', message: `holds secrets the agent must redact: ${[...new Set(keys)].join(', ')}` }]);
+      return uploadTx(hostId, body, ctx.clock.now());
+    },
+
+    list(hostId: number, vmid: number): GuestConfigVersion[] {
+      requireHost(repo, hostId);
+      return configs.list(hostId, vmid).map((row) => ({ id: row.id, sha256: row.sha256, received_at: isoMillis(row.received_at), size: row.size }));
+    },
+
+    text: (hostId: number, vmid: number, id: number): string => version(hostId, vmid, id).text,
+
+    /** A unified diff from `against` (the version before this one when absent; none: from nothing) to version `id`. */
+    diff(hostId: number, vmid: number, id: number, against: number | undefined): string {
+      const to = version(hostId, vmid, id);
+      const from = against === undefined ? configs.before(hostId, vmid, id) : version(hostId, vmid, against);
+      const label = (row: ConfigRow | undefined) => (row ? `${vmid}.conf@${row.id}` : '/dev/null');
+      const stamp = (row: ConfigRow | undefined) => (row ? isoMillis(row.received_at) : '');
+      return createTwoFilesPatch(label(from), label(to), from?.text ?? '', to.text, stamp(from), stamp(to), { context: 3 });
+    },
+  };
+}

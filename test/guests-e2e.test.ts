@@ -1,0 +1,173 @@
+// End to end, guest control: the built server in its own process, the real installer it serves and
+// the real bash agent looping (heartbeats and the command poll) with fake qm/pct on PATH, and an
+// operator in Chromium acting on the host page.
+import { execa } from 'execa';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumLaunchOptions } from '../build/chromium.mjs';
+import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { TestClient } from './helpers/http.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+const fakeBin = path.join(root, 'reporter/test/fixtures/agent-bin');
+const SETUP_TOKEN = 'guests-e2e-setup-token-0123456789';
+const PASSWORD = 'guests-e2e-password';
+
+let server: BuiltServer;
+let admin: TestClient;
+let browser: Browser;
+let agent: ChildProcess | undefined;
+let dir: string;
+let hostRoot: string;
+let pveDir: string;
+let pveLog: string;
+let hostId: number;
+const errors: string[] = [];
+
+async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-guests-e2e-'));
+  hostRoot = path.join(dir, 'root');
+  pveDir = path.join(dir, 'pve');
+  pveLog = path.join(dir, 'pve.log');
+  fs.mkdirSync(path.join(hostRoot, 'etc'), { recursive: true });
+  fs.mkdirSync(pveDir);
+  fs.writeFileSync(pveLog, '');
+  fs.writeFileSync(path.join(hostRoot, 'etc/machine-id'), 'e2e0123456789abcdef0123456789guest\n');
+  fs.writeFileSync(path.join(hostRoot, 'etc/hostname'), 'pve-guests\n');
+  fs.writeFileSync(path.join(pveDir, 'config-100'), 'boot: order=scsi0\ncipassword: secret-pass\nmemory: 2048\nname: web\n');
+
+  server = await startBuiltServer({
+    DB_PATH: path.join(dir, 'fleet.db'),
+    FLEET_SETUP_TOKEN: SETUP_TOKEN,
+    FLEET_AUTH_ALLOW_HTTP: 'true',
+    FLEET_AGENT_ALLOW_HTTP: 'true',
+    FLEET_HEARTBEAT_INTERVAL_S: '2',
+  });
+  admin = new TestClient(server.url);
+  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
+  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+
+  const env = {
+    PATH: `${fakeBin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+    HOME: dir,
+    TMPDIR: dir,
+    FAKE_SYSTEMCTL_LOG: path.join(dir, 'systemctl.log'),
+    FAKE_PVE_DIR: pveDir,
+    FAKE_PVE_LOG: pveLog,
+    HOMEFLEET_INTERVAL_MIN_S: '1',
+    HOMEFLEET_CURL_MAX_TIME: '5',
+  };
+  const token = (await admin.post('/api/hosts/enrollment-tokens', { name: 'e2e' })).body.token as string;
+  const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, hostRoot], {
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: 30_000,
+  });
+  expect(installed.exitCode, installed.stderr).toBe(0);
+  // The installed agent as its systemd service runs it: looping, in its own process group.
+  agent = spawn('bash', [path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh'), '--root', hostRoot], { env, detached: true, stdio: 'ignore' });
+  hostId = await until('the host to report its guests', async () => {
+    const [host] = (await admin.get('/api/hosts')).body;
+    return host?.status === 'online' && host.guest_count === 4 && (host.id as number);
+  });
+  browser = await chromium.launch(await chromiumLaunchOptions());
+}, 60_000);
+
+afterAll(async () => {
+  if (agent?.pid) {
+    try {
+      process.kill(-agent.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  await browser?.close();
+  await server?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function operatorPage(): Promise<Page> {
+  const username = 'operator-e2e';
+  const created = await admin.post('/api/users', { username, display_name: 'Operator', role: 'operator' });
+  const own = new TestClient(server.url);
+  await own.post('/api/auth/login', { username, password: created.body.temporary_password });
+  await own.post('/api/auth/password', { current_password: created.body.temporary_password, new_password: PASSWORD });
+  const page = await (await browser.newContext({ baseURL: server.url })).newPage();
+  page.on('console', (m) => m.type() === 'error' && !/status of 40\d/.test(m.text()) && errors.push(m.text()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`/login?next=${encodeURIComponent(`/hosts/${hostId}`)}`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`**/hosts/${hostId}`);
+  return page;
+}
+
+const pveCalls = () => fs.readFileSync(pveLog, 'utf8').split('\n').filter(Boolean);
+
+describe('an operator acts on guests through the real agent', () => {
+  it('stop reaches qm and shows succeeded within 3 s without a reload; clone creates the instance; destroy removes it; a config change shows as a diff', async () => {
+    const page = await operatorPage();
+    const row = (vmid: number) => page.locator(`tr[data-guest="${vmid}"]`);
+    await row(100).getByRole('button', { name: 'stop…' }).waitFor();
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+
+    // Stop: confirmed naming the guest, run by the agent as `qm stop 100`.
+    await row(100).getByRole('button', { name: 'stop…' }).click();
+    const clicked = Date.now();
+    await row(100).getByRole('button', { name: 'Stop 100 “web”' }).click();
+    await page.locator('[data-testid="guest-op-100"] [data-status="succeeded"]').waitFor({ timeout: 3000 });
+    expect(Date.now() - clicked).toBeLessThan(3000);
+    expect(pveCalls()).toContain('qm stop 100 ');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
+    // Clone: the new instance exists with the operation, and stays when the clone succeeds.
+    await row(100).getByRole('button', { name: 'clone…' }).click();
+    await row(100).getByLabel('new VMID').fill('300');
+    await row(100).getByLabel('new name').fill('web-copy');
+    await row(100).getByRole('button', { name: 'Clone 100 “web”' }).click();
+    await page.locator('[data-testid="guest-op-100"] [data-status="succeeded"]').waitFor({ timeout: 5000 });
+    expect(pveCalls()).toContain('qm clone 100 300 --name web-copy --full 1 ');
+    expect((await admin.get('/api/instances/300')).body).toMatchObject({ name: 'web-copy', state: 'testing', stack: 'development' });
+
+    // Destroy: a stopped guest on the development stack, confirmed by typing its name; its instance goes.
+    expect((await admin.post('/api/instances', { vmid: 101, name: 'build-runner', state: 'testing', stack: 'development' })).status).toBe(201);
+    await row(101).getByRole('button', { name: 'destroy…' }).click();
+    const destroy = row(101).getByRole('button', { name: 'Destroy 101 “build-runner”' });
+    expect(await destroy.isDisabled()).toBe(true);
+    await row(101).getByLabel("type the guest's name").fill('build-runner');
+    await destroy.click();
+    await page.locator('[data-testid="guest-op-101"] [data-status="succeeded"]').waitFor({ timeout: 5000 });
+    expect(pveCalls()).toContain('qm destroy 101 ');
+    await until('the instance to be removed', async () => (await admin.get('/api/instances/101')).status === 404);
+
+    // A config change: the agent uploads the new version (redacted) and the page shows the diff.
+    fs.writeFileSync(path.join(pveDir, 'config-100'), 'boot: order=scsi0\ncipassword: secret-pass\nmemory: 4096\nname: web\n');
+    await until('a second config version', async () => (await admin.get(`/api/hosts/${hostId}/guests/100/configs`)).body.length === 2);
+    await row(100).getByRole('button', { name: 'config' }).click();
+    await page.locator('[data-testid="configs-100"]').getByRole('button', { name: 'diff' }).click();
+    const diff = await page.locator('[data-testid="config-view"]').textContent();
+    expect(diff).toContain('-memory: 2048');
+    expect(diff).toContain('+memory: 4096');
+    expect(diff).not.toContain('secret-pass');
+
+    // The operations list kept the history, live.
+    expect(await page.locator('[data-testid="operations"] [data-status="succeeded"]').count()).toBeGreaterThanOrEqual(3);
+    expect(errors).toEqual([]);
+  }, 60_000);
+});
