@@ -7,6 +7,7 @@ import apiTokens from './0006-api-tokens.sql';
 import usageRetention from './0007-usage-retention.sql';
 import rebindTokens from './0008-rebind-tokens.sql';
 import auditChanges from './0009-audit-changes.sql';
+import signin from './0012-signin.sql';
 
 export interface Migration {
   version: number;
@@ -28,4 +29,5 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'usage-retention', sql: usageRetention },
   { version: 8, name: 'rebind-tokens', sql: rebindTokens },
   { version: 9, name: 'audit-changes', sql: auditChanges },
+  { version: 12, name: 'signin', sql: signin },
 ];
