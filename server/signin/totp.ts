@@ -23,8 +23,10 @@ let otpauth: Promise<typeof import('otpauth')> | undefined;
 const loadOtpauth = () => (otpauth ??= import('otpauth'));
 
 async function qrCodeDataUrl(text: string): Promise<string> {
-  const { toString } = await import('qrcode');
-  const svg = await toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  // qrcode is CommonJS: bundled (dist/), its exports arrive as the default export only.
+  const loaded = (await import('qrcode')) as typeof import('qrcode') & { default?: typeof import('qrcode') };
+  const qrcode = loaded.default ?? loaded;
+  const svg = await qrcode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
 }
 
