@@ -25,6 +25,8 @@ beforeAll(async () => {
     FLEET_OIDC_CLIENT_ID: 'homefleet',
     FLEET_OIDC_CLIENT_SECRET: CLIENT_SECRET,
     FLEET_OIDC_NAME: 'Test IdP',
+    // The README's Pocket ID settings (its groups come with a scope of their own); the claim is the default, groups.
+    FLEET_OIDC_SCOPES: 'openid profile email groups',
     // No `*`: a person none of whose groups is mapped is refused.
     FLEET_OIDC_ROLE_MAP: 'fleet-admins=administrator,fleet-ops=operator,fleet-view=viewer',
   });

@@ -26,8 +26,8 @@ function signJwt(header: Record<string, unknown>, claims: Record<string, unknown
 /**
  * A real OpenID provider (oidc-provider, the certified implementation) on 127.0.0.1 with its
  * development sign-in form (any password), consent granted for the one client, and a `groups`
- * claim in the profile scope; like Authentik and Pocket ID by default, the ID token carries only the
- * standard claims and the rest comes from userinfo.
+ * claim in the profile scope and in a `groups` scope; like Authentik and Pocket ID by default, the
+ * ID token carries only the standard claims and the rest comes from userinfo.
  */
 export async function startProvider(): Promise<TestProvider> {
   const signing = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -45,7 +45,8 @@ export async function startProvider(): Promise<TestProvider> {
       const provider = new Provider(issuer, {
         clients: [{ ...client, grant_types: ['authorization_code'], response_types: ['code'] }],
         jwks: { keys: [jwk as never] },
-        claims: { openid: ['sub'], profile: ['preferred_username', 'name', 'groups'], email: ['email'] },
+        // groups in the profile scope (Authentik's default) and in a scope of its own (Pocket ID's `groups`).
+        claims: { openid: ['sub'], profile: ['preferred_username', 'name', 'groups'], email: ['email'], groups: ['groups'] },
         cookies: { keys: ['test-provider-cookie-key'] },
         pkce: { required: () => true },
         features: { devInteractions: { enabled: true } },
@@ -56,7 +57,7 @@ export async function startProvider(): Promise<TestProvider> {
         // First-party client: no consent screen.
         async loadExistingGrant(ctx) {
           const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
-          grant.addOIDCScope('openid profile email');
+          grant.addOIDCScope('openid profile email groups');
           await grant.save();
           return grant;
         },
