@@ -43,7 +43,7 @@ async function passwordStep(username: string, password: string): Promise<Record<
 }
 
 describe('TOTP second step (built server)', () => {
-  it('the password alone reaches nothing; a code works once; malformed bodies are 400s; 20 parallel wrong codes are throttled like logins', async () => {
+  it('the password alone reaches nothing; a code works once; malformed bodies are 400s; 20 parallel wrong codes and passkey guesses are throttled like logins', async () => {
     server = await startHeadless({ DB_PATH: path.join(dir, 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
     base = server.url;
     admin = { origin: base, cookie: await setUpAdmin(base, SETUP_TOKEN) };
@@ -88,6 +88,12 @@ describe('TOTP second step (built server)', () => {
     // The window is full: the right code and the right password wait alike.
     expect((await rawRequest(base, 'POST', '/api/auth/login/totp', target, { code: code(flooded.secret, flooded.at + 30_000) })).status).toBe(429);
     expect((await rawRequest(base, 'POST', '/api/auth/login', { origin: base }, { username: 'flooded', password: 'flooded-password' })).status).toBe(429);
+
+    // A passkey attempt counts in the same per-address window: the wrong codes above used 7 of its 10.
+    const bogus = { response: { id: 'not-a-registered-key', type: 'public-key', response: { clientDataJSON: 'e30' } } };
+    const passkeyAnswers: number[] = [];
+    for (let i = 0; i < 4; i++) passkeyAnswers.push((await rawRequest(base, 'POST', '/api/auth/passkeys/verify', { origin: base }, bogus)).status);
+    expect(passkeyAnswers).toEqual([401, 401, 401, 429]);
 
     const stopped = await server.stop();
     const output = `${stopped.stdout}${stopped.stderr}`;

@@ -162,12 +162,11 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
 
     /** Signs in like a password login (throttled, audited, one session) without a password. */
     async signIn(response: Record<string, unknown>, by: Omit<Actor, 'actor'>) {
-      const ipSlot: ThrottleKey = ['login.ip', by.ip ?? ''];
-      accounts.takeSlot(ipSlot);
       const row = repo.passkeyByCredential(String(response.id));
       const owner = row && accounts.repo.byId(row.account_id);
-      const slots: ThrottleKey[] = owner ? [ipSlot, ['login.user', owner.username.toLowerCase()]] : [ipSlot];
-      if (owner) accounts.takeSlot(slots[1]!);
+      // All or nothing, before any verification: the address's window, and the account's when the key names one.
+      const slots: ThrottleKey[] = [['login.ip', by.ip ?? ''], ...(owner ? [['login.user', owner.username.toLowerCase()] as ThrottleKey] : [])];
+      accounts.takeSlot(...slots);
       const { verifyAuthenticationResponse } = await loadWebAuthn();
       // The challenge must be one this server handed out, unused and unexpired: taken here, so it is used once.
       const challenge = challengeOf(response);

@@ -7,12 +7,21 @@ import { pageFetch, startDashboard, type Dashboard } from './helpers.js';
 // One server with FLEET_REQUIRE_2FA=administrators for the whole file: the administrator's TOTP flow,
 // then a viewer's passkeys (the viewer is not in the requirement's scope).
 let dash: Dashboard;
+/** The administrator's browser, signed in by the first test (with a recovery code). */
+let adminPage: Page;
 beforeAll(async () => {
   dash = await startDashboard({ config: { require2fa: 'administrators' } });
 });
 afterAll(() => dash?.stop());
 
 const code = (secret: string, ms = Date.now()) => new TOTP({ secret }).generate({ timestamp: ms });
+
+/** Signs in through the sign-in page and waits to leave it. */
+async function fillLoginAt(page: Page, username: string, password: string) {
+  await page.goto('/login?next=%2Finstances');
+  await fillLogin(page, username, password);
+  await page.waitForURL('**/instances');
+}
 
 async function fillLogin(page: Page, username: string, password: string) {
   await page.getByLabel('Username').fill(username);
@@ -69,6 +78,7 @@ describe('two-step sign-in in Chromium', () => {
     await third.getByLabel('Recovery code').fill(shown[0]!);
     await third.getByRole('button', { name: 'Continue' }).click();
     await third.waitForURL('**/instances');
+    adminPage = third;
     expect(dash.errors).toEqual([]);
   }, 60_000);
 });
@@ -137,6 +147,16 @@ describe('passkeys in Chromium (virtual authenticator)', () => {
     const audit = (dash.server.db.prepare("SELECT action, summary FROM audit_log WHERE target = 'keyholder' ORDER BY id").all() as { action: string; summary: string }[]);
     expect(audit.map((e) => e.action)).toEqual(expect.arrayContaining(['passkey.add', 'passkey.rename', 'passkey.remove', 'login.success']));
     expect(audit.find((e) => e.action === 'login.success' && /passkey/.test(e.summary))).toBeDefined();
+    // The administrator clears the viewer's second factors from the Users page: the remaining passkey goes, the viewer is signed out.
+    const signedInViewer = await dash.newPage({ baseURL: localhost });
+    await fillLoginAt(signedInViewer, 'keyholder', 'a long viewer password');
+    await adminPage.goto('/users');
+    await adminPage.locator('tr', { hasText: 'keyholder' }).getByRole('button', { name: 'Clear second factor…' }).click();
+    await adminPage.getByRole('button', { name: 'Clear second factor', exact: true }).click();
+    await adminPage.getByText('The second factor of keyholder was cleared.').waitFor();
+    expect(dash.server.db.prepare('SELECT count(*) AS n FROM passkeys').get()).toEqual({ n: 0 });
+    expect((await pageFetch(signedInViewer, 'GET', '/api/auth/session')).status).toBe(401);
+
     // The removed key names no account: the failure is logged without one.
     const failed = dash.server.db.prepare("SELECT summary FROM audit_log WHERE action = 'login.failure' ORDER BY id DESC LIMIT 1").get() as { summary: string };
     expect(failed.summary).toBe('passkey sign-in failed from 127.0.0.1');
