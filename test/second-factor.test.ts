@@ -95,6 +95,28 @@ describe('TOTP second step (built server)', () => {
     for (let i = 0; i < 4; i++) passkeyAnswers.push((await rawRequest(base, 'POST', '/api/auth/passkeys/verify', { origin: base }, bogus)).status);
     expect(passkeyAnswers).toEqual([401, 401, 401, 429]);
 
+    // Passkey routes with bad input: 400/404, never a 500.
+    const port = new URL(base).port;
+    const atLocalhost = { ...session, host: `localhost:${port}`, origin: `http://localhost:${port}` };
+    const byIp = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', session);
+    expect([byIp.status, byIp.body.error]).toEqual([400, expect.stringMatching(/^passkeys need a host name/)]);
+    const options = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', atLocalhost);
+    expect([options.status, options.body.rp]).toEqual([200, { name: 'homefleet', id: 'localhost' }]);
+    const garbage = { name: 'Laptop', response: { id: 'abc', rawId: 'abc', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'AAAA' } } };
+    expect((await rawRequest(base, 'POST', '/api/auth/passkeys/register/verify', atLocalhost, garbage)).body).toEqual({ error: 'the passkey could not be verified; try again' });
+    expect((await rawRequest(base, 'POST', '/api/auth/passkeys/register/verify', atLocalhost, garbage)).body).toEqual({ error: 'no passkey registration is waiting; start again' });
+    for (const [method, url, body, status] of [
+      ['POST', '/api/auth/passkeys/register/verify', { name: '', response: garbage.response }, 400],
+      ['POST', '/api/auth/passkeys/register/verify', { name: 'x', response: 'y' }, 400],
+      ['PATCH', '/api/auth/passkeys/999', { name: 'Desk' }, 404],
+      ['PATCH', '/api/auth/passkeys/1', { name: 'bad\u0001name' }, 400],
+      ['PATCH', '/api/auth/passkeys/1', { name: 'x'.repeat(61) }, 400],
+      ['DELETE', '/api/auth/passkeys/abc', undefined, 400],
+      ['DELETE', '/api/users/999/second-factor', undefined, 404],
+    ] as const) {
+      expect([method, url, (await rawRequest(base, method, url, atLocalhost, body)).status]).toEqual([method, url, status]);
+    }
+
     const stopped = await server.stop();
     const output = `${stopped.stdout}${stopped.stderr}`;
     for (const secret of [root.secret, flooded.secret, ...root.recovery, ...flooded.recovery]) expect(output).not.toContain(secret);
