@@ -120,8 +120,16 @@ describe('single sign-on through an OpenID provider (built server, Chromium)', (
     await nobody.getByText('no group that homefleet maps to a role').waitFor();
     expect((await session(nobody)).status).toBe(401);
 
-    const users = await laptop.evaluate(async () => (await (await fetch('/api/users')).json()) as { username: string }[]);
+    const users = await laptop.evaluate(async () => (await (await fetch('/api/users')).json()) as { id: number; username: string }[]);
     expect(users.map((u) => u.username).sort()).toEqual(['alice', 'alice-2']);
+
+    // A disabled account stays refused, whatever the provider says.
+    const second = users.find((u) => u.username === 'alice-2')!;
+    const disabled = await laptop.evaluate(async (id) => (await fetch(`/api/users/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) })).status, second.id);
+    expect(disabled).toBe(200);
+    await signInWithProvider(other, 'other-sub');
+    expect(new URL(other.url()).searchParams.get('sso_error')).toBe('disabled');
+    expect((await session(other)).status).toBe(401);
   }, 60_000);
 
   it('refuses a tampered ID token (signature, audience, nonce, expiry), a state from another browser, and a next off the origin', async () => {
