@@ -5,7 +5,7 @@
 //   kernel     server/{context,config,errors,bus,time,logger,audit,builtin,private-files,version}.ts,
 //              server/db/, server/http/, server/tls/: what every feature builds on
 //   features   every other folder of server/ (access, backup, events, hosts, jobs, registry, ...)
-//   roots      server/{app,services,main,fatal}.ts: the composition root, which builds and wires everything
+//   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
 //   renderer   the dashboard: its own files, the contract, preact and uPlot
 //
 // Allowed: features → kernel, contract; hosts → registry; jobs → registry; events → access; signin → access;
@@ -14,7 +14,7 @@ const path = require('node:path');
 
 const CONTRACT = '^server/contract/';
 const KERNEL = '^server/((context|config|errors|bus|time|logger|audit|builtin|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
-const ROOTS = '^server/(app|services|main|fatal)[.]ts$';
+const ROOTS = '^server/(app|services|main|fatal|recover)[.]ts$';
 const TESTS = '([.]test[.]tsx?$|/testing/)';
 
 /**

@@ -6,7 +6,7 @@ import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createReleases } from './hosts/releases.js';
-import { createSignInRepo } from './signin/repo.js';
+import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
 import { createHostService, type HostsOptions } from './hosts/service.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
@@ -38,7 +38,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const audit = createAuditLog(context);
   const signInRepo = createSignInRepo(context.db);
   // A password login of an account with a confirmed TOTP factor waits for its code (server/signin).
-  const accounts = createAccountService(context, audit, { secondFactorOf: (id) => (signInRepo.confirmedTotp(id) ? 'totp' : undefined) });
+  const accounts = createAccountService(context, audit, accountHooks(signInRepo));
   const signIn = createSignIn(context, accounts, audit, signInRepo);
   const tokens = createTokenService(context, audit);
   const instances = createInstanceService(context, audit);

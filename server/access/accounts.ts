@@ -70,6 +70,8 @@ export type LoginResult = { account: Account; token: string } | { account: Accou
 export interface AccountOptions {
   /** The second factor a password login must be followed by, if any (server/signin hands it in through the composition root). */
   secondFactorOf?: (accountId: number) => 'totp' | undefined;
+  /** Removes the account's second factors (the recovery command); returns what was removed in words, if any. */
+  clearSecondFactors?: (accountId: number) => string | undefined;
 }
 
 /** Accounts, logins and password changes: every rule of PRODUCT.md's access section that is not HTTP. */
@@ -252,26 +254,28 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       })();
     },
 
-    /** The local recovery command: an enabled administrator only. Returns a one-line reason when refused. */
-    async recover(username: string, password: string): Promise<string | undefined> {
+    /** The local recovery command: an enabled administrator only. A one-line reason when refused, else what it cleared. */
+    async recover(username: string, password: string): Promise<string | { cleared: string | undefined }> {
       const row = repo.byUsername(username);
       if (!row) return `no account named ${JSON.stringify(username)}`;
       if (row.role !== 'administrator') return `${row.username} is not an administrator`;
       if (!row.enabled) return `${row.username} is disabled`;
       const hash = await hashPassword(password);
-      transaction(() => {
+      return transaction(() => {
         repo.setPassword(row.id, hash, false);
         sessions.revokeAll(row.id, 'password recovered');
+        // Whoever runs the command holds the database file already; a lost phone must not lock the last administrator out.
+        const cleared = options.clearSecondFactors?.(row.id);
         audit.write({
           actor: null,
           action: 'recovery',
           target: row.username,
           subject: userSubject(row),
-          summary: `the password of ${row.username} was reset with the recovery command`,
-          detail: { id: row.id, via: 'recovery command' },
+          summary: `the password of ${row.username} was reset with the recovery command${cleared ? `; their second factors (${cleared}) were removed` : ''}`,
+          detail: { id: row.id, via: 'recovery command', ...(cleared ? { second_factors_removed: cleared } : {}) },
         });
+        return { cleared };
       })();
-      return undefined;
     },
 
     /** Ends the session and records the sign-out in one transaction. */

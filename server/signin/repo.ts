@@ -1,3 +1,4 @@
+import type { AccountOptions } from '../access/accounts.js';
 import type { Db } from '../db/database.js';
 
 export interface TotpRow {
@@ -85,7 +86,14 @@ export function createSignInRepo(db: Db) {
     usePasskey: (id: number, counter: number, at: string) => s.usePasskey.run(counter, at, id),
     renamePasskey: (id: number, name: string) => s.renamePasskey.run(name, id),
     deletePasskey: (id: number) => s.deletePasskey.run(id),
-    deletePasskeys: (accountId: number) => s.deletePasskeys.run(accountId),
+    /** Removes the account's TOTP (with its recovery codes) and passkeys; says what there was. */
+    clearSecondFactors(accountId: number): { totp: boolean; passkeys: number } {
+      const had = { totp: s.totp.get(accountId) !== undefined, passkeys: s.passkeys.all(accountId).length };
+      s.deleteTotp.run(accountId);
+      s.deleteRecovery.run(accountId);
+      s.deletePasskeys.run(accountId);
+      return had;
+    },
     /** A confirmed TOTP, a passkey, or a provider's sign-in (whose own factors apply): what FLEET_REQUIRE_2FA asks for. */
     hasSecondFactor: (accountId: number) => s.hasFactor.get(accountId, accountId, accountId)!.yes === 1,
     accountOfIdentity: (issuer: string, subject: string) => s.identity.get(issuer, subject)?.account_id,
@@ -94,3 +102,19 @@ export function createSignInRepo(db: Db) {
 }
 
 export type SignInRepo = ReturnType<typeof createSignInRepo>;
+
+/** "TOTP and 2 passkeys", or undefined when there was nothing. */
+export function factorWords(had: { totp: boolean; passkeys: number }): string | undefined {
+  return [had.totp ? 'TOTP' : '', had.passkeys ? `${had.passkeys} passkey${had.passkeys === 1 ? '' : 's'}` : ''].filter(Boolean).join(' and ') || undefined;
+}
+
+/**
+ * What the account service needs of sign-in (handed in by the composition roots, so access imports
+ * no feature): the second factor a password login waits for, and the clearing the recovery command does.
+ */
+export function accountHooks(repo: SignInRepo): AccountOptions {
+  return {
+    secondFactorOf: (id) => (repo.confirmedTotp(id) ? 'totp' : undefined),
+    clearSecondFactors: (id) => factorWords(repo.clearSecondFactors(id)),
+  };
+}

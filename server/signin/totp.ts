@@ -10,7 +10,7 @@ import { conflict, HttpError, notFound, unauthorized, validationFailed } from '.
 import type { SessionUser } from '../http/credentials.js';
 import { sha256 } from '../http/secrets.js';
 import { isoSeconds } from '../time.js';
-import type { SignInRepo } from './repo.js';
+import { factorWords, type SignInRepo } from './repo.js';
 
 /** RFC 6238 as PRODUCT.md fixes it: SHA-1, 6 digits, 30-second steps, one step either side. */
 const TOTP_OPTIONS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
@@ -144,11 +144,9 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
       transaction(() => {
         const row = accounts.repo.byId(accountId);
         if (!row) throw notFound('user not found');
-        const had = { totp: repo.totp(accountId) !== undefined, passkeys: repo.passkeys(accountId).length };
-        repo.deleteTotp(accountId);
-        repo.deletePasskeys(accountId);
+        const had = repo.clearSecondFactors(accountId);
         accounts.sessions.revokeAll(accountId, 'second factor cleared by an administrator');
-        const what = [had.totp ? 'TOTP' : '', had.passkeys ? `${had.passkeys} passkey${had.passkeys === 1 ? '' : 's'}` : ''].filter(Boolean).join(' and ') || 'none was set up';
+        const what = factorWords(had) ?? 'none was set up';
         audit.write({ ...by, action: 'user.reset_second_factor', target: row.username, subject: userSubject(row), summary: `${nameOf(by.actor)} cleared the second factors of ${row.username} (${what})`, detail: { id: accountId, ...had } });
       })();
     },
