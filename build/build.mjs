@@ -19,7 +19,7 @@ export const targets = [
     ...OUTPUTS.server,
     options: {
       // snapshot-worker: the helper process that copies and checks database snapshots (server/backup/snapshot-copier.ts).
-      entryPoints: { main: 'server/main.ts', recover: 'server/access/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts' },
+      entryPoints: { main: 'server/main.ts', recover: 'server/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts' },
       outdir: 'dist/server',
       bundle: true,
       platform: 'node',

@@ -5,16 +5,16 @@
 //   kernel     server/{context,config,errors,bus,time,logger,audit,builtin,private-files,version}.ts,
 //              server/db/, server/http/, server/tls/: what every feature builds on
 //   features   every other folder of server/ (access, backup, events, hosts, jobs, registry, ...)
-//   roots      server/{app,services,main,fatal}.ts: the composition root, which builds and wires everything
+//   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
 //   renderer   the dashboard: its own files, the contract, preact and uPlot
 //
-// Allowed: features → kernel, contract; hosts → registry; jobs → registry; events → access;
+// Allowed: features → kernel, contract; hosts → registry; jobs → registry; events → access; signin → access;
 // backup → the registry's and the jobs' schema.ts; roots → anything in server/. Nothing else.
 const path = require('node:path');
 
 const CONTRACT = '^server/contract/';
 const KERNEL = '^server/((context|config|errors|bus|time|logger|audit|builtin|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
-const ROOTS = '^server/(app|services|main|fatal)[.]ts$';
+const ROOTS = '^server/(app|services|main|fatal|recover)[.]ts$';
 const TESTS = '([.]test[.]tsx?$|/testing/)';
 
 /**
@@ -55,10 +55,10 @@ module.exports = {
     {
       name: 'renderer-bundles-only-its-libraries',
       comment:
-        'What the browser loads: preact, preact-iso and uPlot. Anything else from npm (zod!) or a node: module would grow the bundle or fail in the browser. Tests run in node and may use vitest.',
+        'What the browser loads: preact, preact-iso, uPlot, and @simplewebauthn/browser (loaded with import() by the passkey prompts only). Anything else from npm (zod!) or a node: module would grow the bundle or fail in the browser. Tests run in node and may use vitest.',
       severity: 'error',
       from: { path: '^renderer/', pathNot: TESTS },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'], pathNot: '(^|/)node_modules/(preact|preact-iso|uplot)/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'], pathNot: '(^|/)node_modules/(preact|preact-iso|uplot|@simplewebauthn/browser)/' },
     },
     {
       name: 'contract-imports-only-contract',
@@ -94,6 +94,11 @@ module.exports = {
     featureRule('jobs', ['^server/registry/'], 'Sync jobs change instances through the registry\'s update path (history as job:<key>), so jobs → registry; nothing else.'),
     featureRule('events', ['^server/access/'], 'The event stream re-checks the session it was opened with (access), so events → access; nothing else.'),
     featureRule(
+      'signin',
+      ['^server/access/'],
+      'Single sign-on, TOTP and passkeys end in the session a password login opens, counted by the same throttle windows and written by the same account rules: signin uses access\'s accounts, sessions, throttle and cookies (signin → access); access knows signin only through the hook the composition root hands it.',
+    ),
+    featureRule(
       'backup',
       ['^server/(registry|jobs)/schema[.]ts$'],
       'A restored row is held to the rules of the feature that owns it: backup validates instances and jobs with their own schemas (one rule set, not a copy), and takes nothing else from them.',
@@ -103,7 +108,7 @@ module.exports = {
       comment:
         'A feature folder stands on the kernel and the contract; what it needs of another feature is handed to it by the composition root (server/services.ts, server/app.ts). The folders with an allowed arrow have their own rule above.',
       severity: 'error',
-      from: { path: '^server/([^/]+)/', pathNot: ['^server/(contract|db|http|tls|hosts|jobs|events|backup)/', TESTS] },
+      from: { path: '^server/([^/]+)/', pathNot: ['^server/(contract|db|http|tls|hosts|jobs|events|backup|signin)/', TESTS] },
       to: { path: '^server/', pathNot: ['^server/$1/', KERNEL, CONTRACT] },
     },
   ],

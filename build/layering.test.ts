@@ -24,7 +24,7 @@ async function cruise(cwd: string, folders: string[]): Promise<{ violations: Vio
 }
 
 describe('the layers of the source tree (build/dependency-cruiser.cjs)', () => {
-  it('hold: features stand on the kernel and the contract, the dashboard reads only the contract, no cycles', async () => {
+  it('hold: features stand on the kernel and the contract, the dashboard reads only the contract, no cycles', { timeout: 60_000 }, async () => {
     const { text } = await cruise(root, ['server', 'renderer', 'electron']);
     // A failure shows the list of violations, each with its rule: what to fix, and where.
     expect(text, 'dependency-cruiser found arrows against the rules').toBe('');

@@ -21,7 +21,7 @@ import { UsersPage } from './pages/Users';
 import { currentUrl, match, navigate, useLocation } from './router';
 import { SessionContext, sessionFor, type Account, type Capability, type Session } from './session';
 
-type Auth = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; user: Account } | { status: 'error'; message: string };
+type Auth = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; user: Account; secondFactorRequired: boolean } | { status: 'error'; message: string };
 
 export function App() {
   const { path } = useLocation();
@@ -29,8 +29,8 @@ export function App() {
 
   const refresh = useCallback(async () => {
     try {
-      const { user } = await api<SessionAnswer>('GET', '/api/auth/session');
-      setAuth({ status: 'signed-in', user });
+      const { user, second_factor_required } = await api<SessionAnswer>('GET', '/api/auth/session');
+      setAuth({ status: 'signed-in', user, secondFactorRequired: second_factor_required });
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setAuth({ status: 'signed-out' });
       else setAuth({ status: 'error', message: e instanceof ApiError ? e.message : 'The server could not be reached.' });
@@ -39,17 +39,19 @@ export function App() {
   useEffect(() => void refresh(), [refresh]);
 
   const user = auth.status === 'signed-in' ? auth.user : null;
+  const needsFactor = auth.status === 'signed-in' && auth.secondFactorRequired;
   useEffect(() => {
     // The live location, not `path`: the sign-in page may already have moved on since this render.
     const here = location.pathname;
     if (auth.status === 'signed-out' && here !== '/login') navigate(signInUrl(), { replace: true });
     if (user?.must_change_password && here !== '/password') navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
+    else if (needsFactor && here !== '/account') navigate(`/account?next=${encodeURIComponent(currentUrl())}`, { replace: true });
     if (here === '/') navigate('/instances', { replace: true });
   }, [auth, path]);
 
   // One event stream for the whole app while signed in; a revoked session goes to sign-in with the reason.
   useEffect(() => {
-    if (!user || user.must_change_password) return;
+    if (!user || user.must_change_password || needsFactor) return;
     const onRevoked = (reason: string) => {
       // Changing one's own password ends the old session but sets a new cookie: then just reconnect.
       api<SessionAnswer>('GET', '/api/auth/session').then(
@@ -62,7 +64,7 @@ export function App() {
     };
     startLive({ onRevoked });
     return stopLive;
-  }, [user?.id, user?.role, user?.must_change_password]);
+  }, [user?.id, user?.role, user?.must_change_password, needsFactor]);
 
   const session = sessionFor(user, refresh);
   if (auth.status === 'loading') return <Loading />;
@@ -92,6 +94,7 @@ function route(path: string, session: Session) {
   if (match('/telemetry', path)) return need('diagnostics.read', <TelemetryPage />);
   if (match('/tokens', path)) return need('self', <TokensPage />);
   if (match('/password', path)) return <PasswordPage />;
+  if (match('/account', path)) return <Lazy load={() => import('./pages/Account').then((m) => m.AccountPage)} />;
   return (
     <>
       <PageTitle title="Page not found" />

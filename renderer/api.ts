@@ -27,7 +27,7 @@ export function signInUrl(from: string = currentUrl()): string {
 }
 
 /** Calls with their own meaning for 401 (wrong password), where a redirect to sign-in would be wrong. */
-const OWN_401 = ['/api/auth/login', '/api/auth/password', '/api/auth/session'];
+const OWN_401 = ['/api/auth/login', '/api/auth/login/totp', '/api/auth/password', '/api/auth/session', '/api/auth/passkeys/verify', '/api/auth/totp'];
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
@@ -48,6 +48,10 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   if (res.status === 401 && !OWN_401.includes(path) && location.pathname !== '/login') navigate(signInUrl(), { replace: true });
   if (res.status === 403 && data?.error === 'password change required' && !location.pathname.startsWith('/password')) {
     navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
+  }
+  // FLEET_REQUIRE_2FA: nothing but setting up a second factor until one is.
+  if (res.status === 403 && data?.error === 'second factor required' && !location.pathname.startsWith('/account')) {
+    navigate(`/account?next=${encodeURIComponent(currentUrl())}`, { replace: true });
   }
   const fields: Record<string, string> = {};
   if (Array.isArray(data?.errors)) {

@@ -26,6 +26,7 @@ import { createLogger, requestLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
 import type { InstanceService } from './registry/service.js';
 import { createServices } from './services.js';
+import { registerSignInRoutes } from './signin/routes.js';
 import { registerTelemetryRoutes } from './telemetry/routes.js';
 import { systemClock, type Clock } from './time.js';
 import { registerTokenRoutes } from './tokens/routes.js';
@@ -109,15 +110,18 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
 
   const services = createServices(context, options);
   const { audit, accounts, tokens, instances, jobs, backup, snapshots, liveEvents, releases, hosts } = services;
+  const { signIn } = services;
+  // FLEET_REQUIRE_2FA is told on every resolved session and token (server/signin).
   const authentication = createAuthentication(config, accounts.throttle, {
-    session: accounts.resolveSession,
-    token: { prefix: tokens.prefix, resolve: tokens.authenticate },
+    session: (token, touch) => signIn.gate(accounts.resolveSession(token, touch)),
+    token: { prefix: tokens.prefix, resolve: (token, ip) => signIn.gate(tokens.authenticate(token, ip)) },
     agents: agentCredentials(hosts),
   });
   const routes = new RouteTable(authentication.authenticate);
   registerHealthRoutes(routes, context);
   registerSetupRoutes(routes, context, accounts);
   registerAccessRoutes(routes, context, accounts, audit);
+  registerSignInRoutes(routes, context, signIn);
   registerTokenRoutes(routes, tokens);
   registerTelemetryRoutes(routes, context, services.telemetry);
   registerRegistryRoutes(routes, context, instances);

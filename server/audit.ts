@@ -41,7 +41,11 @@ export type AuditAction =
   | 'token.revoke'
   // hosts and agents (server/hosts): host.enroll, host.delete, enrollment_token.create, ...
   | `host.${string}`
-  | `enrollment_token.${string}`;
+  | `enrollment_token.${string}`
+  // sign-in methods (server/signin): totp.enable, totp.disable, passkey.add, passkey.rename, passkey.remove
+  | `totp.${string}`
+  | `passkey.${string}`
+  | 'user.reset_second_factor';
 
 export interface AuditInput extends Omit<Actor, 'ip'> {
   ip?: string | null;

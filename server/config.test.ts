@@ -118,4 +118,29 @@ describe('configuration', () => {
       'Invalid FLEET_TELEMETRY_TOKEN: must be at least 32 characters',
     );
   });
+
+  it('single sign-on: the FLEET_OIDC_* variables as a set, with defaults; a partial or bad set names the variable, never the secret', () => {
+    const oidc = { FLEET_OIDC_ISSUER: 'https://auth.example.org/application/o/homefleet/', FLEET_OIDC_CLIENT_ID: 'homefleet', FLEET_OIDC_ROLE_MAP: 'admins=administrator, ops=operator,*=viewer' };
+    expect(loadConfig({}).oidc).toBeUndefined();
+    expect(loadConfig({}).require2fa).toBe('off');
+    const config = loadConfig({ ...oidc, FLEET_OIDC_CLIENT_SECRET: 'the client secret', FLEET_REQUIRE_2FA: 'administrators' });
+    expect(config.require2fa).toBe('administrators');
+    expect(config.oidc).toMatchObject({ issuer: oidc.FLEET_OIDC_ISSUER, clientId: 'homefleet', clientSecret: 'the client secret', scopes: 'openid profile email', roleClaim: 'groups', name: 'single sign-on', only: false });
+    expect([...config.oidc!.roleMap.values]).toEqual([['admins', 'administrator'], ['ops', 'operator']]);
+    expect(config.oidc!.roleMap.fallback).toBe('viewer');
+    expect(loadConfig({ ...oidc, FLEET_OIDC_ROLE_CLAIM: 'realm_access.roles', FLEET_OIDC_ONLY: 'true', FLEET_OIDC_NAME: 'Keycloak' }).oidc).toMatchObject({ roleClaim: 'realm_access.roles', only: true, name: 'Keycloak' });
+    // Plain http only for a provider on a loopback address.
+    expect(loadConfig({ ...oidc, FLEET_OIDC_ISSUER: 'http://127.0.0.1:9000' }).oidc?.issuer).toBe('http://127.0.0.1:9000');
+    expect(() => loadConfig({ ...oidc, FLEET_OIDC_ISSUER: 'http://auth.example.org' })).toThrow(/^Invalid FLEET_OIDC_ISSUER/);
+    expect(() => loadConfig({ FLEET_OIDC_CLIENT_ID: 'homefleet' })).toThrow(/^Invalid FLEET_OIDC_ISSUER: must be set when FLEET_OIDC_CLIENT_ID is/);
+    expect(() => loadConfig({ ...oidc, FLEET_OIDC_CLIENT_ID: '' })).toThrow(/^Invalid FLEET_OIDC_CLIENT_ID/);
+    expect(() => loadConfig({ ...oidc, FLEET_OIDC_ROLE_MAP: '' })).toThrow(/^Invalid FLEET_OIDC_ROLE_MAP/);
+    for (const bad of ['admins', 'admins=root', '*=viewer,*=operator', 'a=viewer,a=operator', '=viewer']) {
+      expect(() => loadConfig({ ...oidc, FLEET_OIDC_ROLE_MAP: bad }), bad).toThrow(/^Invalid FLEET_OIDC_ROLE_MAP .*must be claim-value=role pairs/);
+    }
+    expect(() => loadConfig({ ...oidc, FLEET_OIDC_SCOPES: 'profile email' })).toThrow(/^Invalid FLEET_OIDC_SCOPES/);
+    expect(() => loadConfig({ FLEET_REQUIRE_2FA: 'admins' })).toThrow(/^Invalid FLEET_REQUIRE_2FA/);
+    const secret = 'bad secret \u0001 value';
+    expect(() => loadConfig({ ...oidc, FLEET_OIDC_CLIENT_SECRET: secret })).toThrow('Invalid FLEET_OIDC_CLIENT_SECRET: must be 1 to 1024 printable ASCII characters');
+  });
 });

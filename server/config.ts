@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ROLES, type Role } from './contract/access.js';
 
 const boolFlag = z
   .enum(['true', 'false', '1', '0', ''])
@@ -49,6 +50,47 @@ function wholeNumber(fallback: number, min: number, max: number) {
     .pipe(z.string().regex(/^\d+$/, message))
     .transform(Number)
     .pipe(z.number().int().min(min, message).max(max, message));
+}
+
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** An OpenID provider's issuer: https, or plain http on a loopback address (a provider on the same machine, tests). */
+function isIssuerUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    if (url.username || url.password || url.search || url.hash || value.length > 500) return false;
+    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname));
+  } catch {
+    return false;
+  }
+}
+
+/** FLEET_OIDC_ROLE_MAP: `claim value=role` pairs; `*` is the role of a sign-in none of whose values matched. */
+export interface RoleMap {
+  values: ReadonlyMap<string, Role>;
+  fallback: Role | undefined;
+}
+
+const ROLE_MAP_HELP = 'must be claim-value=role pairs separated by commas, e.g. admins=administrator,ops=operator,*=viewer (roles: viewer, operator, administrator)';
+
+/** Parses FLEET_OIDC_ROLE_MAP; undefined when it is not well formed. */
+export function parseRoleMap(text: string): RoleMap | undefined {
+  const values = new Map<string, Role>();
+  let fallback: Role | undefined;
+  for (const pair of text.split(',')) {
+    const eq = pair.lastIndexOf('=');
+    const value = pair.slice(0, eq).trim();
+    const role = pair.slice(eq + 1).trim() as Role;
+    if (eq < 0 || !value || !ROLES.includes(role)) return undefined;
+    if (value === '*') {
+      if (fallback) return undefined;
+      fallback = role;
+    } else {
+      if (values.has(value)) return undefined;
+      values.set(value, role);
+    }
+  }
+  return { values, fallback };
 }
 
 /** Every environment variable homefleet reads, validated once at start-up. */
@@ -103,7 +145,41 @@ const EnvSchema = z.object({
         .refine((h) => h === 0 || h >= 0.25, 'must be at least 0.25 hours (15 minutes), or 0 or off'),
     ),
   FLEET_SNAPSHOT_KEEP: wholeNumber(7, 1, 1000),
+  FLEET_OIDC_ISSUER: optionalText.refine(
+    (v) => v === undefined || isIssuerUrl(v),
+    "must be the provider's issuer URL, https://… (plain http:// only on a loopback address), without credentials, query or fragment",
+  ),
+  FLEET_OIDC_CLIENT_ID: optionalText.refine((v) => v === undefined || /^[\x21-\x7e]{1,256}$/.test(v), 'must be 1 to 256 printable ASCII characters without spaces'),
+  FLEET_OIDC_CLIENT_SECRET: optionalText.refine((v) => v === undefined || /^[\x20-\x7e]{1,1024}$/.test(v), 'must be 1 to 1024 printable ASCII characters'),
+  FLEET_OIDC_SCOPES: optionalText
+    .transform((v) => v ?? 'openid profile email')
+    .refine((v) => /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(v) && v.split(' ').includes('openid'), 'must be scope names separated by single spaces, including openid'),
+  FLEET_OIDC_ROLE_CLAIM: optionalText
+    .transform((v) => v ?? 'groups')
+    .refine((v) => /^[A-Za-z0-9_.:/-]{1,200}$/.test(v), 'must be a claim name (letters, digits and _ . : / -); a dotted name such as realm_access.roles reads a nested claim'),
+  FLEET_OIDC_ROLE_MAP: optionalText.refine((v) => v === undefined || parseRoleMap(v) !== undefined, ROLE_MAP_HELP),
+  FLEET_OIDC_NAME: optionalText.refine((v) => v === undefined || (v.length <= 60 && !/[\x00-\x1f\x7f]/.test(v)), 'must be at most 60 characters'),
+  FLEET_OIDC_ONLY: boolFlag,
+  FLEET_REQUIRE_2FA: z
+    .enum(['off', 'administrators', 'all', ''], { error: 'must be off, administrators or all' })
+    .optional()
+    .transform((v) => (v ? v : 'off')),
 });
+
+/** Single sign-on through an OpenID provider (server/signin/oidc.ts); absent when FLEET_OIDC_ISSUER is not set. */
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  /** Never logged, audited, shown or put in an error text. */
+  clientSecret: string | undefined;
+  scopes: string;
+  roleClaim: string;
+  roleMap: RoleMap;
+  /** The button's label: "Sign in with <name>". */
+  name: string;
+  /** FLEET_OIDC_ONLY: password sign-in is off (setup and the recovery command still work). */
+  only: boolean;
+}
 
 export interface Config {
   port: number;
@@ -144,6 +220,9 @@ export interface Config {
   snapshotIntervalHours: number;
   /** Scheduled (and, separately, manual) snapshots kept; pre-import snapshots keep the last 3. */
   snapshotKeep: number;
+  oidc: OidcConfig | undefined;
+  /** FLEET_REQUIRE_2FA: whose accounts need a second factor before any fleet access. */
+  require2fa: 'off' | 'administrators' | 'all';
 }
 
 export class ConfigError extends Error {}
@@ -154,7 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const shown = name.includes('TOKEN') ? '' : ` (got ${JSON.stringify(env[name] ?? '')})`;
+    const shown = /TOKEN|SECRET/.test(name) ? '' : ` (got ${JSON.stringify(env[name] ?? '')})`;
     throw new ConfigError(`Invalid ${name}${shown}: ${issue.message}`);
   }
   const e = parsed.data;
@@ -162,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid ${e.FLEET_TLS_CERT ? 'FLEET_TLS_KEY' : 'FLEET_TLS_CERT'}: FLEET_TLS_CERT and FLEET_TLS_KEY must be set together`);
   }
   const origin = e.FLEET_PUBLIC_URL ?? e.ORIGIN;
+  const oidc = oidcConfig(e);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -183,6 +263,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
     snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,
     snapshotKeep: e.FLEET_SNAPSHOT_KEEP,
+    oidc,
+    require2fa: e.FLEET_REQUIRE_2FA,
+  };
+}
+
+/** The FLEET_OIDC_* variables together: a partial set names the one missing (never the secret's value). */
+function oidcConfig(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
+  const others = [
+    ...(['FLEET_OIDC_CLIENT_ID', 'FLEET_OIDC_CLIENT_SECRET', 'FLEET_OIDC_ROLE_MAP', 'FLEET_OIDC_NAME'] as const).filter((name) => e[name] !== undefined),
+    ...(e.FLEET_OIDC_ONLY ? ['FLEET_OIDC_ONLY'] : []),
+  ];
+  if (!e.FLEET_OIDC_ISSUER) {
+    if (others.length) throw new ConfigError(`Invalid FLEET_OIDC_ISSUER: must be set when ${others[0]} is (the provider's issuer URL)`);
+    return undefined;
+  }
+  if (!e.FLEET_OIDC_CLIENT_ID) throw new ConfigError('Invalid FLEET_OIDC_CLIENT_ID: must be set with FLEET_OIDC_ISSUER (the client ID the provider gave homefleet)');
+  if (!e.FLEET_OIDC_ROLE_MAP) throw new ConfigError(`Invalid FLEET_OIDC_ROLE_MAP: must be set with FLEET_OIDC_ISSUER; it ${ROLE_MAP_HELP}`);
+  return {
+    issuer: e.FLEET_OIDC_ISSUER,
+    clientId: e.FLEET_OIDC_CLIENT_ID,
+    clientSecret: e.FLEET_OIDC_CLIENT_SECRET,
+    scopes: e.FLEET_OIDC_SCOPES,
+    roleClaim: e.FLEET_OIDC_ROLE_CLAIM,
+    roleMap: parseRoleMap(e.FLEET_OIDC_ROLE_MAP)!,
+    name: e.FLEET_OIDC_NAME ?? 'single sign-on',
+    only: e.FLEET_OIDC_ONLY,
   };
 }
 

@@ -6,6 +6,8 @@ import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createReleases } from './hosts/releases.js';
+import { accountHooks, createSignInRepo } from './signin/repo.js';
+import { createSignIn } from './signin/service.js';
 import { createHostService, type HostsOptions } from './hosts/service.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
 import { createInstanceService } from './registry/service.js';
@@ -34,7 +36,10 @@ const HOST_SWEEP_MS = 5_000;
  */
 export function createServices(context: AppContext, options: ServiceOptions = {}) {
   const audit = createAuditLog(context);
-  const accounts = createAccountService(context, audit);
+  const signInRepo = createSignInRepo(context.db);
+  // A password login of an account with a confirmed TOTP factor waits for its code (server/signin).
+  const accounts = createAccountService(context, audit, accountHooks(signInRepo));
+  const signIn = createSignIn(context, accounts, audit, signInRepo);
   const tokens = createTokenService(context, audit);
   const instances = createInstanceService(context, audit);
   const jobs = createJobService(context, instances, audit, options.jobs);
@@ -59,7 +64,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   let hostSweep: NodeJS.Timeout | undefined;
   let closed = false;
   return {
-    audit, accounts, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts,
+    audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts,
 
     /** The background work: snapshots, job schedules, usage retention, the host sweep. */
     start(): void {

@@ -85,6 +85,9 @@ export function Layout({ children }: { children: ComponentChildren }) {
                 API tokens
               </a>
               <a href="/password">Password</a>
+              <a href="/account" aria-current={path.startsWith('/account') ? 'page' : undefined}>
+                Sign-in security
+              </a>
               <button type="button" class="link" onClick={signOut}>
                 Sign out
               </button>

@@ -5,7 +5,7 @@ import { ROLES, type CreatedUser, type TemporaryPassword } from '../../server/co
 import { useSession, type Account, type Role } from '../session';
 
 /** The one-click account actions that take something away: each asks first, naming the account. */
-type Risky = 'disable' | 'reset' | 'revoke';
+type Risky = 'disable' | 'reset' | 'revoke' | 'factors';
 const RISKY: Record<Risky, { action: (u: Account) => string; question: (u: Account, self: boolean) => string }> = {
   disable: {
     action: (u) => `Disable ${u.username}`,
@@ -19,6 +19,11 @@ const RISKY: Record<Risky, { action: (u: Account) => string; question: (u: Accou
   revoke: {
     action: () => 'Sign out everywhere',
     question: (u) => `Sign ${u.username} out everywhere? Every session of theirs ends; they can sign in again.`,
+  },
+  factors: {
+    action: () => 'Clear second factor',
+    question: (u, self) =>
+      `Clear the second factor of ${u.username}? ${self ? 'Your' : 'Their'} two-step sign-in and passkeys are removed and ${self ? 'your' : 'their'} sessions end; the password alone signs in again.`,
   },
 };
 
@@ -57,6 +62,7 @@ export function UsersPage() {
   async function confirmed(user: Account, kind: Risky) {
     if (kind === 'disable') return act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: false }), `${user.username} disabled.`);
     if (kind === 'revoke') return act(user, () => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`);
+    if (kind === 'factors') return act(user, () => api('DELETE', `/api/users/${user.id}/second-factor`), `The second factor of ${user.username} was cleared.`);
     setAsking(undefined);
     setMessage(undefined);
     try {
@@ -174,6 +180,9 @@ export function UsersPage() {
                         onClick={() => ask(user, 'revoke')}
                       >
                         Revoke sessions…
+                      </button>
+                      <button type="button" onClick={() => ask(user, 'factors')}>
+                        Clear second factor…
                       </button>
                     </div>
                     {asking?.id === user.id && (

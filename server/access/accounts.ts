@@ -8,6 +8,7 @@ import type { CredentialResolvers } from '../http/credentials.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import type { Role } from './capabilities.js';
 import { burnPasswordCheck, hashPassword, temporaryPassword, verifyPassword } from './passwords.js';
+import { createPendingLogins } from './pending.js';
 import { createAccountRepo, type AccountRow } from './repo.js';
 import { createSessions, type Sessions } from './sessions.js';
 import { createThrottle, type Throttle, type ThrottleKey } from './throttle.js';
@@ -38,8 +39,16 @@ export function hasAnyAccount(db: Db): boolean {
   return table !== undefined && db.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined;
 }
 
-const userSubject = (row: Pick<AccountRow, 'id' | 'username'>) => ({ type: 'user', id: String(row.id), name: row.username });
-const from = (ip: string | null | undefined) => (ip ? ` from ${ip}` : '');
+const METHOD_WORDS: Record<SignInMethod, string> = {
+  password: 'a password',
+  totp: 'a password and a one-time code',
+  recovery_code: 'a password and a recovery code',
+  passkey: 'a passkey',
+  oidc: 'single sign-on',
+};
+
+export const userSubject = (row: Pick<AccountRow, 'id' | 'username'>) => ({ type: 'user', id: String(row.id), name: row.username });
+export const from = (ip: string | null | undefined) => (ip ? ` from ${ip}` : '');
 
 export const invalidCredentials = () => new HttpError(401, { error: 'invalid credentials' });
 export const lastAdministrator = () => conflict('last administrator');
@@ -52,12 +61,38 @@ export interface NewAccount {
   must_change_password?: boolean;
 }
 
+/** How a sign-in proved who it was, for its audit entry: a password alone, or a password and a second factor, a passkey, a provider. */
+export type SignInMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'oidc';
+
+/** A password login: a session, or (the account has a second factor) the token of the wait for it. */
+export type LoginResult = { account: Account; token: string } | { account: Account; secondFactor: 'totp'; pending: string };
+
+export interface AccountOptions {
+  /** The second factor a password login must be followed by, if any (server/signin hands it in through the composition root). */
+  secondFactorOf?: (accountId: number) => 'totp' | undefined;
+  /** Removes the account's second factors (the recovery command); returns what was removed in words, if any. */
+  clearSecondFactors?: (accountId: number) => string | undefined;
+}
+
 /** Accounts, logins and password changes: every rule of PRODUCT.md's access section that is not HTTP. */
-export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
+export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog, options: AccountOptions = {}) {
   const { db, clock, bus, transaction } = ctx;
   const repo = createAccountRepo(db);
   const throttle: Throttle = createThrottle(db, clock);
   const sessions: Sessions = createSessions(repo, clock, (change) => bus.publish('session.revoked', change));
+  const pending = createPendingLogins(clock);
+
+  /**
+   * The end of every successful sign-in, whatever proved it: one session for the account (its
+   * previous one ends), the last-login time, the `login.success` entry. Call inside a transaction.
+   */
+  function openSession(row: AccountRow, method: SignInMethod, by: Omit<Actor, 'actor'>): string {
+    const token = sessions.issue(row.id);
+    repo.setLastLogin(row.id, isoSeconds(clock.now()));
+    const how = method === 'password' ? '' : ` with ${METHOD_WORDS[method]}`;
+    audit.write({ ...by, actor: row.username, action: 'login.success', target: row.username, subject: userSubject(row), summary: `${row.username} signed in${how}${from(by.ip)}`, ...(method === 'password' ? {} : { detail: { method } }) });
+    return token;
+  }
 
   const getRow = (id: number) => {
     const row = repo.byId(id);
@@ -75,6 +110,9 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
     repo,
     throttle,
     sessions,
+    pending,
+    openSession,
+    takeSlot,
     hasAccounts: () => repo.count() > 0,
 
     /** The session resolver of the authentication step: the live session of a cookie's token and its account. */
@@ -159,8 +197,12 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       })();
     },
 
-    /** Same 401 for an unknown user, a wrong password and a disabled account; the attempt's slots are taken before any hashing. */
-    async login(username: string, password: string, by: Omit<Actor, 'actor'>): Promise<{ account: Account; token: string }> {
+    /**
+     * Same 401 for an unknown user, a wrong password and a disabled account; the attempt's slots are
+     * taken before any hashing. An account with a second factor gets no session yet: the right
+     * password gives its slots back and opens a 5-minute wait for the code (server/signin).
+     */
+    async login(username: string, password: string, by: Omit<Actor, 'actor'>): Promise<LoginResult> {
       const ip = by.ip ?? null;
       const userKey = username.toLowerCase();
       const slots: ThrottleKey[] = [['login.ip', ip ?? ''], ['login.user', userKey]];
@@ -176,11 +218,12 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         audit.write({ ...by, actor: null, action: 'login.failure', target: tried, summary: `login failed for ${tried}${from(ip)}` });
         throw invalidCredentials();
       }
-      return transaction(() => {
+      return transaction((): LoginResult => {
         throttle.release(slots);
-        const token = sessions.issue(current.id);
-        repo.setLastLogin(current.id, isoSeconds(clock.now()));
-        audit.write({ ...by, actor: current.username, action: 'login.success', target: current.username, subject: userSubject(current), summary: `${current.username} signed in${from(ip)}` });
+        const account = presentAccount(current);
+        const factor = options.secondFactorOf?.(current.id);
+        if (factor) return { account, secondFactor: factor, pending: pending.start({ accountId: current.id, passwordHash: current.password_hash }) };
+        const token = openSession(current, 'password', by);
         return { account: presentAccount(getRow(current.id)), token };
       })();
     },
@@ -211,26 +254,28 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       })();
     },
 
-    /** The local recovery command: an enabled administrator only. Returns a one-line reason when refused. */
-    async recover(username: string, password: string): Promise<string | undefined> {
+    /** The local recovery command: an enabled administrator only. A one-line reason when refused, else what it cleared. */
+    async recover(username: string, password: string): Promise<string | { cleared: string | undefined }> {
       const row = repo.byUsername(username);
       if (!row) return `no account named ${JSON.stringify(username)}`;
       if (row.role !== 'administrator') return `${row.username} is not an administrator`;
       if (!row.enabled) return `${row.username} is disabled`;
       const hash = await hashPassword(password);
-      transaction(() => {
+      return transaction(() => {
         repo.setPassword(row.id, hash, false);
         sessions.revokeAll(row.id, 'password recovered');
+        // Whoever runs the command holds the database file already; a lost phone must not lock the last administrator out.
+        const cleared = options.clearSecondFactors?.(row.id);
         audit.write({
           actor: null,
           action: 'recovery',
           target: row.username,
           subject: userSubject(row),
-          summary: `the password of ${row.username} was reset with the recovery command`,
-          detail: { id: row.id, via: 'recovery command' },
+          summary: `the password of ${row.username} was reset with the recovery command${cleared ? `; their second factors (${cleared}) were removed` : ''}`,
+          detail: { id: row.id, via: 'recovery command', ...(cleared ? { second_factors_removed: cleared } : {}) },
         });
+        return { cleared };
       })();
-      return undefined;
     },
 
     /** Ends the session and records the sign-out in one transaction. */

@@ -3,7 +3,10 @@ import { buildInstance } from '../../test/helpers/factories.js';
 import { agentDir, enrolledHost, heartbeat, startHostServer } from '../../test/helpers/hosts.js';
 import type { TestClient, TestResponse } from '../../test/helpers/http.js';
 import { json, startMockRemote, type MockRemote } from '../../test/helpers/remote.js';
-import { ADMIN_PASSWORD, type TestServer } from '../../test/helpers/server.js';
+import { TOTP } from 'otpauth';
+import { TestClient as Client } from '../../test/helpers/http.js';
+import { ADMIN_PASSWORD, logIn, USER_PASSWORD, type TestServer } from '../../test/helpers/server.js';
+import { softPasskey } from '../../test/helpers/webauthn.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { AuditEntry } from '../audit.js';
 
@@ -33,6 +36,25 @@ const newInstance = async () => {
 };
 const tailscaleJob = async () => (await server.client.get('/api/jobs')).body.find((j: { key: string }) => j.key === 'tailscale_sync').id as number;
 
+/** A viewer with TOTP turned on; returns its browser. */
+const totpUser = async () => {
+  const other = await server.signIn('viewer');
+  const { secret } = (await other.post('/api/auth/totp/setup')).body;
+  expect((await other.post('/api/auth/totp/confirm', { code: new TOTP({ secret }).generate({ timestamp: server.context.clock.now() }) })).status).toBe(200);
+  return other;
+};
+/** A viewer's browser at http://localhost:<port> (passkeys need a host name), with one passkey registered. */
+const passkeyUser = async () => {
+  const username = `p${Math.random().toString(36).slice(2, 8)}`;
+  await server.accounts.create({ username, display_name: username, role: 'viewer', password: USER_PASSWORD }, { actor: null, ip: null });
+  const browser = await logIn(new Client(server.baseUrl.replace('127.0.0.1', 'localhost')), username, USER_PASSWORD);
+  const key = softPasskey();
+  const options = (await browser.post('/api/auth/passkeys/register/options')).body;
+  const added = await browser.post('/api/auth/passkeys/register/verify', { name: 'Laptop', response: key.register(options, browser.baseUrl) });
+  expect(added.status, added.text).toBe(201);
+  return { browser, id: added.body.id as number };
+};
+
 type Send = (headers: Record<string, string>) => Promise<TestResponse>;
 /** Each management write, made to succeed: prepares what it needs, then sends the request with the given headers. */
 const writes: Record<string, () => Promise<Send>> = {
@@ -43,6 +65,41 @@ const writes: Record<string, () => Promise<Send>> = {
   'POST /api/auth/password': async () => {
     const other = await server.signIn('viewer');
     return (h) => other.post('/api/auth/password', { current_password: 'user-password-for-tests', new_password: 'another-password-1' }, h);
+  },
+  'POST /api/auth/totp/setup': async () => {
+    const other = await server.signIn('viewer');
+    return (h) => other.post('/api/auth/totp/setup', undefined, h);
+  },
+  'POST /api/auth/totp/confirm': async () => {
+    const other = await server.signIn('viewer');
+    const { secret } = (await other.post('/api/auth/totp/setup')).body;
+    return (h) => other.post('/api/auth/totp/confirm', { code: new TOTP({ secret }).generate({ timestamp: server.context.clock.now() }) }, h);
+  },
+  'DELETE /api/auth/totp': async () => {
+    const other = await totpUser();
+    return (h) => other.request('DELETE', '/api/auth/totp', { password: USER_PASSWORD }, h);
+  },
+  'DELETE /api/users/:id/second-factor': async () => {
+    const other = await totpUser();
+    const { id } = (await other.get('/api/auth/session')).body.user;
+    return (h) => server.client.delete(`/api/users/${id}/second-factor`, h);
+  },
+  'POST /api/auth/passkeys/register/options': async () => {
+    const { browser } = await passkeyUser();
+    return (h) => browser.post('/api/auth/passkeys/register/options', undefined, h);
+  },
+  'POST /api/auth/passkeys/register/verify': async () => {
+    const { browser } = await passkeyUser();
+    const options = (await browser.post('/api/auth/passkeys/register/options')).body;
+    return (h) => browser.post('/api/auth/passkeys/register/verify', { name: 'Phone', response: softPasskey().register(options, browser.baseUrl) }, h);
+  },
+  'PATCH /api/auth/passkeys/:id': async () => {
+    const { browser, id } = await passkeyUser();
+    return (h) => browser.patch(`/api/auth/passkeys/${id}`, { name: 'Old laptop' }, h);
+  },
+  'DELETE /api/auth/passkeys/:id': async () => {
+    const { browser, id } = await passkeyUser();
+    return (h) => browser.delete(`/api/auth/passkeys/${id}`, h);
   },
   'POST /api/users': async () => (h) => server.client.post('/api/users', { username: 'newcomer', display_name: 'N', role: 'viewer' }, h),
   'PATCH /api/users/:id': async () => {

@@ -11,6 +11,16 @@ import { bearerCredential } from '../http/secrets.js';
 
 /** "every route except /api/auth/session, /api/auth/password, /api/auth/logout answers 403" while a temporary password stands. */
 const ALLOWED_BEFORE_PASSWORD_CHANGE = new Set(['/api/auth/session', '/api/auth/password', '/api/auth/logout']);
+/** FLEET_REQUIRE_2FA: "users in scope must set up a second factor before any fleet access": only what sets one up. */
+const ALLOWED_BEFORE_SECOND_FACTOR = new Set([
+  ...ALLOWED_BEFORE_PASSWORD_CHANGE,
+  '/api/auth/totp',
+  '/api/auth/totp/setup',
+  '/api/auth/totp/confirm',
+  '/api/auth/passkeys',
+  '/api/auth/passkeys/register/options',
+  '/api/auth/passkeys/register/verify',
+]);
 
 export interface Authentication {
   /** The steps that enforce a route's declared access and credentials, run before its body is read. */
@@ -47,6 +57,7 @@ export function createAuthentication(config: Config, throttle: Pick<Throttle, 'r
       throw invalidToken();
     }
     if (principal.mustChangePassword) throw forbidden('password change required');
+    if (principal.secondFactorRequired) throw forbidden('second factor required');
     if (!roleHas(principal.user.role, access)) throw forbidden('forbidden');
     res.locals.auth = { kind: 'token', user: principal.user, token: principal.token };
     // What a token reads is the registry and its settings: no shared cache keeps a copy.
@@ -62,8 +73,9 @@ export function createAuthentication(config: Config, throttle: Pick<Throttle, 'r
     const active = token ? resolvers.session(token, route.activity !== false) : undefined;
     if (!active) throw unauthorized('authentication required');
     if (active.mustChangePassword && !ALLOWED_BEFORE_PASSWORD_CHANGE.has(route.path)) throw forbidden('password change required');
+    if (active.secondFactorRequired && !ALLOWED_BEFORE_SECOND_FACTOR.has(route.path)) throw forbidden('second factor required');
     if (!roleHas(active.user.role, access)) throw forbidden('forbidden');
-    res.locals.auth = { kind: 'session', user: active.user, session: active.session };
+    res.locals.auth = { kind: 'session', user: active.user, session: active.session, ...(active.secondFactorRequired ? { secondFactorRequired: true as const } : {}) };
   }
 
   function forCapability(route: RouteRecord, access: Capability): RequestHandler {

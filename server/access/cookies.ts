@@ -37,3 +37,29 @@ export function clearSessionCookie(req: Request, res: Response, config: CookieCo
   const secure = req.secure ? '; Secure' : '';
   res.append('Set-Cookie', `${name}=; Path=/; Max-Age=0; HttpOnly${secure}; SameSite=Lax`);
 }
+
+/**
+ * A short-lived cookie of a sign-in step (the second-factor wait, an OpenID Connect flow), named
+ * like the session's: `__Host-homefleet_<kind>` over HTTPS, `homefleet_<kind>_dev` on loopback
+ * plain HTTP, none elsewhere. SameSite=Lax: the provider's redirect back is a top-level GET.
+ */
+function stepCookieName(req: Request, config: CookieConfig, kind: string): string | undefined {
+  if (req.secure) return `__Host-homefleet_${kind}`;
+  return plainHttpLoginAllowed(config, req) ? `homefleet_${kind}_dev` : undefined;
+}
+
+export function setStepCookie(req: Request, res: Response, config: CookieConfig, kind: string, value: string, maxAgeSeconds: number): void {
+  const name = stepCookieName(req, config, kind);
+  if (!name) return;
+  res.append('Set-Cookie', `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly${req.secure ? '; Secure' : ''}; SameSite=Lax`);
+}
+
+export function readStepCookie(req: Request, config: CookieConfig, kind: string): string | undefined {
+  const name = stepCookieName(req, config, kind);
+  const value = name && parseCookies(req.get('cookie')).get(name);
+  return value && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined;
+}
+
+export function clearStepCookie(req: Request, res: Response, config: CookieConfig, kind: string): void {
+  setStepCookie(req, res, config, kind, '', 0);
+}

@@ -130,7 +130,7 @@ describe('login throttling', () => {
     expect(Number(sixth.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
-  it('counts by X-Forwarded-For only when the proxy is trusted', async () => {
+  it('counts by X-Forwarded-For only when the proxy is trusted', { timeout: 60_000 }, async () => {
     const trusting = await start({ config: { trustProxy: 'loopback' } });
     for (let i = 1; i <= 10; i++) {
       await trusting.anonymous().post('/api/auth/login', { username: `u${i}`, password: 'wrong' }, { 'x-forwarded-for': '203.0.113.1' });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../test/helpers/build.js';
 import { logIn, startServer } from '../../test/helpers/server.js';
+import { TOTP } from 'otpauth';
 import { createApp } from '../app.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -79,6 +80,25 @@ describe('npm run recover -- <username>', () => {
     const server = await startServer({ dbPath, signedIn: false });
     await logIn(server.anonymous(), 'boss', 'forgotten-password');
     await server.stop();
+  });
+
+  it('removes the second factor of an administrator who lost it: the new password alone signs in', async () => {
+    const server = await startServer({ dbPath, signedIn: false });
+    const spare = await logIn(server.anonymous(), 'spare', 'spare-password');
+    const { secret } = (await spare.post('/api/auth/totp/setup')).body;
+    expect((await spare.post('/api/auth/totp/confirm', { code: new TOTP({ secret }).generate() })).status).toBe(200);
+    expect((await server.anonymous().post('/api/auth/login', { username: 'spare', password: 'spare-password' })).body).toEqual({ second_factor: 'totp' });
+    await server.stop();
+
+    const result = await recover(['spare'], 'spare-recovered-1\nspare-recovered-1\n');
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toBe('recover: new password set for spare; their sessions are ended; their second factors (TOTP) are removed');
+    const after = await startServer({ dbPath, signedIn: false });
+    const client = await logIn(after.anonymous(), 'spare', 'spare-recovered-1');
+    expect((await client.get('/api/auth/totp')).body).toEqual({ enabled: false, recovery_codes_left: 0 });
+    const entry = ((await client.get('/api/audit')).body as Array<{ action: string; summary: string }>).find((e) => e.action === 'recovery');
+    expect(entry?.summary).toBe('the password of spare was reset with the recovery command; their second factors (TOTP) were removed');
+    await after.stop();
   });
 
   it('takes no password argument and no second argument', async () => {

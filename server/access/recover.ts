@@ -4,7 +4,8 @@ import { createAuditLog } from '../audit.js';
 import { createDataContext } from '../context.js';
 import { openDatabase } from '../db/database.js';
 import { systemClock } from '../time.js';
-import { createAccountService } from './accounts.js';
+import type { Db } from '../db/database.js';
+import { createAccountService, type AccountOptions } from './accounts.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
 /**
@@ -62,7 +63,8 @@ async function readTwoLines(): Promise<[string, string]> {
   return [lines[0]!, lines[1]!];
 }
 
-async function main(): Promise<void> {
+/** The command; its root (server/recover.ts) hands in what other features add to the account rules. */
+export async function recoverCommand(hooks: (db: Db) => AccountOptions): Promise<void> {
   const args = process.argv.slice(2);
   if (args.length !== 1 || args[0]!.startsWith('-')) fail('usage: npm run recover -- <username>  (the password is prompted for, never an argument)', 2);
   const username = args[0]!;
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
   const db = openDatabase(dbPath);
   try {
     const data = { ...createDataContext(db), clock: systemClock };
-    const accounts = createAccountService(data, createAuditLog(data));
+    const accounts = createAccountService(data, createAuditLog(data), hooks(db));
     const row = accounts.repo.byUsername(username);
     // Checked before asking for a password, and again (with the same rules) when it is set.
     if (!row) fail(`no account named ${JSON.stringify(username)}`);
@@ -85,12 +87,13 @@ async function main(): Promise<void> {
     if (first !== second) fail('the two passwords differ');
     if (first.length < PASSWORD_MIN || first.length > PASSWORD_MAX) fail(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
 
-    const refused = await accounts.recover(username, first);
-    if (refused) fail(refused);
-    process.stdout.write(`recover: new password set for ${row.username}; their sessions are ended\n`);
+    const outcome = await accounts.recover(username, first);
+    if (typeof outcome === 'string') fail(outcome);
+    const cleared = outcome.cleared ? `; their second factors (${outcome.cleared}) are removed` : '';
+    process.stdout.write(`recover: new password set for ${row.username}; their sessions are ended${cleared}\n`);
   } finally {
     db.close();
   }
 }
 
-main().catch((err: unknown) => fail(err instanceof Error ? err.message : String(err)));
+export const recoverFailed = (err: unknown) => fail(err instanceof Error ? err.message : String(err));

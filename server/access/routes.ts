@@ -1,17 +1,19 @@
 import type { Request, Response } from 'express';
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
-import type { Account, CreatedUser, SessionAnswer, TemporaryPassword, UserAnswer } from '../contract/access.js';
+import type { Account, CreatedUser, SecondFactorAsked, SessionAnswer, TemporaryPassword, UserAnswer } from '../contract/access.js';
 import type { AuditEntry } from '../contract/audit.js';
 import { changedBy, sessionOf } from '../http/locals.js';
 import { PageQuery } from '../http/page-query.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { presentAccount, type AccountService } from './accounts.js';
-import { clearSessionCookie, setSessionCookie } from './cookies.js';
+import { clearSessionCookie, setSessionCookie, setStepCookie } from './cookies.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
 import { LoginBody, PasswordChangeBody, UserCreateBody, UserPatchBody } from './schema.js';
 import { ABSOLUTE_MS, IDLE_MS } from './sessions.js';
+import { PENDING_COOKIE, PENDING_MS } from './pending.js';
+import { forbidden } from '../errors.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 
@@ -26,11 +28,20 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   const sameOrigin = requireOrigin(ctx.config);
   const secure = requireSecureTransport(ctx.config);
 
-  routes.post('/api/auth/login', { access: 'public', before: [sameOrigin, secure], body: LoginBody }, async (req, res): Promise<UserAnswer> => {
-    const { account, token } = await accounts.login(req.body.username, req.body.password, whereFrom(req, res));
-    setSessionCookie(req, res, token, ctx.config);
+  const { oidc } = ctx.config;
+  // FLEET_OIDC_ONLY: "password sign-in off; setup and the recovery command still work".
+  const passwordSignIn = oidc?.only ? [() => { throw forbidden(`password sign-in is turned off; sign in with ${oidc.name}`); }] : [];
+
+  routes.post('/api/auth/login', { access: 'public', before: [...passwordSignIn, sameOrigin, secure], body: LoginBody }, async (req, res): Promise<UserAnswer | SecondFactorAsked> => {
+    const result = await accounts.login(req.body.username, req.body.password, whereFrom(req, res));
     res.set('Cache-Control', 'no-store');
-    return { user: account };
+    if ('secondFactor' in result) {
+      // No session yet: the pending cookie lets POST /api/auth/login/totp finish this sign-in.
+      setStepCookie(req, res, ctx.config, PENDING_COOKIE, result.pending, PENDING_MS / 1000);
+      return { second_factor: result.secondFactor };
+    }
+    setSessionCookie(req, res, result.token, ctx.config);
+    return { user: result.account };
   });
 
   routes.post('/api/auth/logout', { access: 'self' }, (req, res) => {
@@ -46,6 +57,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     return {
       user: presentAccount(row),
       ...accounts.expiries(session, ABSOLUTE_MS, IDLE_MS),
+      second_factor_required: res.locals.auth?.kind === 'session' && res.locals.auth.secondFactorRequired === true,
     };
   });
 

@@ -66,6 +66,13 @@ export interface UserAnswer {
 export interface SessionAnswer extends UserAnswer {
   expires_at: string;
   idle_expires_at: string;
+  /** FLEET_REQUIRE_2FA applies and no second factor is set up yet: nothing else works until one is. */
+  second_factor_required: boolean;
+}
+
+/** The 200 of POST /api/auth/login for an account with TOTP: no session yet, POST /api/auth/login/totp completes it. */
+export interface SecondFactorAsked {
+  second_factor: 'totp';
 }
 
 /** POST /api/auth/password. */

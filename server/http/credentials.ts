@@ -33,7 +33,7 @@ export type AgentCredentialOf<K extends AgentCredential> = K extends keyof Agent
 
 /** Who a request proved to be: set on `res.locals.auth` by the one authentication step (server/access/authenticate.ts). */
 export type Auth =
-  | { kind: 'session'; user: SessionUser; session: SessionRef }
+  | { kind: 'session'; user: SessionUser; session: SessionRef; secondFactorRequired?: true }
   | { kind: 'token'; user: SessionUser; token: TokenRef }
   | { [K in AgentCredential]: { kind: K; credential: AgentCredentialOf<K> } }[AgentCredential];
 
@@ -41,6 +41,8 @@ export type Auth =
 export interface Principal {
   user: SessionUser;
   mustChangePassword: boolean;
+  /** FLEET_REQUIRE_2FA applies to the account and it has no second factor yet (server/signin). */
+  secondFactorRequired?: boolean;
 }
 
 /**

@@ -8,6 +8,7 @@ import usageRetention from './0007-usage-retention.sql';
 import rebindTokens from './0008-rebind-tokens.sql';
 import auditChanges from './0009-audit-changes.sql';
 import operations from './0010-operations.sql';
+import signin from './0012-signin.sql';
 
 export interface Migration {
   version: number;
@@ -30,4 +31,5 @@ export const migrations: readonly Migration[] = [
   { version: 8, name: 'rebind-tokens', sql: rebindTokens },
   { version: 9, name: 'audit-changes', sql: auditChanges },
   { version: 10, name: 'operations', sql: operations },
+  { version: 12, name: 'signin', sql: signin },
 ];

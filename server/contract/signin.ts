@@ -1,0 +1,68 @@
+/** GET /api/auth/methods (public): what the sign-in page offers. */
+export interface SignInMethods {
+  /** false with FLEET_OIDC_ONLY=true. */
+  password: boolean;
+  /** The provider's button label ("Sign in with <name>"), or null when single sign-on is not configured. */
+  oidc: { name: string } | null;
+  /** Passkeys work at the address the browser is on (a host name: the configured origin, or localhost). */
+  passkeys: boolean;
+}
+
+/** GET /api/auth/totp: whether the own account has a TOTP second factor; never the secret. */
+export interface TotpStatus {
+  enabled: boolean;
+  recovery_codes_left: number;
+}
+
+/** POST /api/auth/totp/setup: the new secret (160 random bits, base32), shown this once, and the QR code of its otpauth:// URL. */
+export interface TotpSetup {
+  secret: string;
+  otpauth_url: string;
+  /** An SVG image of `otpauth_url` as a QR code, as a data: URL. */
+  qr_code: string;
+}
+
+/** POST /api/auth/totp/confirm: the first code from the app turns the factor on. */
+export interface TotpConfirm {
+  code: string;
+}
+
+/** The answer of POST /api/auth/totp/confirm: 10 single-use codes, shown this once. */
+export interface RecoveryCodes {
+  recovery_codes: string[];
+}
+
+/** DELETE /api/auth/totp. */
+export interface TotpRemove {
+  password: string;
+}
+
+/** POST /api/auth/login/totp: one of the two. */
+export interface TotpLogin {
+  code?: string;
+  recovery_code?: string;
+}
+
+/** A registered passkey as the API shows it: never the key. */
+export interface Passkey {
+  id: number;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** POST /api/auth/passkeys/register/verify: what the browser's navigator.credentials.create() answered, and a name for it. */
+export interface PasskeyRegistration {
+  name: string;
+  response: Record<string, unknown>;
+}
+
+/** PATCH /api/auth/passkeys/:id. */
+export interface PasskeyRename {
+  name: string;
+}
+
+/** POST /api/auth/passkeys/verify: what navigator.credentials.get() answered. */
+export interface PasskeySignIn {
+  response: Record<string, unknown>;
+}

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { parseRoleMap } from '../config.js';
+
+// FLEET_OIDC_ONLY with a provider that cannot be reached (nothing listens on 127.0.0.1:9): what the
+// sign-in page is told, and that every way in fails closed, as a redirect back and never a 500.
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({
+    signedIn: false,
+    config: {
+      oidc: { issuer: 'http://127.0.0.1:9', clientId: 'homefleet', clientSecret: 'hidden', scopes: 'openid profile', roleClaim: 'groups', roleMap: parseRoleMap('*=viewer')!, name: 'Pocket ID', only: true },
+    },
+  });
+  await server.accounts.create({ username: 'local', display_name: 'Local', role: 'administrator', password: 'local-password' }, { actor: null, ip: null });
+});
+afterAll(() => server.stop());
+
+describe('FLEET_OIDC_ONLY', () => {
+  it('offers only the provider, refuses password sign-in, and sends failed starts and callbacks back to the sign-in page', async () => {
+    const browser = server.anonymous();
+    expect((await browser.get('/api/auth/methods')).body).toEqual({ password: false, oidc: { name: 'Pocket ID' }, passkeys: false });
+    const login = await browser.post('/api/auth/login', { username: 'local', password: 'local-password' });
+    expect([login.status, login.body]).toEqual([403, { error: 'password sign-in is turned off; sign in with Pocket ID' }]);
+
+    const start = await fetch(`${server.baseUrl}/api/auth/oidc/start?next=/instances`, { redirect: 'manual' });
+    expect([start.status, start.headers.get('location')]).toEqual([303, '/login?sso_error=provider']);
+    const callback = await fetch(`${server.baseUrl}/api/auth/oidc/callback?code=abc&state=def`, { redirect: 'manual' });
+    expect([callback.status, callback.headers.get('location')]).toEqual([303, '/login?sso_error=state']);
+    expect(callback.headers.getSetCookie().every((c) => !c.startsWith('homefleet_session'))).toBe(true);
+    const entry = server.db.prepare("SELECT summary, detail FROM audit_log WHERE action = 'login.failure' ORDER BY id DESC LIMIT 1").get() as { summary: string; detail: string };
+    expect(entry.summary).toBe('single sign-on failed from 127.0.0.1: the sign-in did not start in this browser or has expired');
+  });
+});

@@ -1,0 +1,122 @@
+import type { Request, Response } from 'express';
+import { clearStepCookie, readStepCookie, setSessionCookie, setStepCookie } from '../access/cookies.js';
+import { requireOrigin, requireSecureTransport } from '../access/origin.js';
+import { PENDING_COOKIE } from '../access/pending.js';
+import type { AppContext } from '../context.js';
+import type { UserAnswer } from '../contract/access.js';
+import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus } from '../contract/signin.js';
+import { changedBy, sessionOf } from '../http/locals.js';
+import type { RouteTable } from '../http/routes.js';
+import { parseIntegerParam } from '../http/validate.js';
+import { presentAccount } from '../access/accounts.js';
+import { FLOW_COOKIE, FLOW_MS, SignInRefused } from './oidc.js';
+import { sameOriginPath } from './roles.js';
+import { OidcStartQuery, PasskeyRegistrationBody, PasskeyRenameBody, PasskeySignInBody, TotpConfirmBody, TotpLoginBody, TotpRemoveBody } from './schema.js';
+import type { SignIn } from './service.js';
+
+const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
+
+/** Where a request came from, for sign-in entries whose actor the service names itself. */
+const whereFrom = (req: Request, res: Response) => {
+  const { actor: _none, ...where } = changedBy(req, res);
+  return where;
+};
+
+/** `/api/auth/methods`, single sign-on, the TOTP second step and its setup, passkeys, and the administrator's reset. */
+export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn: SignIn): void {
+  const { config } = ctx;
+  const browserPost = [requireOrigin(config), requireSecureTransport(config)];
+  const { totp, passkeys, oidc } = signIn;
+
+  const signedIn = (req: Request, res: Response, token: string) => {
+    setSessionCookie(req, res, token, config);
+    res.set('Cache-Control', 'no-store');
+  };
+
+  routes.get('/api/auth/methods', { access: 'public' }, (req): SignInMethods => signIn.methods(req));
+
+  // Single sign-on: both ends are page loads, so failures go back to the sign-in page with a fixed code.
+  routes.get('/api/auth/oidc/start', { access: 'public', query: OidcStartQuery }, async (req, res) => {
+    const next = sameOriginPath((req.query as { next?: string }).next);
+    res.set('Cache-Control', 'no-store');
+    try {
+      const { url, binding } = await oidc.start(req, next);
+      setStepCookie(req, res, config, FLOW_COOKIE, binding, FLOW_MS / 1000);
+      res.redirect(302, url);
+    } catch (err) {
+      if (!(err instanceof SignInRefused)) throw err;
+      res.redirect(303, `/login?sso_error=${err.code}`);
+    }
+  });
+
+  routes.get('/api/auth/oidc/callback', { access: 'public' }, async (req, res) => {
+    const binding = readStepCookie(req, config, FLOW_COOKIE);
+    clearStepCookie(req, res, config, FLOW_COOKIE);
+    res.set('Cache-Control', 'no-store');
+    try {
+      const query = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
+      const { token, next } = await oidc.finish(binding, query, whereFrom(req, res));
+      signedIn(req, res, token);
+      res.redirect(303, next);
+    } catch (err) {
+      if (!(err instanceof SignInRefused)) throw err;
+      res.redirect(303, `/login?sso_error=${err.code}`);
+    }
+  });
+
+  routes.post('/api/auth/login/totp', { access: 'public', before: browserPost, body: TotpLoginBody, bodyLimit: '4kb' }, async (req, res): Promise<UserAnswer> => {
+    const { account, token } = await totp.signIn(readStepCookie(req, config, PENDING_COOKIE), req.body, whereFrom(req, res));
+    clearStepCookie(req, res, config, PENDING_COOKIE);
+    signedIn(req, res, token);
+    return { user: presentAccount(account) };
+  });
+
+  routes.get('/api/auth/totp', { access: 'self' }, (_req, res): TotpStatus => totp.status(sessionOf(res).user.id));
+
+  routes.post('/api/auth/totp/setup', { access: 'self' }, (req, res): Promise<TotpSetup> => totp.setup(sessionOf(res).user, changedBy(req, res)));
+
+  routes.post('/api/auth/totp/confirm', { access: 'self', body: TotpConfirmBody }, (req, res): Promise<RecoveryCodes> => totp.confirm(sessionOf(res).user, req.body.code, changedBy(req, res)));
+
+  routes.delete('/api/auth/totp', { access: 'self', before: [requireSecureTransport(config)], body: TotpRemoveBody }, async (req, res) => {
+    await totp.remove(sessionOf(res).user, req.body.password, changedBy(req, res));
+    res.status(204).end();
+  });
+
+  routes.get('/api/auth/passkeys', { access: 'self' }, (_req, res): Passkey[] => passkeys.list(sessionOf(res).user.id));
+
+  routes.post('/api/auth/passkeys/register/options', { access: 'self' }, (req, res) => {
+    const { user, session } = sessionOf(res);
+    return passkeys.registrationOptions(user, session, req, changedBy(req, res));
+  });
+
+  routes.post('/api/auth/passkeys/register/verify', { access: 'self', body: PasskeyRegistrationBody, bodyLimit: '64kb' }, async (req, res): Promise<Passkey> => {
+    const { user, session } = sessionOf(res);
+    res.status(201);
+    return passkeys.register(user, session, req.body.name, req.body.response, changedBy(req, res));
+  });
+
+  routes.patch('/api/auth/passkeys/:id', { access: 'self', body: PasskeyRenameBody }, (req, res): Passkey =>
+    passkeys.rename(sessionOf(res).user, idParam(req.params.id), req.body.name, changedBy(req, res)),
+  );
+
+  routes.delete('/api/auth/passkeys/:id', { access: 'self' }, (req, res) => {
+    passkeys.remove(sessionOf(res).user, idParam(req.params.id), changedBy(req, res));
+    res.status(204).end();
+  });
+
+  routes.post('/api/auth/passkeys/options', { access: 'public', before: [requireOrigin(config)], bodyLimit: '1kb' }, async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    return passkeys.signInOptions(req);
+  });
+
+  routes.post('/api/auth/passkeys/verify', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res): Promise<UserAnswer> => {
+    const { account, token } = await passkeys.signIn(req.body.response, whereFrom(req, res));
+    signedIn(req, res, token);
+    return { user: presentAccount(account) };
+  });
+
+  routes.delete('/api/users/:id/second-factor', { access: 'users.manage' }, (req, res) => {
+    totp.reset(idParam(req.params.id), changedBy(req, res));
+    res.status(204).end();
+  });
+}
