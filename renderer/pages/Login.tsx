@@ -130,7 +130,7 @@ export function LoginPage() {
         )}
         {methods.passkeys && (
           <button type="button" class="passkey" disabled={busy} onClick={() => void withPasskey()}>
-            Sign in with a passkey
+            Use a passkey
           </button>
         )}
         {setupOpen && (

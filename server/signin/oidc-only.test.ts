@@ -20,6 +20,7 @@ describe('FLEET_OIDC_ONLY', () => {
   it('offers only the provider, refuses password sign-in, and sends failed starts and callbacks back to the sign-in page', async () => {
     const browser = server.anonymous();
     expect((await browser.get('/api/auth/methods')).body).toEqual({ password: false, oidc: { name: 'Pocket ID' }, passkeys: false });
+    // Refused before the password is looked at: no attempt is counted.
     const login = await browser.post('/api/auth/login', { username: 'local', password: 'local-password' });
     expect([login.status, login.body]).toEqual([403, { error: 'password sign-in is turned off; sign in with Pocket ID' }]);
 
@@ -30,5 +31,15 @@ describe('FLEET_OIDC_ONLY', () => {
     expect(callback.headers.getSetCookie().every((c) => !c.startsWith('homefleet_session'))).toBe(true);
     const entry = server.db.prepare("SELECT summary, detail FROM audit_log WHERE action = 'login.failure' ORDER BY id DESC LIMIT 1").get() as { summary: string; detail: string };
     expect(entry.summary).toBe('single sign-on failed from 127.0.0.1: the sign-in did not start in this browser or has expired');
+  });
+
+  it('counts failed callbacks in the per-address login window, 10 a window, as for passwords', async () => {
+    const codes: string[] = [];
+    // The first test's failed callback already took one of this address's 10.
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${server.baseUrl}/api/auth/oidc/callback?code=abc&state=def`, { redirect: 'manual' });
+      codes.push(new URL(res.headers.get('location')!, server.baseUrl).searchParams.get('sso_error')!);
+    }
+    expect(codes).toEqual([...Array(9).fill('state'), 'throttled']);
   });
 });

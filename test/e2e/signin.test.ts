@@ -134,7 +134,7 @@ describe('passkeys in Chromium (virtual authenticator)', () => {
       const second = await virtualAuthenticator(fresh.context(), fresh);
       await second.cdp.send('WebAuthn.addCredential', { authenticatorId: second.authenticatorId, credential });
       await fresh.goto('/login?next=%2Finstances');
-      await fresh.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await fresh.getByRole('button', { name: 'Use a passkey' }).click();
       const outcome = await Promise.race([
         fresh.waitForURL('**/instances').then(() => 200),
         fresh.getByRole('alert').waitFor().then(() => 401),
