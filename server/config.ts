@@ -102,6 +102,7 @@ const EnvSchema = z.object({
         .refine((h) => h === 0 || h >= 0.25, 'must be at least 0.25 hours (15 minutes), or 0 or off'),
     ),
   FLEET_SNAPSHOT_KEEP: wholeNumber(7, 1, 1000),
+  FLEET_HEARTBEAT_INTERVAL_S: wholeNumber(30, 1, 3600),
 });
 
 export interface Config {
@@ -141,6 +142,8 @@ export interface Config {
   snapshotIntervalHours: number;
   /** Scheduled (and, separately, manual) snapshots kept; pre-import snapshots keep the last 3. */
   snapshotKeep: number;
+  /** Seconds between agent heartbeats, sent in the enroll and heartbeat answers; offline after 3 of them. */
+  heartbeatIntervalS: number;
 }
 
 export class ConfigError extends Error {}
@@ -179,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
     snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,
     snapshotKeep: e.FLEET_SNAPSHOT_KEEP,
+    heartbeatIntervalS: e.FLEET_HEARTBEAT_INTERVAL_S,
   };
 }
 

@@ -53,7 +53,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     context.config.dbPath,
     context.clock,
   );
-  const hosts = createHostService(context, { instances, releases, audit, heartbeatIntervalS: options.hosts?.heartbeatIntervalS });
+  const hosts = createHostService(context, { instances, releases, audit, heartbeatIntervalS: options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS });
 
   let hostSweep: NodeJS.Timeout | undefined;
   let closed = false;

@@ -19,7 +19,7 @@ const guestsHash = (guests: readonly Guest[]) =>
  * The heartbeat protocol: an agent reports its facts and guests, and the answer carries the commands
  * due for it (server/hosts/commands). Online and offline are read from the last heartbeat's time.
  */
-export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult) {
+export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult, onHeartbeat?: (hostId: number, body: HeartbeatBody, now: number) => void) {
   const { ctx, repo, view } = parts;
   const { clock, bus } = ctx;
   const limit = createHeartbeatLimit(clock, view.intervalS);
@@ -47,6 +47,7 @@ export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, 
       repo.replaceGuests(before.id, guests);
       repo.setGuestsHash(before.id, hash);
     }
+    onHeartbeat?.(before.id, body, now);
     const host = repo.hostById(before.id)!;
     const { commands, announcesStatus } = commandsFor({ ...parts, host, now });
     bus.publish('host.heartbeat', view.eventOf(host));

@@ -15,18 +15,22 @@ import type { Releases } from './releases.js';
 import { createRemoval } from './removal.js';
 import { createHostRepo } from './repo.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';
-import type { HostPatch } from './schema.js';
+import type { HeartbeatBody, HostPatch } from './schema.js';
 
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */
   heartbeatIntervalS?: number;
 }
 
+/** Work another feature does with each heartbeat, inside its transaction (the metric store folds its numbers in). */
+export type HeartbeatListener = (hostId: number, body: HeartbeatBody, now: number) => void;
+
 export interface HostDeps extends HostsOptions {
   instances: InstanceService;
   releases: Releases;
   /** The app's audit log. */
   audit: AuditLog;
+  onHeartbeat?: HeartbeatListener;
 }
 
 export type { HostEvent, Who };
@@ -45,7 +49,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
   const credentials = createCredentials(parts);
   const removal = createRemoval(parts);
   const applyDrift = createDriftApply(parts, deps.instances);
-  const heartbeats = createHeartbeats(parts, applyDrift);
+  const heartbeats = createHeartbeats(parts, applyDrift, deps.onHeartbeat);
   const requestUpgrade = createUpgradeRequests(parts, deps.releases);
 
   const updateTx = ctx.transaction((id: number, patch: HostPatch, who: Who) => {

@@ -7,6 +7,7 @@ import apiTokens from './0006-api-tokens.sql';
 import usageRetention from './0007-usage-retention.sql';
 import rebindTokens from './0008-rebind-tokens.sql';
 import auditChanges from './0009-audit-changes.sql';
+import metricsAlerts from './0011-metrics-alerts.sql';
 
 export interface Migration {
   version: number;
@@ -28,4 +29,6 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'usage-retention', sql: usageRetention },
   { version: 8, name: 'rebind-tokens', sql: rebindTokens },
   { version: 9, name: 'audit-changes', sql: auditChanges },
+  // 10 is another branch's (guest control); the versions only need to rise.
+  { version: 11, name: 'metrics-alerts', sql: metricsAlerts },
 ];
