@@ -41,7 +41,10 @@ export type AuditAction =
   | 'token.revoke'
   // hosts and agents (server/hosts): host.enroll, host.delete, enrollment_token.create, ...
   | `host.${string}`
-  | `enrollment_token.${string}`;
+  | `enrollment_token.${string}`
+  // alerts and notifications (server/alerts, server/notifications)
+  | `alert_rule.${string}`
+  | `notification_channel.${string}`;
 
 export interface AuditInput extends Omit<Actor, 'ip'> {
   ip?: string | null;
