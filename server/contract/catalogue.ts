@@ -1,7 +1,9 @@
+import { alertEvents } from './alerts.js';
 import { auditEvents } from './audit.js';
 import type { LiveEventSpec } from './events.js';
 import { hostEvents } from './hosts.js';
 import { jobEvents } from './jobs.js';
+import { metricsEvents } from './metrics.js';
 import { registryEvents } from './registry.js';
 import { usageEvents } from './usage.js';
 
@@ -12,6 +14,8 @@ export const LIVE_EVENTS = {
   ...hostEvents,
   ...usageEvents,
   ...auditEvents,
+  ...metricsEvents,
+  ...alertEvents,
 };
 
 export type LiveEventType = keyof typeof LIVE_EVENTS;
