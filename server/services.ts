@@ -6,8 +6,9 @@ import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createReleases } from './hosts/releases.js';
-import { createHostService, type HostsOptions } from './hosts/service.js';
+import { createHostService, type HeartbeatListener, type HostsOptions } from './hosts/service.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
+import { createMonitoring, type MonitoringOptions } from './monitoring.js';
 import { createInstanceService } from './registry/service.js';
 import { createTelemetryRepo } from './telemetry/repo.js';
 import { createTokenService } from './tokens/service.js';
@@ -22,6 +23,8 @@ export interface ServiceOptions {
   usageRetention?: UsageRetentionOptions;
   hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
   snapshots?: SnapshotOptions;
+  /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
+  monitoring?: MonitoringOptions;
 }
 
 /** How often hosts are swept for missed heartbeats and timed-out upgrades. */
@@ -53,18 +56,31 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     context.config.dbPath,
     context.clock,
   );
-  const hosts = createHostService(context, { instances, releases, audit, heartbeatIntervalS: options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS });
+  const heartbeatIntervalS = options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS;
+  // Built after hosts (it reads them), but hosts hand it each heartbeat's numbers: bound late.
+  let recordMetrics: HeartbeatListener = () => undefined;
+  const hosts = createHostService(context, {
+    instances,
+    releases,
+    audit,
+    heartbeatIntervalS,
+    onHeartbeat: (hostId, body, now) => recordMetrics(hostId, body, now),
+  });
+  const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
+  recordMetrics = monitoring.onHeartbeat;
+  const { metrics, alerts, notifications } = monitoring;
 
   let hostSweep: NodeJS.Timeout | undefined;
   let closed = false;
   return {
-    audit, accounts, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts,
+    audit, accounts, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, metrics, alerts, notifications, monitoring,
 
     /** The background work: snapshots, job schedules, usage retention, the host sweep. */
     start(): void {
       snapshots.start();
       jobs.start();
       usageRetention.start();
+      monitoring.start();
       hostSweep = setInterval(() => {
         try {
           hosts.sweep();
@@ -82,6 +98,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       liveEvents.close();
       usageRetention.stop();
       clearInterval(hostSweep);
+      await monitoring.close();
       await jobs.close();
       await snapshots.close();
     },

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { HostMetricsLatest } from '../contract/metrics.js';
 
 /** What the exporter reads of other features, handed in by the composition root (server/services.ts). */
@@ -14,10 +14,11 @@ export interface FleetGaugeSources {
   alertsFiring(): { rule: string; count: number }[];
 }
 
+type PromClient = typeof import('prom-client');
 let processRegistry: Registry | undefined;
 
 /** The process's default metrics, collected from the first scrape on (they sample the event loop, so not before). */
-function processMetrics(): Registry {
+function processMetrics({ Registry, collectDefaultMetrics }: PromClient): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
@@ -32,6 +33,11 @@ function processMetrics(): Registry {
  * says (backslash, double quote, line feed).
  */
 export async function scrape(sources: FleetGaugeSources, latest: (hostId: number) => HostMetricsLatest | undefined): Promise<{ contentType: string; text: string }> {
+  // Loaded here, not at the top: the chunk that holds prom-client is read on the first scrape only.
+  const loaded = await import('prom-client');
+  // A CommonJS package: bundled, its exports come as `default`; from node_modules, as named exports too.
+  const prom: PromClient = (loaded as unknown as { default?: PromClient }).default ?? loaded;
+  const { Gauge, Registry } = prom;
   const registry = new Registry();
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Gauge<L>({ name, help, labelNames, registers: [registry] });
 
@@ -76,6 +82,6 @@ export async function scrape(sources: FleetGaugeSources, latest: (hostId: number
   for (const row of sources.jobLastSuccess()) if (row.at !== null) jobSuccess.set({ job: row.job }, row.at / 1000);
   for (const row of sources.alertsFiring()) alerts.set({ rule: row.rule }, row.count);
 
-  const merged = Registry.merge([processMetrics(), registry]);
+  const merged = Registry.merge([processMetrics(prom), registry]);
   return { contentType: merged.contentType, text: await merged.metrics() };
 }

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { notFound } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
-import { scrape, type FleetGaugeSources } from './prometheus.js';
+import type { FleetGaugeSources } from './prometheus.js';
 import { GuestMetricsQuery, HostMetricsQuery, type MetricsQuery } from './schema.js';
 import type { MetricsService } from './service.js';
 
@@ -45,6 +45,8 @@ export function registerMetricRoutes(routes: RouteTable, { metrics, hostName, ga
 
   // "for a personal API token with fleet.read": a scraper has no browser session to offer.
   routes.get('/metrics', { access: 'fleet.read', credentials: ['token'], documentedQuery: z.object({}), documentedResponse: doc(200, 'Prometheus text format', 'text/plain') }, async (_req, res) => {
+    // prom-client is loaded on the first scrape: a server nobody scrapes does not hold it in memory.
+    const { scrape } = await import('./prometheus.js');
     const { contentType, text } = await scrape(gauges, metrics.latest);
     res.type(contentType).send(text);
   });

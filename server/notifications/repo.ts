@@ -86,6 +86,10 @@ export function createNotificationRepo(db: Db) {
       `INSERT INTO notification_deliveries (channel_id, channel_name, alert_id, event, payload, status, error, created_at, next_attempt_at, finished_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    insertTest: db.prepare<[number, string, string, string | null, number, number]>(
+      `INSERT INTO notification_deliveries (channel_id, channel_name, alert_id, event, payload, status, attempts, error, created_at, finished_at)
+       VALUES (?, ?, NULL, 'test', 'null', ?, 1, ?, ?, ?)`,
+    ),
     due: db.prepare<[number, number], DeliveryRow>("SELECT * FROM notification_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
     nextDue: db.prepare<[], number>("SELECT min(next_attempt_at) FROM notification_deliveries WHERE status = 'pending'").pluck(),
     delivery: db.prepare<[number], DeliveryRow>('SELECT * FROM notification_deliveries WHERE id = ?'),
@@ -119,6 +123,10 @@ export function createNotificationRepo(db: Db) {
         s.insertDelivery.run(d.channel.id, d.channel.name, d.alertId, d.event, d.payload, pending ? 'pending' : 'suppressed', d.suppressed ?? null, d.now, pending ? d.now : null, pending ? null : d.now)
           .lastInsertRowid,
       );
+    },
+    /** A test message's one attempt, finished as it is recorded. */
+    insertTest(channel: StoredChannel, error: string | null, now: number): number {
+      return Number(s.insertTest.run(channel.id, channel.name, error === null ? 'sent' : 'failed', error, now, now).lastInsertRowid);
     },
     due: (now: number, limit: number) => s.due.all(now, limit),
     nextDue: () => s.nextDue.get() ?? undefined,

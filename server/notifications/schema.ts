@@ -107,6 +107,7 @@ export const ChannelInput = z.object(
   },
   { error: 'must be a JSON object' },
 );
+export type ChannelInput = z.infer<typeof ChannelInput>;
 type _ChannelInput = Agrees<Same<z.input<typeof ChannelInput>, Omit<WireChannelInput, 'min_severity'> & { min_severity?: WireChannelInput['min_severity'] }>>;
 
 const limit = z

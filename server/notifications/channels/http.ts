@@ -28,6 +28,8 @@ export async function post(url: string, init: { headers: Record<string, string>;
   } catch (err) {
     const e = err as { name?: string; cause?: { code?: string } };
     if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new DeliveryError(`no answer within ${Math.round(options.timeoutMs / 1000)} s`);
+    // fetch refuses ports browsers block (1, 25, 6000, ...) before any connection.
+    if ((e.cause as { message?: string } | undefined)?.message === 'bad port') throw new DeliveryError('this port is not allowed for HTTP');
     const code = e.cause?.code;
     throw new DeliveryError(code && CONNECT_ERRORS[code] ? CONNECT_ERRORS[code] : `could not connect${code && /^[A-Z_]{2,40}$/.test(code) ? ` (${code})` : ''}`);
   }
