@@ -19,17 +19,18 @@ export interface Receiver {
 
 /**
  * A notification receiver on 127.0.0.1 (a webhook, ntfy, Gotify or Discord stand-in): records every
- * request with its body and answers with `status(n)` for the n-th (from 1), 200 by default.
+ * request with its body and answers with `status(n)` for the n-th it ever got (from 1), 200 by default.
  */
 export async function startReceiver(status: (n: number) => number = () => 200): Promise<Receiver> {
   const received: Received[] = [];
   const waiters: Array<() => void> = [];
+  let count = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       received.push({ method: req.method!, path: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.statusCode = status(received.length);
+      res.statusCode = status(++count);
       res.end('{}');
       for (const w of waiters.splice(0)) w();
     });
