@@ -116,7 +116,6 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
       await copying.copied;
     } catch (err) {
       removeDatabaseFiles(partial);
-      failure = { at: Date.now(), message: (err as Error).message };
       throw err;
     }
     const finished = (async () => {
@@ -136,7 +135,6 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     })();
     finished.catch((err: Error) => {
       if (err instanceof NotNeeded) return;
-      failure = { at: Date.now(), message: err.message };
       logger.error({ err: { message: err.message }, kind }, 'database snapshot failed');
     });
     return { finished };
@@ -185,6 +183,10 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
       entry.promise = enqueue(async () => {
         entry.started = true;
         return (await copy(kind)).finished;
+      });
+      // Whatever step failed (the folder, the copy, the check), the snapshot.failed alert hears of it.
+      entry.promise.catch((err: Error) => {
+        if (!(err instanceof NotNeeded)) failure = { at: Date.now(), message: err.message };
       });
       if (kind === 'manual') waitingManual = entry;
       return entry.promise;
