@@ -10,6 +10,8 @@ import { HostToken } from './HostToken';
 import { useLiveHosts, withEvent } from './live';
 import { isLive, StatusDot, Upgrade, type Act } from './parts';
 import { Removal } from './Removal';
+import { GuestFigure, useLatestMetrics } from './figures';
+import { Lazy } from '../../components/Lazy';
 
 export function HostDetailPage({ id }: { id: string }) {
   const session = useSession();
@@ -27,6 +29,8 @@ export function HostDetailPage({ id }: { id: string }) {
     },
     host.reload,
   );
+
+  const latest = useLatestMetrics(Number(id));
 
   if (host.error) return <Notice kind="error">{host.error}</Notice>;
   if (!host.data) return <Loading />;
@@ -137,6 +141,8 @@ export function HostDetailPage({ id }: { id: string }) {
                       <th scope="col">Name</th>
                       <th scope="col">Type</th>
                       <th scope="col">Status</th>
+                      <th scope="col">CPU</th>
+                      <th scope="col">Memory</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -146,6 +152,7 @@ export function HostDetailPage({ id }: { id: string }) {
                         <td>{g.name}</td>
                         <td>{g.type}</td>
                         <td>{g.status}</td>
+                        <GuestFigure guest={latest?.guests.find((m) => m.vmid === g.vmid)} />
                       </tr>
                     ))}
                   </tbody>
@@ -155,6 +162,7 @@ export function HostDetailPage({ id }: { id: string }) {
           </div>
         </div>
       </div>
+      {h.status !== 'deleted' && <Lazy load={() => import('./Metrics').then((m) => () => <m.HostCharts hostId={h.id} />)} />}
     </section>
   );
 }
