@@ -87,6 +87,7 @@ function route(path: string, session: Session) {
   if ((params = match('/jobs/:id', path))) return need('fleet.read', <JobDetailPage id={params.id!} />);
   if (match('/hosts', path)) return need('hosts.read', <HostsPage />);
   if ((params = match('/hosts/:id', path))) return need('hosts.read', <HostDetailPage id={params.id!} />);
+  if (match('/alerts', path)) return need('fleet.read', <Lazy load={() => import('./pages/Alerts').then((m) => m.AlertsPage)} />);
   if (match('/usage', path)) return need('content.read', <Lazy load={() => import('./pages/Usage').then((m) => m.UsagePage)} />);
   if (match('/settings', path)) return need('settings.manage', <SettingsPage />);
   if (match('/users', path)) return need('users.manage', <UsersPage />);

@@ -326,7 +326,7 @@ add_guest() {
   json_string "${name:0:200}" n
   json_string "$status" s
   if guest_config "$vmid" "$type"; then config=",\"config_sha256\":\"$REPLY\""; fi
-  GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$n,\"type\":\"$type\",\"status\":$s$config}"
+  GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$n,\"type\":\"$type\",\"status\":$s$config${GUEST_METRICS[$vmid]-}}"
   GUESTS_LIST+="$vmid $type"$'\n'
 }
 
@@ -405,6 +405,113 @@ collect_guests() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Metrics (PRODUCT.md "Metrics, alerts and notifications"). Every field is optional: what cannot be
+# read, or does not look like a number, is left out (the server refuses a heartbeat with a bad one).
+
+# A non-negative JSON number as the server takes it, or false.
+is_number() { [[ "$1" =~ ^[0-9]{1,20}(\.[0-9]{1,20})?([eE][-+]?[0-9]{1,3})?$ ]]; }
+
+# /proc/stat's first line from the previous heartbeat: CPU use is measured between two of them.
+CPU_PREVIOUS=''
+
+# CPU use since the previous heartbeat, 0 to 1 with 4 decimals, into REPLY; 1 on the first call.
+cpu_ratio() {
+  local line total=0 idle i busy r
+  local -a f p
+  [[ -r "$PREFIX/proc/stat" ]] && IFS= read -r line <"$PREFIX/proc/stat" || return 1
+  [[ "$line" =~ ^cpu\ +[0-9]+(\ +[0-9]+){3,} ]] || return 1
+  read -r -a f <<<"$line"
+  [[ -n "$CPU_PREVIOUS" ]] || { CPU_PREVIOUS="$line"; return 1; }
+  read -r -a p <<<"$CPU_PREVIOUS"
+  CPU_PREVIOUS="$line"
+  # user nice system idle iowait irq softirq steal: idle and iowait are the idle ones.
+  for ((i = 1; i <= 8 && i < ${#f[@]}; i++)); do total=$((total + f[i] - ${p[i]:-0})); done
+  idle=$((f[4] + ${f[5]:-0} - ${p[4]:-0} - ${p[5]:-0}))
+  ((total > 0 && idle >= 0 && idle <= total)) || return 1
+  busy=$((total - idle))
+  r=$(((busy * 10000 + total / 2) / total))
+  if ((r >= 10000)); then REPLY=1; else printf -v REPLY '0.%04d' "$r"; fi
+}
+
+# `"metrics":{...},` from <root>/proc and df into METRICS_FIELD, or '' when none could be read. Not
+# called in a subshell: the CPU reading it keeps must outlive the call.
+METRICS_FIELD=''
+host_metrics_field() {
+  local json='' line key value total='' available='' rx=0 tx=0 nets=0 name rest
+  local -a f
+  if cpu_ratio; then json+=",\"cpu\":$REPLY"; fi
+  if [[ -r "$PREFIX/proc/meminfo" ]]; then
+    while read -r key value _; do
+      case "$key" in
+        MemTotal:) total="$value" ;;
+        MemAvailable:) available="$value" ;;
+      esac
+    done <"$PREFIX/proc/meminfo"
+    if [[ "$total" =~ ^[0-9]{1,15}$ && "$available" =~ ^[0-9]{1,15}$ ]] && ((available <= total)); then
+      json+=",\"mem_used\":$(((total - available) * 1024)),\"mem_total\":$((total * 1024))"
+    fi
+  fi
+  line="$(df -P -B1 "$PREFIX/" 2>/dev/null | tail -n 1 || true)"
+  read -r -a f <<<"$line"
+  if [[ "${f[1]:-}" =~ ^[0-9]{1,20}$ && "${f[2]:-}" =~ ^[0-9]{1,20}$ ]]; then json+=",\"disk_used\":${f[2]},\"disk_total\":${f[1]}"; fi
+  if [[ -r "$PREFIX/proc/loadavg" ]] && read -r value _ <"$PREFIX/proc/loadavg" && [[ "$value" =~ ^[0-9]{1,6}(\.[0-9]{1,3})?$ ]]; then
+    json+=",\"load1\":$value"
+  fi
+  # Bytes through the host's own interfaces: guests' taps, veths and firewall bridges are left
+  # out, or a guest's traffic would count twice (once on its tap, again on the bridge).
+  if [[ -r "$PREFIX/proc/net/dev" ]]; then
+    while IFS= read -r line; do
+      [[ "$line" == *:* ]] || continue
+      name="${line%%:*}"
+      name="${name//[[:space:]]/}"
+      rest="${line#*:}"
+      case "$name" in lo | tap* | veth* | fw* | '') continue ;; esac
+      read -r -a f <<<"$rest"
+      [[ "${f[0]:-}" =~ ^[0-9]{1,18}$ && "${f[8]:-}" =~ ^[0-9]{1,18}$ ]] || continue
+      rx=$((rx + f[0]))
+      tx=$((tx + f[8]))
+      nets=$((nets + 1))
+    done <"$PREFIX/proc/net/dev"
+    if ((nets > 0)); then json+=",\"net_rx_bytes\":$rx,\"net_tx_bytes\":$tx"; fi
+  fi
+  METRICS_FIELD=''
+  [[ -z "$json" ]] || METRICS_FIELD="\"metrics\":{${json#,}},"
+}
+
+# Per guest, `,"cpu":…,"mem":…` from `pvesh get /nodes/<node>/qemu|lxc --output-format json`, by vmid.
+declare -A GUEST_METRICS=()
+collect_guest_metrics() {
+  local node type out object field value fields re
+  GUEST_METRICS=()
+  command -v pvesh >/dev/null 2>&1 || return 0
+  node="$(host_name)"
+  [[ "$node" =~ ^[A-Za-z0-9._-]{1,253}$ ]] || return 0
+  for type in qemu lxc; do
+    out="$(timeout 30 pvesh get "/nodes/$node/$type" --output-format json 2>/dev/null || true)"
+    # Each guest is a flat object: {"vmid":100,"cpu":0.02,...}.
+    while [[ "$out" =~ \{[^{}]*\} ]]; do
+      object="${BASH_REMATCH[0]}"
+      out="${out#*"$object"}"
+      json_get_int "$object" vmid || continue
+      [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]] || continue
+      local vmid="$REPLY"
+      fields=''
+      for field in cpu mem maxmem disk maxdisk uptime netin netout; do
+        re="\"$field\"[[:space:]]*:[[:space:]]*([0-9.eE+-]{1,40})"
+        [[ "$object" =~ $re ]] || continue
+        value="${BASH_REMATCH[1]}"
+        is_number "$value" || continue
+        # cpu is a share of the guest's cores; Proxmox can report a little over 1 while it settles.
+        if [[ "$field" == cpu ]] && ! [[ "$value" =~ ^(0(\.[0-9]+)?([eE]-[0-9]+)?|1(\.0+)?)$ ]]; then value=1; fi
+        [[ "$field" == uptime ]] && field=uptime_s
+        fields+=",\"$field\":$value"
+      done
+      GUEST_METRICS[$vmid]="$fields"
+    done
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
 # Heartbeat
 
 STARTED_AT="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
@@ -416,11 +523,13 @@ heartbeat_body() {
   json_string "$(host_name)" host
   json_string "$HOMEFLEET_AGENT_VERSION" version
   json_string "$STARTED_AT" started
+  collect_guest_metrics
   collect_guests
+  host_metrics_field
   json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
   json+="\"addresses\":$(addresses_json),$(uptime_field)"
   json_string "$(hypervisor_version)" version
-  json+="\"hypervisor_version\":$version,\"guests\":[$GUESTS_JSON]}"
+  json+="\"hypervisor_version\":$version,$METRICS_FIELD\"guests\":[$GUESTS_JSON]}"
   printf '%s' "$json"
 }
 

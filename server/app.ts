@@ -21,6 +21,10 @@ import { hostCheck } from './http/host-check.js';
 import { requestId } from './http/request-id.js';
 import { RouteTable, type Authenticate, type RouteRecord } from './http/routes.js';
 import { registerJobRoutes } from './jobs/routes.js';
+import { registerAlertRoutes } from './alerts/routes.js';
+import { registerMetricRoutes } from './metrics/routes.js';
+import type { Monitoring, MonitoringOptions } from './monitoring.js';
+import { registerNotificationRoutes } from './notifications/routes.js';
 import type { JobService, JobsOptions } from './jobs/service.js';
 import { createLogger, requestLogger, type Logger } from './logger.js';
 import { registerRegistryRoutes } from './registry/routes.js';
@@ -60,6 +64,8 @@ export interface AppOptions {
   hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
   /** Snapshot timing; tests shorten it. */
   snapshots?: SnapshotOptions;
+  /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
+  monitoring?: MonitoringOptions;
 }
 
 export interface HomefleetApp {
@@ -77,6 +83,8 @@ export interface HomefleetApp {
   hosts: HostService;
   /** Database snapshots (scheduled, before imports, on demand). */
   snapshots: SnapshotService;
+  /** Metrics, alerts and notifications (server/monitoring.ts). */
+  monitoring: Monitoring;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];
   /** The authentication step the route table uses, for tests that guard routes of their own. */
@@ -132,6 +140,13 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   // Before the agent routes: no personal token reaches any of them, whatever path it asks for.
   routes.router.use('/api/agent', authentication.refusePersonalTokens);
   registerHostRoutes(routes, context, hosts, releases);
+  registerMetricRoutes(routes, {
+    metrics: services.metrics,
+    hostName: (id) => hosts.repo.hostById(id)?.hostname,
+    gauges: services.monitoring.gauges,
+  });
+  registerAlertRoutes(routes, services.alerts);
+  registerNotificationRoutes(routes, services.notifications);
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.
@@ -157,6 +172,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     liveEvents,
     hosts,
     snapshots,
+    monitoring: services.monitoring,
     routes: routes.records,
     authenticate: authentication.authenticate,
     async close() {

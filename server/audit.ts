@@ -45,7 +45,10 @@ export type AuditAction =
   // sign-in methods (server/signin): totp.enable, totp.disable, passkey.add, passkey.rename, passkey.remove
   | `totp.${string}`
   | `passkey.${string}`
-  | 'user.reset_second_factor';
+  | 'user.reset_second_factor'
+  // alerts and notifications (server/alerts, server/notifications)
+  | `alert_rule.${string}`
+  | `notification_channel.${string}`;
 
 export interface AuditInput extends Omit<Actor, 'ip'> {
   ip?: string | null;

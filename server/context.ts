@@ -15,6 +15,8 @@ export interface TlsInfo {
   spkiPin: string;
   /** The DNS names and addresses it covers: the allowed Origins are `https://<name>:<port>` of these. */
   names: string[];
+  /** When it expires (ms): the tls.expiry alert watches it. */
+  notAfter?: number;
 }
 
 /**

@@ -8,8 +8,9 @@ import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createReleases } from './hosts/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
-import { createHostService, type HostsOptions } from './hosts/service.js';
+import { createHostService, type HeartbeatListener, type HostsOptions } from './hosts/service.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
+import { createMonitoring, type MonitoringOptions } from './monitoring.js';
 import { createInstanceService } from './registry/service.js';
 import { createTelemetryRepo } from './telemetry/repo.js';
 import { createTokenService } from './tokens/service.js';
@@ -24,6 +25,8 @@ export interface ServiceOptions {
   usageRetention?: UsageRetentionOptions;
   hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
   snapshots?: SnapshotOptions;
+  /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
+  monitoring?: MonitoringOptions;
 }
 
 /** How often hosts are swept for missed heartbeats and timed-out upgrades. */
@@ -58,19 +61,34 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     context.config.dbPath,
     context.clock,
   );
-  const hosts = createHostService(context, { instances, releases, audit, heartbeatIntervalS: options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS, commandPolls: options.hosts?.commandPolls });
+  const heartbeatIntervalS = options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS;
+  // Built after hosts (it reads them), but hosts hand it each heartbeat's numbers: bound late.
+  let recordMetrics: HeartbeatListener = () => undefined;
+  const hosts = createHostService(context, {
+    instances,
+    releases,
+    audit,
+    heartbeatIntervalS,
+    commandPolls: options.hosts?.commandPolls,
+    onHeartbeat: (hostId, body, now) => recordMetrics(hostId, body, now),
+  });
   instances.usePlacements(hosts.placements);
+  const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
+  recordMetrics = monitoring.onHeartbeat;
+  const { metrics, alerts, notifications } = monitoring;
 
   let hostSweep: NodeJS.Timeout | undefined;
   let closed = false;
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts,
+    metrics, alerts, notifications, monitoring,
 
     /** The background work: snapshots, job schedules, usage retention, the host sweep. */
     start(): void {
       snapshots.start();
       jobs.start();
       usageRetention.start();
+      monitoring.start();
       hostSweep = setInterval(() => {
         try {
           hosts.sweep();
@@ -89,6 +107,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       hosts.closePolls();
       usageRetention.stop();
       clearInterval(hostSweep);
+      await monitoring.close();
       await jobs.close();
       await snapshots.close();
     },

@@ -4,6 +4,7 @@ import { Notice, PageTitle, Time, useLoad } from '../components/ui';
 import type { ImportAnswer, SnapshotKind, SnapshotList, SnapshotTaken } from '../../server/contract/backup';
 import { plural } from '../format';
 import { previewBackup, type Preview } from '../backupPreview';
+import { Lazy } from '../components/Lazy';
 
 const KIND_LABEL: Record<SnapshotKind, string> = { scheduled: 'scheduled', manual: 'taken by hand', 'pre-import': 'before an import' };
 
@@ -220,6 +221,17 @@ export function SettingsPage() {
           )}
         </div>
         <Snapshots list={snapshots} />
+        {/* Its own chunk: most visits to Settings are for backups. */}
+        <Lazy
+          load={() =>
+            import('./Notifications').then((m) => () => (
+              <>
+                <m.NotificationSettings />
+                <m.AlertRuleSettings />
+              </>
+            ))
+          }
+        />
       </div>
     </section>
   );

@@ -57,6 +57,8 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
   let closed = false;
   /** Snapshots run one at a time, in the order asked for. */
   let queue: Promise<unknown> = Promise.resolve();
+  /** The last snapshot that failed while no later one succeeded (the snapshot.failed alert reads it). */
+  let failure: { at: number; message: string } | null = null;
 
   function list(): SnapshotInfo[] {
     if (!directory || !fs.existsSync(directory)) return [];
@@ -124,6 +126,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
         prune(kind);
         const info = list().find((s) => s.name === name)!;
         logger.info({ snapshot: name, size: info.size }, 'database snapshot taken');
+        failure = null;
         return info;
       } catch (err) {
         removeDatabaseFiles(partial);
@@ -131,7 +134,8 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
       }
     })();
     finished.catch((err: Error) => {
-      if (!(err instanceof NotNeeded)) logger.error({ err: { message: err.message }, kind }, 'database snapshot failed');
+      if (err instanceof NotNeeded) return;
+      logger.error({ err: { message: err.message }, kind }, 'database snapshot failed');
     });
     return { finished };
   }
@@ -166,6 +170,7 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
     intervalHours: config.snapshotIntervalHours,
     keep,
     list,
+    lastFailure: () => failure,
 
     /**
      * Takes a snapshot and resolves once it is checked and has its final name. "Take one now" asked
@@ -178,6 +183,10 @@ export function createSnapshotService({ db, config, logger }: Pick<AppContext, '
       entry.promise = enqueue(async () => {
         entry.started = true;
         return (await copy(kind)).finished;
+      });
+      // Whatever step failed (the folder, the copy, the check), the snapshot.failed alert hears of it.
+      entry.promise.catch((err: Error) => {
+        if (!(err instanceof NotNeeded)) failure = { at: Date.now(), message: err.message };
       });
       if (kind === 'manual') waitingManual = entry;
       return entry.promise;

@@ -1,8 +1,10 @@
+import { alertEvents } from './alerts.js';
 import { auditEvents } from './audit.js';
 import type { LiveEventSpec } from './events.js';
 import { hostEvents } from './hosts.js';
 import { jobEvents } from './jobs.js';
 import { operationEvents } from './operations.js';
+import { metricsEvents } from './metrics.js';
 import { registryEvents } from './registry.js';
 import { usageEvents } from './usage.js';
 
@@ -14,6 +16,8 @@ export const LIVE_EVENTS = {
   ...operationEvents,
   ...usageEvents,
   ...auditEvents,
+  ...metricsEvents,
+  ...alertEvents,
 };
 
 export type LiveEventType = keyof typeof LIVE_EVENTS;

@@ -1,5 +1,6 @@
 import { liveEvent } from './events.js';
 import type { GuestActionCommand, LogsCommand } from './operations.js';
+import type { GuestMetricsReport, HostMetricsReport } from './metrics.js';
 
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
 export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
@@ -173,8 +174,8 @@ export interface EnrollAnswer {
   manifest_public_key: string;
 }
 
-/** A guest as an agent reports it: a bash agent may send the vmid as digits in a string. */
-export interface GuestReport {
+/** A guest as an agent reports it: a bash agent may send the vmid as digits in a string. Metrics: server/contract/metrics.ts. */
+export interface GuestReport extends GuestMetricsReport {
   vmid: number | string;
   name?: string;
   type: 'qemu' | 'lxc';
@@ -191,6 +192,8 @@ export interface HeartbeatRequest {
   addresses?: string[];
   uptime_s?: number | string;
   hypervisor_version?: string;
+  /** The host's own numbers (server/contract/metrics.ts). */
+  metrics?: HostMetricsReport;
   guests: GuestReport[];
 }
 

@@ -20,7 +20,12 @@ const guestsHash = (guests: readonly Guest[]) =>
  * The heartbeat protocol: an agent reports its facts and guests, and the answer carries the commands
  * due for it (server/hosts/commands). Online and offline are read from the last heartbeat's time.
  */
-export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult, placements: PlacementCache) {
+export function createHeartbeats(
+  parts: HostParts,
+  applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult,
+  placements: PlacementCache,
+  onHeartbeat?: (hostId: number, body: HeartbeatBody, now: number) => void,
+) {
   const { ctx, repo, view, instances } = parts;
   const { clock, bus } = ctx;
   const limit = createHeartbeatLimit(clock, view.intervalS);
@@ -58,6 +63,7 @@ export function createHeartbeats(parts: HostParts, applyDrift: (hostId: number, 
         instances.placementsChanged(moved);
       });
     }
+    onHeartbeat?.(before.id, body, now);
     const host = repo.hostById(before.id)!;
     const { commands, announcesStatus } = commandsFor({ ...parts, host, now });
     bus.publish('host.heartbeat', view.eventOf(host));

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import * as z from 'zod';
 import type * as wire from '../contract/hosts.js';
 import type { Agrees, Same } from '../http/validate.js';
+import { GuestMetricFields, HostMetrics } from '../metrics/schema.js';
 import { VERSION_PATTERN } from './releases.js';
 
 export const DAY_S = 24 * 60 * 60;
@@ -89,6 +90,9 @@ export const Guest = z.object(
 export type Guest = wire.Guest;
 type _Guest = Agrees<Same<z.infer<typeof Guest>, wire.Guest>>;
 
+/** A heartbeat's guest: the guest itself and, optionally, its numbers (server/metrics/schema.ts). */
+const GuestReport = Guest.extend(GuestMetricFields);
+
 /** ISO 8601 UTC, as PRODUCT.md fixes for times sent by agents. */
 const isoUtc = z
   .string({ error: 'must be an ISO 8601 UTC time' })
@@ -114,7 +118,8 @@ export const HeartbeatBody = z.object(
       .default([]),
     uptime_s: count.optional(),
     hypervisor_version: text(200).default(''),
-    guests: z.array(Guest, { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
+    metrics: HostMetrics,
+    guests: z.array(GuestReport, { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
   },
   { error: 'must be a JSON object' },
 );

@@ -22,7 +22,7 @@ import type { Releases } from './releases.js';
 import { createRemoval } from './removal.js';
 import { createHostRepo } from './repo.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';
-import type { HostPatch } from './schema.js';
+import type { HeartbeatBody, HostPatch } from './schema.js';
 
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */
@@ -31,11 +31,15 @@ export interface HostsOptions {
   commandPolls?: CommandChannelOptions;
 }
 
+/** Work another feature does with each heartbeat, inside its transaction (the metric store folds its numbers in). */
+export type HeartbeatListener = (hostId: number, body: HeartbeatBody, now: number) => void;
+
 export interface HostDeps extends HostsOptions {
   instances: InstanceService;
   releases: Releases;
   /** The app's audit log. */
   audit: AuditLog;
+  onHeartbeat?: HeartbeatListener;
 }
 
 export type { HostEvent, Who };
@@ -55,7 +59,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
   const removal = createRemoval(parts);
   const applyDrift = createDriftApply(parts, deps.instances);
   const placements = createPlacements(ctx.db);
-  const heartbeats = createHeartbeats(parts, applyDrift, placements);
+  const heartbeats = createHeartbeats(parts, applyDrift, placements, deps.onHeartbeat);
   const requestUpgrade = createUpgradeRequests(parts, deps.releases);
   const channel = createCommandChannel(deps.commandPolls);
   const maintenanceRepo = createMaintenanceRepo(ctx.db);

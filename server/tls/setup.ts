@@ -92,7 +92,7 @@ export async function prepareTls(config: TlsConfig, deps: TlsDeps = {}): Promise
       throw new ConfigError(`Invalid FLEET_TLS_KEY (got ${JSON.stringify(config.tlsKeyFile)}): not a PEM private key`);
     }
     if (!matches) throw new ConfigError(`Invalid FLEET_TLS_KEY (got ${JSON.stringify(config.tlsKeyFile)}): it is not the key of FLEET_TLS_CERT`);
-    return { cert, key, info: { selfSigned: false, fingerprint: facts.fingerprint, spkiPin: facts.spkiPin, names: facts.names } };
+    return { cert, key, info: { selfSigned: false, fingerprint: facts.fingerprint, spkiPin: facts.spkiPin, names: facts.names, notAfter: facts.notAfter } };
   }
 
   const now = deps.now ?? Date.now();
@@ -112,7 +112,7 @@ export async function prepareTls(config: TlsConfig, deps: TlsDeps = {}): Promise
       const key = keptKey;
       const facts = describeCertificate(cert);
       renewed = keyMatches(cert, key) ? renewalReason(facts, names, now) : 'its key does not match';
-      if (!renewed) return { cert, key, certFile: files.cert, info: { selfSigned: true, fingerprint: facts.fingerprint, spkiPin: facts.spkiPin, names: facts.names } };
+      if (!renewed) return { cert, key, certFile: files.cert, info: { selfSigned: true, fingerprint: facts.fingerprint, spkiPin: facts.spkiPin, names: facts.names, notAfter: facts.notAfter } };
     } catch {
       renewed = 'it could not be read';
     }
@@ -126,5 +126,5 @@ export async function prepareTls(config: TlsConfig, deps: TlsDeps = {}): Promise
     writePrivate(files.cert, made.cert);
   }
   const facts = describeCertificate(made.cert);
-  return { ...made, certFile: files?.cert, renewed, info: { selfSigned: true, fingerprint: facts.fingerprint, spkiPin: facts.spkiPin, names: facts.names } };
+  return { ...made, certFile: files?.cert, renewed, info: { selfSigned: true, fingerprint: facts.fingerprint, spkiPin: facts.spkiPin, names: facts.names, notAfter: facts.notAfter } };
 }

@@ -22,14 +22,15 @@ export interface Headless {
 /**
  * The built server (dist/server/main.js, as `npm start` runs it) in its own process on a free port,
  * with only the given environment (LOG_LEVEL=info, PORT=0, HOST=127.0.0.1 unless given); resolves
- * once it has said where it listens. Killed when the test ends.
+ * once it has said where it listens. Killed when the test ends; `shared` (started in beforeAll for a
+ * whole file): the caller stops it.
  */
-export async function startHeadless(env: Record<string, string>, options: { umask?: string } = {}): Promise<Headless> {
+export async function startHeadless(env: Record<string, string>, options: { umask?: string; shared?: boolean } = {}): Promise<Headless> {
   const full = { PATH: process.env.PATH!, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
   const child = options.umask
     ? execa('sh', ['-c', `umask ${options.umask} && exec "$0" dist/server/main.js`, process.execPath], { cwd: root, env: full, extendEnv: false, reject: false })
     : execa(process.execPath, ['dist/server/main.js'], { cwd: root, env: full, extendEnv: false, reject: false });
-  killWhenTestEnds(child);
+  if (!options.shared) killWhenTestEnds(child);
   let out = '';
   const lines = () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
   const url = await new Promise<string>((resolve, reject) => {

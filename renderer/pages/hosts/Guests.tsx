@@ -4,7 +4,9 @@ import { Confirm, Notice } from '../../components/ui';
 import { useLive } from '../../live';
 import type { Guest, HostDetail } from '../../../server/contract/hosts';
 import type { GuestAction, GuestActionRequest, MaintenancePolicy, Operation } from '../../../server/contract/operations';
+import type { HostMetricsLatest } from '../../../server/contract/metrics';
 import type { PlacedInstance } from '../../../server/contract/registry';
+import { GuestFigure } from './figures';
 import { GuestConfigs } from './GuestConfigs';
 
 /** Actions that stop or remove something: confirmed first, naming the guest (destroy by typing its name). */
@@ -17,13 +19,15 @@ interface Props {
   operations: Operation[];
   policy: MaintenancePolicy | undefined;
   can: { operate: boolean; force: boolean; diagnostics: boolean };
+  /** The host's last reported numbers, for each guest's CPU and memory figure. */
+  metrics?: HostMetricsLatest;
 }
 
 /**
  * The host's guests with their registry instance and latest operation; operators act on them. An
  * action that stops or removes something is confirmed naming the guest; destroy asks for its name.
  */
-export function GuestsCard({ host: h, operations, policy, can }: Props) {
+export function GuestsCard({ host: h, operations, policy, can, metrics }: Props) {
   const [instances, setInstances] = useState<Map<number, PlacedInstance>>();
   const [open, setOpen] = useState<{ vmid: number; action: GuestAction | 'config' }>();
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
@@ -68,6 +72,8 @@ export function GuestsCard({ host: h, operations, policy, can }: Props) {
                 <th scope="col">Name</th>
                 <th scope="col">Type</th>
                 <th scope="col">Status</th>
+                <th scope="col">CPU</th>
+                <th scope="col">Memory</th>
                 <th scope="col">Instance</th>
                 <th scope="col">Last operation</th>
                 {(can.operate || can.diagnostics) && <th scope="col">Actions</th>}
@@ -84,6 +90,7 @@ export function GuestsCard({ host: h, operations, policy, can }: Props) {
                     <td>{g.name}</td>
                     <td>{g.type}</td>
                     <td data-testid={`guest-status-${g.vmid}`}>{g.status}</td>
+                    <GuestFigure guest={metrics?.guests.find((m) => m.vmid === g.vmid)} />
                     <td>
                       {instance ? (
                         <>

@@ -15,6 +15,8 @@ import { OperationsCard } from './Operations';
 import { useLiveOperations, withOperation } from './operationLive';
 import { isLive, StatusDot, Upgrade, type Act } from './parts';
 import { Removal } from './Removal';
+import { GuestFigure, useLatestMetrics } from './figures';
+import { Lazy } from '../../components/Lazy';
 
 export function HostDetailPage({ id }: { id: string }) {
   const session = useSession();
@@ -35,6 +37,8 @@ export function HostDetailPage({ id }: { id: string }) {
     },
     host.reload,
   );
+
+  const latest = useLatestMetrics(Number(id));
 
   if (host.error) return <Notice kind="error">{host.error}</Notice>;
   if (!host.data) return <Loading />;
@@ -135,11 +139,12 @@ export function HostDetailPage({ id }: { id: string }) {
         </div>
         <div>
           <DriftCard host={h} operate={operate} reload={host.reload} />
-          <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} />
+          <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} metrics={latest} />
           <OperationsCard host={h} operations={operations.data ?? []} can={can} />
           <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />
         </div>
       </div>
+      {h.status !== 'deleted' && <Lazy load={() => import('./Metrics').then((m) => () => <m.HostCharts hostId={h.id} />)} />}
     </section>
   );
 }

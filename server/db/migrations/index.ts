@@ -8,6 +8,7 @@ import usageRetention from './0007-usage-retention.sql';
 import rebindTokens from './0008-rebind-tokens.sql';
 import auditChanges from './0009-audit-changes.sql';
 import operations from './0010-operations.sql';
+import metricsAlerts from './0011-metrics-alerts.sql';
 import signin from './0012-signin.sql';
 
 export interface Migration {
@@ -31,5 +32,6 @@ export const migrations: readonly Migration[] = [
   { version: 8, name: 'rebind-tokens', sql: rebindTokens },
   { version: 9, name: 'audit-changes', sql: auditChanges },
   { version: 10, name: 'operations', sql: operations },
+  { version: 11, name: 'metrics-alerts', sql: metricsAlerts },
   { version: 12, name: 'signin', sql: signin },
 ];

@@ -1,0 +1,288 @@
+import { useState } from 'preact/hooks';
+import { api, messageOf } from '../api';
+import { Field, Notice, Time, useLoad } from '../components/ui';
+import { ALERT_RULES, SEVERITIES, type AlertRule, type Severity } from '../../server/contract/alerts';
+import { CHANNEL_SECRET_FIELDS, CHANNEL_TYPES, type Channel, type ChannelType, type Delivery, type TestOutcome } from '../../server/contract/notifications';
+
+/** The config fields each channel type asks for (PRODUCT.md), in form order. */
+const FIELDS: Record<ChannelType, { name: string; label: string; hint?: string; number?: boolean; check?: boolean }[]> = {
+  webhook: [
+    { name: 'url', label: 'URL', hint: 'http:// or https://' },
+    { name: 'secret', label: 'Signing secret (optional)', hint: 'signs each body: X-Homefleet-Signature: sha256=<HMAC>' },
+  ],
+  ntfy: [
+    { name: 'server', label: 'Server', hint: 'https://ntfy.sh or your own' },
+    { name: 'topic', label: 'Topic' },
+    { name: 'token', label: 'Access token (optional)' },
+  ],
+  gotify: [
+    { name: 'server', label: 'Server' },
+    { name: 'token', label: 'Application token' },
+  ],
+  discord: [{ name: 'webhook_url', label: 'Webhook URL' }],
+  email: [
+    { name: 'host', label: 'SMTP host' },
+    { name: 'port', label: 'Port', number: true },
+    { name: 'secure', label: 'TLS from the start (port 465)', check: true },
+    { name: 'user', label: 'User (optional)' },
+    { name: 'password', label: 'Password (optional)' },
+    { name: 'from', label: 'From' },
+    { name: 'to', label: 'To', hint: 'addresses separated by commas' },
+  ],
+};
+
+function ChannelForm({ done }: { done: () => void }) {
+  const [type, setType] = useState<ChannelType>('ntfy');
+  const [values, setValues] = useState<Record<string, string | boolean>>({});
+  const [name, setName] = useState('');
+  const [severity, setSeverity] = useState<Severity>('warning');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string>();
+
+  async function save(e: Event) {
+    e.preventDefault();
+    const config: Record<string, unknown> = {};
+    for (const f of FIELDS[type]) {
+      const v = values[f.name];
+      if (v === undefined || v === '') continue;
+      config[f.name] = f.number ? Number(v) : v;
+    }
+    try {
+      await api('POST', '/api/notifications/channels', { name, type, config, rules: 'all', min_severity: severity });
+      setValues({});
+      setName('');
+      setErrors({});
+      setError(undefined);
+      done();
+    } catch (err) {
+      setErrors((err as { fields?: Record<string, string> }).fields ?? {});
+      setError(messageOf(err));
+    }
+  }
+
+  return (
+    <form onSubmit={save} class="stack" data-testid="channel-form">
+      <h3>Add a channel</h3>
+      {error && <Notice kind="error">{error}</Notice>}
+      <Field id="channel-name" label="Name" error={errors.name}>
+        <input id="channel-name" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
+      </Field>
+      <Field id="channel-type" label="Type">
+        <select id="channel-type" value={type} onChange={(e) => (setType(e.currentTarget.value as ChannelType), setValues({}))}>
+          {CHANNEL_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {FIELDS[type].map((f) => (
+        <Field key={f.name} id={`channel-${f.name}`} label={f.label} hint={f.hint} error={errors[`config.${f.name}`]}>
+          {f.check ? (
+            <input id={`channel-${f.name}`} type="checkbox" checked={values[f.name] === true} onChange={(e) => setValues({ ...values, [f.name]: e.currentTarget.checked })} />
+          ) : CHANNEL_SECRET_FIELDS[type].includes(f.name) ? (
+            <input id={`channel-${f.name}`} type="password" autocomplete="off" value={String(values[f.name] ?? '')} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+          ) : (
+            <input id={`channel-${f.name}`} inputMode={f.number ? 'numeric' : undefined} value={String(values[f.name] ?? '')} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+          )}
+        </Field>
+      ))}
+      <Field id="channel-severity" label="Send alerts of at least">
+        <select id="channel-severity" value={severity} onChange={(e) => setSeverity(e.currentTarget.value as Severity)}>
+          {SEVERITIES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <div class="form-actions">
+        <button type="submit" class="primary">
+          Add channel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Settings → Notifications: channels (secrets never shown), a test button each, and the delivery log. */
+export function NotificationSettings() {
+  const channels = useLoad(() => api<Channel[]>('GET', '/api/notifications/channels'), []);
+  const deliveries = useLoad(() => api<Delivery[]>('GET', '/api/notifications/deliveries?limit=50'), []);
+  const [outcome, setOutcome] = useState<{ kind: 'success' | 'error'; text: string }>();
+
+  async function test(c: Channel) {
+    setOutcome(undefined);
+    try {
+      const r = await api<TestOutcome>('POST', `/api/notifications/channels/${c.id}/test`);
+      setOutcome(r.ok ? { kind: 'success', text: `Test message sent to ${c.name}.` } : { kind: 'error', text: `${c.name}: ${r.error}` });
+    } catch (e) {
+      setOutcome({ kind: 'error', text: messageOf(e) });
+    }
+    deliveries.reload();
+  }
+  async function remove(c: Channel) {
+    if (!confirm(`Remove the channel “${c.name}”? Alerts will no longer be sent there.`)) return;
+    try {
+      await api('DELETE', `/api/notifications/channels/${c.id}`);
+    } catch (e) {
+      setOutcome({ kind: 'error', text: messageOf(e) });
+    }
+    channels.reload();
+  }
+
+  return (
+    <div class="card span-all" data-testid="notifications">
+      <h2>Notifications</h2>
+      {outcome && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
+      {channels.error && <Notice kind="error">{channels.error}</Notice>}
+      {channels.data && channels.data.length === 0 && <p class="muted">No channel yet: alerts are only shown on the Alerts page.</p>}
+      {channels.data && channels.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Rules</th>
+                <th scope="col">At least</th>
+                <th scope="col" />
+              </tr>
+            </thead>
+            <tbody>
+              {channels.data.map((c) => (
+                <tr key={c.id} data-channel={c.name}>
+                  <td>{c.name}</td>
+                  <td>{c.type}</td>
+                  <td>{c.rules === 'all' ? 'all' : c.rules.join(', ')}</td>
+                  <td>{c.min_severity}</td>
+                  <td class="actions">
+                    <button type="button" onClick={() => void test(c)}>
+                      Send a test
+                    </button>
+                    <button type="button" class="danger" onClick={() => void remove(c)}>
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ChannelForm done={channels.reload} />
+      <h3>Delivery log</h3>
+      {deliveries.data && deliveries.data.length === 0 && <p class="muted">Nothing sent yet.</p>}
+      {deliveries.data && deliveries.data.length > 0 && (
+        <div class="table-wrap">
+          <table data-testid="deliveries">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Channel</th>
+                <th scope="col">Event</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Attempts</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.data.map((d) => (
+                <tr key={d.id}>
+                  <td>
+                    <Time iso={d.created_at} exact={false} />
+                  </td>
+                  <td>{d.channel_name}</td>
+                  <td class="mono">{d.event}</td>
+                  <td>
+                    {d.status}
+                    {d.error ? <span class="muted"> ({d.error})</span> : ''}
+                  </td>
+                  <td class="num">{d.attempts}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function RuleRow({ rule, saved }: { rule: AlertRule; saved: () => void }) {
+  const [draft, setDraft] = useState(rule);
+  const [error, setError] = useState<string>();
+  const threshold = rule.percent !== undefined ? 'percent' : rule.days !== undefined ? 'days' : undefined;
+  async function save() {
+    try {
+      await api('PUT', `/api/alerts/rules/${rule.rule}`, { enabled: draft.enabled, severity: draft.severity, for_s: draft.for_s, ...(threshold ? { [threshold]: draft[threshold] } : {}) });
+      setError(undefined);
+      saved();
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }
+  return (
+    <tr data-rule={rule.rule}>
+      <td>
+        <label class="check">
+          <input type="checkbox" checked={draft.enabled} onChange={(e) => setDraft({ ...draft, enabled: e.currentTarget.checked })} />
+          <span class="mono">{rule.rule}</span>
+        </label>
+        <div class="muted small">{rule.description}</div>
+        {error && <div class="field-error">{error}</div>}
+      </td>
+      <td>
+        <select aria-label={`${rule.rule} severity`} value={draft.severity} onChange={(e) => setDraft({ ...draft, severity: e.currentTarget.value as Severity })}>
+          {SEVERITIES.map((s) => (
+            <option key={s}>{s}</option>
+          ))}
+        </select>
+      </td>
+      <td>
+        <input aria-label={`${rule.rule} for seconds`} type="number" min={0} value={draft.for_s} onInput={(e) => setDraft({ ...draft, for_s: Number(e.currentTarget.value) })} />
+      </td>
+      <td>
+        {threshold ? (
+          <input aria-label={`${rule.rule} ${threshold}`} type="number" value={draft[threshold]} onInput={(e) => setDraft({ ...draft, [threshold]: Number(e.currentTarget.value) })} />
+        ) : (
+          '—'
+        )}
+        {threshold && <span class="muted"> {threshold === 'percent' ? '%' : 'days'}</span>}
+      </td>
+      <td>
+        <button type="button" onClick={() => void save()}>
+          Save
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+/** Settings → Alert rules (administrators): each built-in rule's switch, severity, for_s and threshold. */
+export function AlertRuleSettings() {
+  const rules = useLoad(() => api<AlertRule[]>('GET', '/api/alerts/rules'), []);
+  return (
+    <div class="card span-all" data-testid="alert-rules">
+      <h2>Alert rules</h2>
+      {rules.error && <Notice kind="error">{rules.error}</Notice>}
+      {rules.data && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Rule</th>
+                <th scope="col">Severity</th>
+                <th scope="col">For (s)</th>
+                <th scope="col">Threshold</th>
+                <th scope="col" />
+              </tr>
+            </thead>
+            <tbody>
+              {ALERT_RULES.map((name) => rules.data!.find((r) => r.rule === name)).map((r) => r && <RuleRow key={`${r.rule}-${JSON.stringify(r)}`} rule={r} saved={rules.reload} />)}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}

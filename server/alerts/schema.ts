@@ -1,0 +1,32 @@
+import * as z from 'zod';
+import type * as wire from '../contract/alerts.js';
+import { SEVERITIES } from '../contract/alerts.js';
+import type { Agrees, Same } from '../http/validate.js';
+import { oneOf } from '../http/validate.js';
+
+/** PUT /api/alerts/rules/:rule; whether the rule has `percent` or `days` is checked by the service. */
+export const RuleUpdate = z
+  .object(
+    {
+      enabled: z.boolean({ error: 'must be true or false' }).optional(),
+      severity: oneOf(SEVERITIES).optional(),
+      for_s: z.int({ error: 'must be a whole number of seconds' }).min(0, { error: 'must be at least 0' }).max(30 * 86_400, { error: 'must be at most 2592000 (30 days)' }).optional(),
+      percent: z.number({ error: 'must be a number from 1 to 100' }).min(1, { error: 'must be a number from 1 to 100' }).max(100, { error: 'must be a number from 1 to 100' }).optional(),
+      days: z.int({ error: 'must be a whole number of days' }).min(1, { error: 'must be from 1 to 365' }).max(365, { error: 'must be from 1 to 365' }).optional(),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .strict();
+export type RuleUpdate = wire.AlertRuleUpdate;
+type _RuleUpdate = Agrees<Same<z.infer<typeof RuleUpdate>, wire.AlertRuleUpdate>>;
+
+/** GET /api/alerts */
+export const AlertsQuery = z.object({
+  status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }).optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, { error: 'must be a whole number from 1 to 1000' })
+    .transform(Number)
+    .pipe(z.number().min(1, { error: 'must be a whole number from 1 to 1000' }).max(1000, { error: 'must be a whole number from 1 to 1000' }))
+    .optional(),
+});

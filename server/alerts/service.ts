@@ -1,0 +1,143 @@
+import type { AuditLog, Actor } from '../audit.js';
+import type { AppContext } from '../context.js';
+import { ALERT_RULES, type Alert, type AlertRule, type AlertRuleName, type AlertStatus } from '../contract/alerts.js';
+import { notFound, validationFailed } from '../errors.js';
+import { createAlertRepo } from './repo.js';
+import { RULES, THRESHOLDS, type AlertFacts, type RuleSettings } from './rules.js';
+import type { RuleUpdate } from './schema.js';
+
+export type AlertChange = 'alert.firing' | 'alert.resolved';
+
+export interface AlertsOptions {
+  /** Milliseconds between evaluations (default the heartbeat interval, at most 5 s). */
+  evaluateMs?: number;
+}
+
+export interface AlertDeps {
+  facts: AlertFacts;
+  audit: AuditLog;
+  /** Called inside the transaction that fires or resolves an alert: notifications queue their deliveries there, so none is lost. */
+  onChange?: (alert: Alert, change: AlertChange) => void;
+}
+
+const isRule = (name: string): name is AlertRuleName => (ALERT_RULES as readonly string[]).includes(name);
+
+/**
+ * The built-in alert rules and their alerts. Every few seconds each rule says which conditions hold
+ * now; one that has held for the rule's for_s fires (once per rule and subject), and a firing one
+ * whose condition no longer holds resolves. Conditions waiting out for_s are kept in the database,
+ * so a restart does not start the 24 hours of agent.outdated again.
+ */
+export function createAlertService(ctx: AppContext, deps: AlertDeps, options: AlertsOptions = {}) {
+  const repo = createAlertRepo(ctx.db);
+  const { facts } = deps;
+  let timer: NodeJS.Timeout | undefined;
+  let evaluations = 0;
+
+  function settingsOf(rule: AlertRuleName, stored = repo.settings()): RuleSettings {
+    return { ...RULES[rule].defaults(facts.heartbeatIntervalS), ...(stored.get(rule) as Partial<RuleSettings> | undefined) };
+  }
+
+  const present = (rule: AlertRuleName, s: RuleSettings): AlertRule => ({ rule, description: RULES[rule].description, ...s });
+
+  const announce = (alert: Alert, change: AlertChange) => {
+    ctx.bus.publish(change, alert);
+    deps.onChange?.(alert, change);
+  };
+
+  /** One rule's conditions against its alerts, in one transaction. */
+  const evaluateRule = ctx.transaction((rule: AlertRuleName, settings: RuleSettings, now: number) => {
+    const holding = settings.enabled ? RULES[rule].evaluate(facts, settings, now) : [];
+    const firing = repo.firing(rule);
+    const waiting = repo.conditions(rule);
+    const seen = new Set<string>();
+    for (const c of holding) {
+      const key = repo.key(c.subject);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (firing.has(key)) continue;
+      const since = c.since ?? waiting.get(key)?.since ?? now;
+      if (now - since >= settings.for_s * 1000) {
+        announce(repo.fire(rule, settings.severity, c.subject, now, c.value, c.message), 'alert.firing');
+        if (waiting.has(key)) repo.dropCondition(rule, c.subject.type, c.subject.id);
+      } else if (!waiting.has(key)) {
+        repo.addCondition(rule, c.subject, since);
+      }
+    }
+    for (const [key, w] of waiting) if (!seen.has(key)) repo.dropCondition(rule, w.subject_type, w.subject_id);
+    for (const [key, row] of firing) {
+      if (seen.has(key)) continue;
+      const resolved = repo.resolve(row.id, now);
+      if (resolved) announce(resolved, 'alert.resolved');
+    }
+  });
+
+  const updateTx = ctx.transaction((rule: AlertRuleName, patch: RuleUpdate, who: Actor): AlertRule => {
+    const stored = repo.settings();
+    const before = settingsOf(rule, stored);
+    const after: RuleSettings = { ...before, ...patch };
+    const changes = (Object.keys(patch) as (keyof RuleSettings)[])
+      .filter((field) => before[field] !== after[field])
+      .map((field) => ({ field, before: before[field] ?? null, after: after[field] ?? null }));
+    repo.putSettings(rule, { ...(stored.get(rule) ?? {}), ...patch });
+    deps.audit.write({
+      ...who,
+      action: 'alert_rule.update',
+      target: `alert_rule:${rule}`,
+      subject: { type: 'alert_rule', id: rule, name: rule },
+      summary: `${who.actor ?? 'someone'} changed alert rule ${rule}`,
+      changes,
+    });
+    return present(rule, after);
+  });
+
+  function evaluate(now = ctx.clock.now()): void {
+    const stored = repo.settings();
+    for (const rule of ALERT_RULES) {
+      try {
+        evaluateRule(rule, settingsOf(rule, stored), now);
+      } catch (err) {
+        ctx.logger.error({ err: { message: (err as Error).message }, rule }, 'alert rule evaluation failed');
+      }
+    }
+    // Resolved alerts beyond the newest 10,000 go, now and then.
+    if (++evaluations % 720 === 1) repo.prune();
+  }
+
+  return {
+    rules: (): AlertRule[] => {
+      const stored = repo.settings();
+      return ALERT_RULES.map((rule) => present(rule, settingsOf(rule, stored)));
+    },
+
+    updateRule(name: string, patch: RuleUpdate, who: Actor): AlertRule {
+      if (!isRule(name)) throw notFound('alert rule not found');
+      const allowed = THRESHOLDS[name];
+      for (const field of ['percent', 'days'] as const) {
+        if (patch[field] !== undefined && allowed !== field) throw validationFailed([{ field, message: `${name} has no ${field} threshold` }]);
+      }
+      const result = updateTx(name, patch, who);
+      evaluate();
+      return result;
+    },
+
+    list: (status: AlertStatus | undefined, limit: number): Alert[] => repo.list(status, limit),
+    firingCounts(): { rule: string; count: number }[] {
+      const counts = new Map(repo.firingCounts().map((r) => [r.rule, r.count]));
+      return ALERT_RULES.map((rule) => ({ rule, count: counts.get(rule) ?? 0 }));
+    },
+
+    evaluate,
+
+    start(): void {
+      const every = options.evaluateMs ?? Math.min(5_000, facts.heartbeatIntervalS * 1000);
+      timer = setInterval(() => evaluate(), every);
+      timer.unref();
+    },
+    stop(): void {
+      clearInterval(timer);
+    },
+  };
+}
+
+export type AlertService = ReturnType<typeof createAlertService>;

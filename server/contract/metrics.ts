@@ -1,0 +1,84 @@
+import { liveEvent } from './events.js';
+
+/** What a heartbeat may carry about the host itself (PRODUCT.md "Metrics, alerts and notifications"); every field optional. */
+export interface HostMetricsReport {
+  /** 0–1, over the agent's last interval. */
+  cpu?: number | string;
+  mem_used?: number | string;
+  mem_total?: number | string;
+  /** The root filesystem, bytes. */
+  disk_used?: number | string;
+  disk_total?: number | string;
+  load1?: number | string;
+  /** Counters since boot: the server charts their rate. */
+  net_rx_bytes?: number | string;
+  net_tx_bytes?: number | string;
+}
+
+/** Per guest, as `pvesh get /nodes/<node>/qemu|lxc --output-format json` gives them; every field optional. */
+export interface GuestMetricsReport {
+  cpu?: number | string;
+  mem?: number | string;
+  maxmem?: number | string;
+  disk?: number | string;
+  maxdisk?: number | string;
+  uptime_s?: number | string;
+  /** Counters since the guest started: the server charts their rate. */
+  netin?: number | string;
+  netout?: number | string;
+}
+
+/** The series a host's chart can ask for: bytes, bytes per second (net_rx, net_tx), a 0–1 ratio (cpu), a load average. */
+export const HOST_SERIES = ['cpu', 'mem_used', 'mem_total', 'disk_used', 'disk_total', 'load1', 'net_rx', 'net_tx'] as const;
+export type HostSeries = (typeof HOST_SERIES)[number];
+/** The series of a guest: `netin` and `netout` are rates (bytes per second). */
+export const GUEST_SERIES = ['cpu', 'mem', 'maxmem', 'disk', 'maxdisk', 'netin', 'netout'] as const;
+export type GuestSeries = (typeof GUEST_SERIES)[number];
+
+/** The resolutions kept: 1-minute buckets for 48 hours, 15-minute for 35 days, 6-hour for 400 days. */
+export const METRIC_STEPS_S = [60, 900, 21_600] as const;
+
+/** One point: the bucket's start (Unix seconds), the average and the maximum of its samples. */
+export type MetricPoint = [t: number, avg: number, max: number];
+
+/** GET /api/hosts/:id/metrics and GET /api/hosts/:id/guests/:vmid/metrics */
+export interface MetricsAnswer {
+  step_s: number;
+  from: string;
+  to: string;
+  series: Record<string, MetricPoint[]>;
+}
+
+/** ?from=&to= (ISO 8601, default the last hour) and series=cpu,mem_used (default all). */
+export interface MetricsQuery {
+  from?: string;
+  to?: string;
+  series?: string;
+}
+
+/** A guest's last reported values (rates for netin/netout), as the host page's small figures show them. */
+export interface GuestLatest {
+  vmid: number;
+  cpu: number | null;
+  mem: number | null;
+  maxmem: number | null;
+  disk: number | null;
+  maxdisk: number | null;
+  uptime_s: number | null;
+  netin: number | null;
+  netout: number | null;
+}
+
+/** GET /api/hosts/:id/metrics/latest and the live `host.metrics` event: the last heartbeat's values. */
+export interface HostMetricsLatest {
+  host_id: number;
+  at: string;
+  host: Partial<Record<HostSeries, number>>;
+  guests: GuestLatest[];
+  /** The host's current 1-minute bucket after this heartbeat: [avg, max] per series, for a chart's last point. */
+  bucket: { t: number; series: Partial<Record<HostSeries, [number, number]>> };
+}
+
+export const metricsEvents = {
+  'host.metrics': liveEvent<HostMetricsLatest>('fleet.read'),
+};

@@ -1,0 +1,92 @@
+import * as z from 'zod';
+import type * as wire from '../contract/metrics.js';
+import { GUEST_SERIES, HOST_SERIES } from '../contract/metrics.js';
+import type { Agrees, Same } from '../http/validate.js';
+
+/**
+ * A non-negative number, or its decimal text (a bash agent sends /proc's numbers as they are),
+ * at most `max`. Anything else is a 400 naming the field: a bad number is never stored.
+ */
+const amount = (max: number, message: string) =>
+  z.union([z.number(), z.string().regex(/^\d{1,20}(\.\d{1,20})?$/).transform(Number)], { error: message }).pipe(
+    z
+      .number({ error: message })
+      .refine((v) => Number.isFinite(v) && v >= 0 && v <= max, { error: message }),
+  );
+
+// 2^60 bytes (an exabyte) is beyond any host; it keeps every value a safe double.
+const BYTES_MAX = 2 ** 60;
+const bytes = amount(BYTES_MAX, 'must be a non-negative number of bytes');
+const ratio = amount(1, 'must be a number from 0 to 1');
+
+/** `metrics` of POST /api/agent/heartbeat */
+export const HostMetrics = z
+  .object(
+    {
+      cpu: ratio.optional(),
+      mem_used: bytes.optional(),
+      mem_total: bytes.optional(),
+      disk_used: bytes.optional(),
+      disk_total: bytes.optional(),
+      load1: amount(1_000_000, 'must be a non-negative number').optional(),
+      net_rx_bytes: bytes.optional(),
+      net_tx_bytes: bytes.optional(),
+    },
+    { error: 'must be an object' },
+  )
+  .optional();
+export type HostMetrics = z.infer<typeof HostMetrics>;
+type _HostMetrics = Agrees<Same<z.input<typeof HostMetrics>, wire.HostMetricsReport | undefined>>;
+
+/** The metric fields of one heartbeat guest (beside vmid, name, type, status). */
+export const GuestMetricFields = {
+  cpu: ratio.optional(),
+  mem: bytes.optional(),
+  maxmem: bytes.optional(),
+  disk: bytes.optional(),
+  maxdisk: bytes.optional(),
+  uptime_s: amount(BYTES_MAX, 'must be a non-negative number of seconds').optional(),
+  netin: bytes.optional(),
+  netout: bytes.optional(),
+};
+const GuestMetrics = z.object(GuestMetricFields);
+export type GuestMetrics = z.infer<typeof GuestMetrics>;
+type _GuestMetrics = Agrees<Same<z.input<typeof GuestMetrics>, wire.GuestMetricsReport>>;
+
+const isoTime = (field: string) =>
+  z
+    .string({ error: 'must be an ISO 8601 time' })
+    .max(40, { error: 'must be an ISO 8601 time' })
+    .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/, { error: `must be an ISO 8601 time such as 2026-11-22T10:15:00Z` })
+    .transform((v, ctx) => {
+      const ms = Date.parse(v);
+      if (Number.isNaN(ms)) {
+        ctx.addIssue({ code: 'custom', message: `${field} is not a valid time` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const seriesList = (names: readonly string[]) =>
+  z
+    .string()
+    .max(500)
+    .transform((v, ctx) => {
+      const list = [...new Set(v.split(',').map((s) => s.trim()).filter(Boolean))];
+      const unknown = list.filter((s) => !names.includes(s));
+      if (unknown.length || list.length === 0) {
+        ctx.addIssue({ code: 'custom', message: `must be a comma-separated list of ${names.join(', ')}` });
+        return z.NEVER;
+      }
+      return list;
+    });
+
+const query = (names: readonly string[]) =>
+  z.object({ from: isoTime('from').optional(), to: isoTime('to').optional(), series: seriesList(names).optional() }, { error: 'must be a query' });
+
+/** GET /api/hosts/:id/metrics */
+export const HostMetricsQuery = query(HOST_SERIES);
+/** GET /api/hosts/:id/guests/:vmid/metrics */
+export const GuestMetricsQuery = query(GUEST_SERIES);
+export type MetricsQuery = z.infer<typeof HostMetricsQuery>;
+type _Query = Agrees<Same<z.input<typeof HostMetricsQuery>, wire.MetricsQuery>>;

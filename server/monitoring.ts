@@ -1,0 +1,123 @@
+import { createAlertService, type AlertsOptions } from './alerts/service.js';
+import type { AlertFacts } from './alerts/rules.js';
+import type { AuditLog } from './audit.js';
+import type { SnapshotService } from './backup/snapshots.js';
+import type { AppContext } from './context.js';
+import type { HostService } from './hosts/service.js';
+import type { JobService } from './jobs/service.js';
+import type { FleetGaugeSources } from './metrics/prometheus.js';
+import { createMetricsService, type MetricsOptions } from './metrics/service.js';
+import type { DeliveryOptions } from './notifications/queue.js';
+import { createNotificationService } from './notifications/service.js';
+import type { InstanceService } from './registry/service.js';
+
+export interface MonitoringOptions {
+  metrics?: MetricsOptions;
+  alerts?: AlertsOptions;
+  notifications?: DeliveryOptions;
+  /** Whether a host's alerts are kept from notifying; by default the host's maintenance policy (`muted`). */
+  isMuted?: (hostId: number) => boolean;
+}
+
+export interface MonitoringDeps {
+  audit: AuditLog;
+  hosts: HostService;
+  instances: InstanceService;
+  jobs: JobService;
+  snapshots: SnapshotService;
+  heartbeatIntervalS: number;
+}
+
+/**
+ * Part of the composition root: the metric store, the alert rules and the notification channels,
+ * and what they read of the other features (hosts, registry, jobs, snapshots, TLS), handed to them
+ * here so that none of the three imports another feature.
+ */
+export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options: MonitoringOptions = {}) {
+  const { hosts, instances, jobs, snapshots } = deps;
+  const metrics = createMetricsService(ctx, options.metrics);
+  const notifications = createNotificationService(ctx, { audit: deps.audit, isMuted: options.isMuted ?? hosts.isMuted }, options.notifications);
+
+  const liveHosts = () => hosts.list().filter((h) => h.status === 'online' || h.status === 'offline');
+  const stateOf = (vmid: number): string | null => {
+    try {
+      return instances.get(vmid).state;
+    } catch {
+      return null;
+    }
+  };
+  const lastSuccess = ctx.db.prepare<[], { key: string; at: string | null }>(
+    "SELECT j.key, (SELECT max(r.ended_at) FROM job_runs r WHERE r.job_id = j.id AND r.status = 'success') AS at FROM jobs j ORDER BY j.key",
+  );
+  const lastResult = ctx.db.prepare<[number], string>('SELECT result FROM job_runs WHERE id = ?').pluck();
+
+  const facts: AlertFacts = {
+    heartbeatIntervalS: deps.heartbeatIntervalS,
+    hosts: () =>
+      liveHosts().map((h) => ({
+        id: h.id,
+        hostname: h.hostname,
+        last_heartbeat_at: h.last_heartbeat_at === null ? null : Date.parse(h.last_heartbeat_at),
+        upgrade_available: h.upgrade_available,
+        agent_version: h.agent_version,
+      })),
+    guests: () =>
+      liveHosts().flatMap((h) =>
+        hosts.repo.guestsOf(h.id).map((g) => ({ host_id: h.id, hostname: h.hostname, vmid: g.vmid, name: g.name, status: g.status, instance_state: stateOf(g.vmid) })),
+      ),
+    hostMetrics(hostId) {
+      const latest = metrics.latest(hostId);
+      return latest && { at: Date.parse(latest.at), ...latest.host };
+    },
+    jobs: () =>
+      jobs.list().map((j) => ({
+        key: j.key,
+        name: j.name,
+        last_status: j.last_status,
+        last_run_at: j.last_run_at === null ? null : Date.parse(j.last_run_at),
+        result: j.last_run_id === null ? '' : (lastResult.get(j.last_run_id) ?? ''),
+      })),
+    snapshotFailure: () => snapshots.lastFailure(),
+    certificate: () => (ctx.tls?.notAfter ? { notAfter: ctx.tls.notAfter } : null),
+  };
+
+  const alerts = createAlertService(ctx, { facts, audit: deps.audit, onChange: (alert, change) => notifications.onAlert(alert, change) }, options.alerts);
+
+  const gauges: FleetGaugeSources = {
+    hosts: () => liveHosts().map((h) => ({ id: h.id, hostname: h.hostname, up: h.status === 'online' })),
+    guests: () => liveHosts().flatMap((h) => hosts.repo.guestsOf(h.id).map((g) => ({ host_id: h.id, ...g }))),
+    instances() {
+      const counts = new Map<string, { state: string; stack: string; count: number }>();
+      for (const i of instances.list({ sort: 'vmid', descending: false })) {
+        const key = `${i.state}\u0000${i.stack}`;
+        const row = counts.get(key) ?? { state: i.state, stack: i.stack, count: 0 };
+        row.count++;
+        counts.set(key, row);
+      }
+      return [...counts.values()];
+    },
+    jobLastSuccess: () => lastSuccess.all().map((r) => ({ job: r.key, at: r.at === null ? null : Date.parse(r.at) })),
+    alertsFiring: () => alerts.firingCounts(),
+  };
+
+  return {
+    metrics,
+    alerts,
+    notifications,
+    gauges,
+    /** What each heartbeat hands the metric store, inside the heartbeat's transaction. */
+    onHeartbeat: (hostId: number, body: Parameters<typeof metrics.record>[1], now: number) => metrics.record(hostId, body, now),
+    start(): void {
+      metrics.start();
+      alerts.start();
+      notifications.start();
+    },
+    async close(): Promise<void> {
+      alerts.stop();
+      await notifications.close();
+      await metrics.close();
+    },
+  };
+}
+
+export type Monitoring = ReturnType<typeof createMonitoring>;
