@@ -186,6 +186,10 @@ describe('POST /api/hosts/:id/guests/:vmid/actions', () => {
     await server.client.post('/api/instances', buildInstance({ vmid: 301, name: 'taken' }));
     expect(await act(9000, { action: 'clone', new_vmid: 301, name: 'copy' })).toMatchObject({ status: 409, body: { error: 'vmid already exists' } });
     expect(await act(9000, { action: 'clone', new_vmid: 200, name: 'copy' })).toMatchObject({ status: 409, body: { error: 'vmid already exists' } });
+    // vmids are cluster-wide: one another host reports is taken too.
+    const other = await enrolledHost(server, { hostname: 'pve2' });
+    await heartbeat(server, other.host_token, { hostname: 'pve2', guests: [{ vmid: 400, name: 'elsewhere', type: 'lxc', status: 'running' }] });
+    expect(await act(9000, { action: 'clone', new_vmid: 400, name: 'copy' })).toMatchObject({ status: 409, body: { error: 'vmid already exists' } });
     expect((await server.client.get('/api/operations?vmid=9000')).body).toHaveLength(1);
 
     const ok = await act(9000, { action: 'clone', new_vmid: 302, name: 'web-copy' });

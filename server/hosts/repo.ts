@@ -170,6 +170,8 @@ export function createHostRepo(db: Db) {
 
     guestsOf: db.prepare<[number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? ORDER BY vmid'),
     guestOf: db.prepare<[number, number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? AND vmid = ?'),
+    // Proxmox vmids are cluster-wide: a vmid any live host reports is taken.
+    vmidReported: db.prepare<[number], number>("SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id WHERE g.vmid = ? AND h.state != 'deleted' LIMIT 1").pluck(),
     deleteGuests: db.prepare<[number]>('DELETE FROM host_guests WHERE host_id = ?'),
     insertGuest: db.prepare<[number, number, string, string, string, string | null]>(
       'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status, config_sha256) VALUES (?, ?, ?, ?, ?, ?)',
@@ -268,6 +270,8 @@ export function createHostRepo(db: Db) {
       const guest = s.guestOf.get(hostId, vmid);
       return guest && withoutNulls(guest);
     },
+    /** Whether any live host's last heartbeat listed this vmid. */
+    vmidReported: (vmid: number) => s.vmidReported.get(vmid) !== undefined,
     replaceGuests(hostId: number, guests: readonly Guest[]): void {
       s.deleteGuests.run(hostId);
       for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null);
