@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Confirm, Notice } from '../../components/ui';
 import { useLive } from '../../live';
@@ -35,7 +35,16 @@ export function GuestsCard({ host: h, operations, policy, can }: Props) {
     );
   // eslint-disable-next-line react-hooks/exhaustive-deps
   useEffect(() => void readInstances(), [key]);
-  useLive(['instance.created', 'instance.updated', 'instance.deleted'], () => void readInstances());
+  // A heartbeat that moves many guests sends an event for each: one re-read for them all.
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  useLive(['instance.created', 'instance.updated', 'instance.deleted'], () => {
+    if (timer.current !== undefined) return;
+    timer.current = setTimeout(() => {
+      timer.current = undefined;
+      void readInstances();
+    }, 300);
+  });
 
   const latest = new Map<number, Operation>();
   for (const op of operations) if (op.type === 'guest.action' && op.vmid !== null && !latest.has(op.vmid)) latest.set(op.vmid, op);
