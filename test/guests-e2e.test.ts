@@ -190,4 +190,38 @@ describe('an operator acts on guests through the real agent', () => {
     expect(await page.locator('tr[data-vmid]').evaluateAll((rows) => rows.map((r) => Number((r as HTMLElement).dataset.vmid)).sort())).toEqual([300, 555]);
     expect(errors).toEqual([]);
   }, 30_000);
+
+  it('an administrator sets a maintenance window; outside it a stop needs force, which the administrator can give', async () => {
+    const page = await (await browser.newContext({ baseURL: server.url })).newPage();
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`/login?next=${encodeURIComponent(`/hosts/${hostId}`)}`);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`**/hosts/${hostId}`);
+
+    // A window two days from now: closed whenever this runs.
+    const day = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'][(new Date().getUTCDay() + 2) % 7]!;
+    const card = page.locator('[data-testid="maintenance"]');
+    await card.getByRole('button', { name: 'Edit maintenance…' }).click();
+    await card.getByLabel(/Windows, one a line/).fill(`${day} 02:00-04:00`);
+    await card.getByLabel('Time zone').fill('UTC');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await card.getByText('outside every window').waitFor();
+    // The administrator's own session (signing in here ended the test client's, one session per account).
+    const read = (url: string) => page.evaluate(async (u) => (await fetch(u)).json(), url);
+    expect(await read(`/api/hosts/${hostId}/maintenance`)).toMatchObject({ windows: [{ days: [day], start: '02:00', end: '04:00' }], timezone: 'UTC', window_open: false });
+
+    const row = page.locator('tr[data-guest="200"]');
+    await row.getByRole('button', { name: 'stop…' }).click();
+    await row.getByRole('button', { name: 'Stop 200 “db”' }).click();
+    await page.getByText("Outside the host's maintenance window.").waitFor();
+    await row.getByLabel('force outside the maintenance window').check();
+    await row.getByRole('button', { name: 'Stop 200 “db”' }).click();
+    await page.locator('[data-testid="guest-op-200"] [data-status="succeeded"]').waitFor({ timeout: 5000 });
+    expect(pveCalls()).toContain('pct stop 200 ');
+    const audit = (await read('/api/audit?limit=50')) as { action: string; detail: Record<string, unknown> }[];
+    expect(audit.find((e) => e.action === 'host.guest_action_forced')).toMatchObject({ detail: { vmid: 200, action: 'stop', force: true } });
+    expect(errors).toEqual([]);
+  }, 30_000);
 });
