@@ -10,6 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../build/chromium.mjs';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { heldPosts } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -170,6 +171,15 @@ describe('an operator acts on guests through the real agent', () => {
     expect(await page.locator('[data-testid="operations"] [data-status="succeeded"]').count()).toBeGreaterThanOrEqual(3);
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it('parallel requests for one guest give exactly one operation', async () => {
+    const answers = await heldPosts(server.url, `/api/hosts/${hostId}/guests/201/actions`, { cookie: admin.cookieHeader(), origin: server.url }, Array(10).fill({ action: 'start' }));
+    expect(answers.map((a) => a.status).sort()).toEqual([202, ...Array(9).fill(409)]);
+    const id = answers.find((a) => a.status === 202)!.body.operation_id;
+    await until('the start to succeed', async () => (await admin.get(`/api/operations/${id}`)).body.status === 'succeeded');
+    expect((await admin.get(`/api/operations?host_id=${hostId}&vmid=201`)).body).toHaveLength(1);
+    expect(pveCalls().filter((c) => c === 'pct start 201 ')).toHaveLength(1);
+  });
 
   it('a viewer sees statuses but no actions or output; the instances list shows where each runs and which no host reports', async () => {
     for (const [vmid, name] of [[555, 'nowhere'], [100, 'web']] as const) {
