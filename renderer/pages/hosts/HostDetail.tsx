@@ -135,10 +135,12 @@ export function HostDetailPage({ id }: { id: string }) {
         </div>
         <div>
           <DriftCard host={h} operate={operate} reload={host.reload} />
-          <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} />
-          <OperationsCard host={h} operations={operations.data ?? []} can={can} />
-          <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />
         </div>
+      </div>
+      <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} />
+      <div class="detail-grid">
+        <OperationsCard host={h} operations={operations.data ?? []} can={can} />
+        <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />
       </div>
     </section>
   );
