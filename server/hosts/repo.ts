@@ -45,7 +45,7 @@ export interface HostRow {
 export interface DeletionRow {
   id: string;
   host_id: number;
-  status: 'pending' | 'delivered' | 'confirmed' | 'forced';
+  status: 'pending' | 'delivered' | 'confirmed' | 'forced' | 'expired';
   created_by: string | null;
   created_at: number;
   receipt_hash: string | null;
@@ -208,6 +208,11 @@ export function createHostRepo(db: Db) {
     deliverDeletion: db.prepare<[string, number, number, string]>(
       "UPDATE operations SET status = 'sent', receipt_hash = ?, receipt_expires_at = ?, sent_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'pending'",
     ),
+    // Delivered removals whose receipt token expired with no receipt: nothing can confirm them any more.
+    receiptsExpired: db.prepare<[number], string>(
+      "SELECT id FROM operations WHERE type = 'uninstall' AND status = 'sent' AND receipt_expires_at < ? ORDER BY requested_at LIMIT 100",
+    ).pluck(),
+    expireDeletion: db.prepare<[number, string]>("UPDATE operations SET status = 'expired', finished_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'sent'"),
     confirmDeletion: db.prepare<[number, string]>(
       "UPDATE operations SET status = 'succeeded', finished_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'sent'",
     ),
@@ -286,6 +291,8 @@ export function createHostRepo(db: Db) {
     deliverDeletion: (id: string, receiptHash: string, expiresAt: number, now: number) =>
       s.deliverDeletion.run(receiptHash, expiresAt, now, id).changes === 1,
     confirmDeletion: (id: string, now: number) => s.confirmDeletion.run(now, id).changes === 1,
+    receiptsExpired: (now: number) => s.receiptsExpired.all(now),
+    expireDeletion: (id: string, now: number) => s.expireDeletion.run(now, id).changes === 1,
     forceDeletions: (hostId: number, now: number) => void s.forceDeletion.run(now, hostId),
   };
 }
