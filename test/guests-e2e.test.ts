@@ -191,6 +191,10 @@ describe('an operator acts on guests through the real agent', () => {
     expect(await page.locator('[data-testid="guests"] button').count()).toBe(0);
     expect(await page.locator('[data-testid="operations"] button').count()).toBe(0);
 
+    await page.goto('/instances/100');
+    await page.locator('[data-testid="runs-on"]', { hasText: 'pve-guests' }).waitFor();
+    expect(await page.locator('[data-testid="runs-on"]').textContent()).toBe('pve-guests (running)');
+
     await page.goto('/instances');
     await page.locator('tr[data-vmid="100"]').waitFor();
     expect(await page.locator('tr[data-vmid="100"] .col-host').textContent()).toBe('pve-guests running');
