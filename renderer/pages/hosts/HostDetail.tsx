@@ -21,7 +21,7 @@ export function HostDetailPage({ id }: { id: string }) {
   const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
   const operations = useLoad(() => api<Operation[]>('GET', `/api/operations?host_id=${encodeURIComponent(id)}&limit=100`), [id]);
   const policy = useLoad(() => api<MaintenancePolicy>('GET', `/api/hosts/${encodeURIComponent(id)}/maintenance`), [id]);
-  useLiveOperations(Number(id), (op) => operations.update((list) => withOperation(list, op)));
+  useLiveOperations(Number(id), (op) => operations.update((list) => withOperation(list, op)), operations.reload);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   const shipped = useShippedAgents();
   // What an action said holds until the host changes state: a removal that completes is then told by the Removal section.
