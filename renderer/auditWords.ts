@@ -214,6 +214,10 @@ export const ACTION_LABELS: Record<string, string> = {
   'enrollment_token.create': 'Host enrollment tokens created',
   'host.enroll': 'Hosts enrolled',
   'host.delete': 'Host removals',
+  'host.guest_action': 'Guest actions',
+  'host.guest_action_forced': 'Guest actions forced outside a maintenance window',
+  'host.operation_cancel': 'Operations cancelled',
+  'host.maintenance': 'Maintenance policies changed',
 };
 
 export interface AuditFilter {

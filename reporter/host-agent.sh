@@ -348,10 +348,18 @@ redact_config() {
 
 # The redacted config of guest $1 (type $2) into $WORK_DIR/configs/$1, its SHA-256 into REPLY;
 # 1 when it cannot be read or is over 64 KiB (then the heartbeat carries no hash for it).
+declare -A CONFIG_STAMP=()
 guest_config() {
-  local vmid="$1" tool=qm text sum
-  [[ "$2" == lxc ]] && tool=pct
+  local vmid="$1" tool=qm dir=qemu-server text sum stamp
+  if [[ "$2" == lxc ]]; then tool=pct dir=lxc; fi
   command -v "$tool" >/dev/null 2>&1 || return 1
+  # qm and pct start a Perl interpreter (most of a second each): with many guests that is run again
+  # only when the guest's config file changed (its time and size).
+  stamp="$(stat -c '%Y.%s' "$PREFIX/etc/pve/$dir/$vmid.conf" 2>/dev/null)" || stamp=''
+  if [[ -n "$stamp" && "${CONFIG_STAMP[$vmid]:-}" == "$stamp" && -f "$WORK_DIR/configs/$vmid.sha256" ]]; then
+    IFS= read -r REPLY <"$WORK_DIR/configs/$vmid.sha256" && return 0
+  fi
+  rm -f "$WORK_DIR/configs/$vmid.sha256"
   text="$(timeout 10 "$tool" config "$vmid" 2>/dev/null | redact_config)" || return 1
   [[ -n "$text" ]] && ((${#text} <= 65536)) || return 1
   mkdir -p "$WORK_DIR/configs"
@@ -359,6 +367,7 @@ guest_config() {
   sum="$(sha256sum <"$WORK_DIR/configs/$vmid")"
   REPLY="${sum%% *}"
   printf '%s\n' "$REPLY" >"$WORK_DIR/configs/$vmid.sha256"
+  CONFIG_STAMP[$vmid]="$stamp"
 }
 
 collect_guests() {
@@ -583,12 +592,11 @@ heartbeat() {
 # Configs whose hash changed since this agent last uploaded them (the controller keeps each once).
 declare -A UPLOADED=()
 upload_configs() {
-  local vmid sha text body="$WORK_DIR/config.json" answer="$WORK_DIR/config-answer.json"
-  for sha in "$WORK_DIR"/configs/*.sha256; do
-    [[ -f "$sha" ]] || continue
-    vmid="${sha##*/}"
-    vmid="${vmid%.sha256}"
-    IFS= read -r sha <"$sha" || continue
+  local vmid type sha text body="$WORK_DIR/config.json" answer="$WORK_DIR/config-answer.json"
+  # Only guests this heartbeat listed: a removed guest's config is not sent again.
+  while read -r vmid type; do
+    [[ -n "$vmid" && -f "$WORK_DIR/configs/$vmid.sha256" ]] || continue
+    IFS= read -r sha <"$WORK_DIR/configs/$vmid.sha256" || continue
     [[ "${UPLOADED[$vmid]:-}" != "$sha" ]] || continue
     json_string "$(<"$WORK_DIR/configs/$vmid")" text
     printf '{"vmid":%s,"sha256":"%s","text":%s}' "$vmid" "$sha" "$text" >"$body"
@@ -597,7 +605,7 @@ upload_configs() {
     else
       log "config of guest $vmid: not taken (${HTTP_CODE:-no answer}); sent again with the next heartbeat"
     fi
-  done
+  done <<<"$GUESTS_LIST"
 }
 
 # ---------------------------------------------------------------------------------------------

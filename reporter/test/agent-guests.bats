@@ -134,3 +134,20 @@ once() { run_agent "FAKE_PVE_LOG=$PVE_LOG" "FAKE_PVE_DIR=$PVE_DIR" "$@" -- --onc
   sleep 1.5
   assert_equal "$(request_count '/api/agent/commands?wait=1')" "$polls"
 }
+
+@test "qm config runs again only when the guest's config file in /etc/pve changed" {
+  mkdir -p "$ROOT_DIR/etc/pve/qemu-server"
+  printf 'memory: 2048\n' >"$ROOT_DIR/etc/pve/qemu-server/100.conf"
+  printf 'memory: 2048\n' >"$PVE_DIR/config-100"
+  start_agent_loop "FAKE_PVE_LOG=$PVE_LOG" "FAKE_PVE_DIR=$PVE_DIR" HOMEFLEET_POLL_WAIT_S=1
+  wait_for '[[ "$(request_count /api/agent/heartbeat)" -ge 3 ]]'
+  assert_equal "$(grep -c 'qm config 100' "$PVE_DIR/config-calls")" 1
+  # What qm prints first, then the file it reads (as on a real host, where qm config reads that file).
+  printf 'memory: 16384\n' >"$PVE_DIR/config-100"
+  printf 'memory: 16384\n' >"$ROOT_DIR/etc/pve/qemu-server/100.conf"
+  wait_for '[[ "$(request_count /api/agent/guest-configs)" -eq 2 ]]'
+  stop_agent_loop
+  assert_equal "$(last_request /api/agent/guest-configs r.json.text)" "memory: 16384"
+  # Guests without a file there (101) are read every time, as before.
+  (($(grep -c 'qm config 101' "$PVE_DIR/config-calls") >= 3))
+}

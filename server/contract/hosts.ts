@@ -70,10 +70,13 @@ export interface HostSummary {
   drift_count: number;
 }
 
-/** A host's removal: the uninstall command goes out at the next heartbeat, the agent's receipt confirms it. */
+/**
+ * A host's removal: the uninstall command goes out at the next heartbeat, the agent's receipt confirms
+ * it. `expired`: no receipt came while its token was valid (7 days); only a forced removal ends it now.
+ */
 export interface Deletion {
   operation_id: string;
-  status: 'pending' | 'delivered' | 'confirmed' | 'forced';
+  status: 'pending' | 'delivered' | 'confirmed' | 'forced' | 'expired';
   created_by: string | null;
   created_at: string;
   delivered_at: string | null;

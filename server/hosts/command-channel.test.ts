@@ -155,6 +155,26 @@ describe('expiry: no operation stays sent forever', () => {
     expect(await heartbeat(server, host.host_token, { guests: GUESTS })).toMatchObject({ body: { commands: [] } });
   });
 
+  it('a delivered host removal whose receipt never came ends as expired after 7 days; a forced removal still ends the host', async () => {
+    await fresh();
+    const removal = await server.client.delete(`/api/hosts/${host.host_id}`);
+    const answer = await heartbeat(server, host.host_token, { guests: GUESTS });
+    expect(answer.body.commands).toEqual([expect.objectContaining({ type: 'uninstall', operation_id: removal.body.operation_id })]);
+    clock.advance(7 * 24 * 3600_000 - 1000);
+    server.hosts.sweep();
+    // A week on, the first session has long expired.
+    const client = await server.signIn('administrator');
+    const read = async () => (await client.get(`/api/operations/${removal.body.operation_id}`)).body;
+    expect(await read()).toMatchObject({ type: 'uninstall', status: 'sent' });
+    clock.advance(2000);
+    server.hosts.sweep();
+    expect(await read()).toMatchObject({ type: 'uninstall', status: 'expired' });
+    expect((await client.get(`/api/hosts/${host.host_id}`)).body).toMatchObject({ status: 'deleting', deletion: { operation_id: removal.body.operation_id, status: 'expired' } });
+    expect((await client.delete(`/api/hosts/${host.host_id}?force=true`)).status).toBe(200);
+    expect((await client.get(`/api/hosts/${host.host_id}`)).body).toMatchObject({ status: 'deleted' });
+    expect((await client.get('/api/operations?status=sent')).body).toEqual([]);
+  });
+
   it('a server restarted mid-action takes the result afterwards, or expires the action when none comes', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-restart-'));
     const dbPath = path.join(dir, 'fleet.db');

@@ -4,6 +4,7 @@ import { buildInstance } from '../../test/helpers/factories.js';
 import { bearer, enrolledHost, heartbeat, heldPosts, startHostServer, type Enrolled } from '../../test/helpers/hosts.js';
 import type { TestClient } from '../../test/helpers/http.js';
 import type { TestServer } from '../../test/helpers/server.js';
+import { openStream } from '../../test/helpers/sse.js';
 import type { AuditEntry } from '../audit.js';
 
 // PRODUCT.md "Guest control through agents": POST /api/hosts/:id/guests/:vmid/actions, its statuses
@@ -186,6 +187,10 @@ describe('POST /api/hosts/:id/guests/:vmid/actions', () => {
     await server.client.post('/api/instances', buildInstance({ vmid: 301, name: 'taken' }));
     expect(await act(9000, { action: 'clone', new_vmid: 301, name: 'copy' })).toMatchObject({ status: 409, body: { error: 'vmid already exists' } });
     expect(await act(9000, { action: 'clone', new_vmid: 200, name: 'copy' })).toMatchObject({ status: 409, body: { error: 'vmid already exists' } });
+    // vmids are cluster-wide: one another host reports is taken too.
+    const other = await enrolledHost(server, { hostname: 'pve2' });
+    await heartbeat(server, other.host_token, { hostname: 'pve2', guests: [{ vmid: 400, name: 'elsewhere', type: 'lxc', status: 'running' }] });
+    expect(await act(9000, { action: 'clone', new_vmid: 400, name: 'copy' })).toMatchObject({ status: 409, body: { error: 'vmid already exists' } });
     expect((await server.client.get('/api/operations?vmid=9000')).body).toHaveLength(1);
 
     const ok = await act(9000, { action: 'clone', new_vmid: 302, name: 'web-copy' });
@@ -251,5 +256,25 @@ describe('DELETE /api/operations/:id', () => {
     // A host removal is not cancelled here; an upgrade only by who may ask for one.
     const removal = await server.client.delete(`/api/hosts/${host.host_id}`);
     expect((await operator.delete(`/api/operations/${removal.body.operation_id}`)).status).toBe(409);
+  });
+});
+
+describe('live', () => {
+  it('operation.updated follows an action without its output; a heartbeat moving a guest updates its instance (host, guest_status), not its history', async () => {
+    await server.client.post('/api/instances', buildInstance({ vmid: 100, name: 'web' }));
+    const viewer = await server.signIn('viewer');
+    const stream = await openStream(viewer);
+    const { body } = await act(100, { action: 'stop' });
+    await runByAgent(0, 'secret output');
+    await stream.waitFor((f) => f.event === 'operation.updated' && JSON.parse(f.data!).status === 'succeeded');
+    const seen = stream.data('operation.updated').filter((op) => op.id === body.operation_id);
+    expect(seen.map((op) => op.status)).toEqual(['pending', 'sent', 'succeeded']);
+    expect(seen.every((op) => !('output' in op))).toBe(true);
+
+    await heartbeat(server, host.host_token, { guests: GUESTS.map((g) => (g.vmid === 100 ? { ...g, status: 'stopped' } : g)) });
+    const frame = await stream.waitFor((f) => f.event === 'instance.updated');
+    expect(JSON.parse(frame.data!)).toMatchObject({ instance: { vmid: 100, host: { id: host.host_id, name: 'pve1' }, guest_status: 'stopped' }, changed: ['guest_status'] });
+    expect((await server.client.get('/api/instances/100/history')).body.map((h: { field: string }) => h.field)).toEqual(['created']);
+    stream.close();
   });
 });

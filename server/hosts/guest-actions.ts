@@ -58,7 +58,7 @@ export function createGuestActions(parts: HostParts, maintenance: Maintenance, c
       if (instance?.stack === 'production') throw conflict(PRODUCTION_DESTROY);
     }
     if (body.action === 'clone') {
-      if (repo.guestOf(hostId, body.new_vmid)) throw conflict('vmid already exists');
+      if (repo.vmidReported(body.new_vmid)) throw conflict('vmid already exists');
       // "created with state testing, stack development, in the same transaction as the operation"
       instances.create({ vmid: body.new_vmid, name: body.name, state: 'testing', stack: 'development' }, who.actor);
     }

@@ -99,4 +99,19 @@ describe('maintenance policies', () => {
     expect(server.hosts.isMuted(host.host_id)).toBe(true);
     expect((await server.client.get('/api/hosts/999/maintenance')).status).toBe(404);
   });
+
+  it('auto_upgrade asks for the shipped agent by itself, only inside a window', async () => {
+    const inside = await enrolledHost(server, { hostname: 'old-in', agent_version: '0.9.0' });
+    const outside = await enrolledHost(server, { hostname: 'old-out', agent_version: '0.9.0' });
+    for (const h of [inside, outside]) await heartbeat(server, h.host_token, { hostname: 'old', agent_version: '0.9.0' });
+    // 2026-11-22 10:00 UTC is a Sunday morning.
+    const window = (start: string, end: string) => ({ windows: [{ days: ['sun'], start, end }], timezone: 'UTC', auto_upgrade: true });
+    expect((await server.client.put(`/api/hosts/${inside.host_id}/maintenance`, window('09:00', '11:00'))).status).toBe(200);
+    expect((await server.client.put(`/api/hosts/${outside.host_id}/maintenance`, window('22:00', '23:00'))).status).toBe(200);
+    server.hosts.sweep();
+    server.hosts.sweep();
+    const upgrades = (await server.client.get('/api/operations?status=pending')).body.filter((o: { type: string }) => o.type === 'upgrade');
+    expect(upgrades).toEqual([expect.objectContaining({ host_id: inside.host_id, type: 'upgrade', requested_by: null, params: { version: '1.0.0', from: '0.9.0' } })]);
+    expect((await heartbeat(server, inside.host_token, { hostname: 'old', agent_version: '0.9.0' })).body.commands).toEqual([{ type: 'upgrade', version: '1.0.0' }]);
+  });
 });

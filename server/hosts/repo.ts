@@ -45,7 +45,7 @@ export interface HostRow {
 export interface DeletionRow {
   id: string;
   host_id: number;
-  status: 'pending' | 'delivered' | 'confirmed' | 'forced';
+  status: 'pending' | 'delivered' | 'confirmed' | 'forced' | 'expired';
   created_by: string | null;
   created_at: number;
   receipt_hash: string | null;
@@ -170,6 +170,8 @@ export function createHostRepo(db: Db) {
 
     guestsOf: db.prepare<[number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? ORDER BY vmid'),
     guestOf: db.prepare<[number, number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? AND vmid = ?'),
+    // Proxmox vmids are cluster-wide: a vmid any live host reports is taken.
+    vmidReported: db.prepare<[number], number>("SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id WHERE g.vmid = ? AND h.state != 'deleted' LIMIT 1").pluck(),
     deleteGuests: db.prepare<[number]>('DELETE FROM host_guests WHERE host_id = ?'),
     insertGuest: db.prepare<[number, number, string, string, string, string | null]>(
       'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status, config_sha256) VALUES (?, ?, ?, ?, ?, ?)',
@@ -206,6 +208,11 @@ export function createHostRepo(db: Db) {
     deliverDeletion: db.prepare<[string, number, number, string]>(
       "UPDATE operations SET status = 'sent', receipt_hash = ?, receipt_expires_at = ?, sent_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'pending'",
     ),
+    // Delivered removals whose receipt token expired with no receipt: nothing can confirm them any more.
+    receiptsExpired: db.prepare<[number], string>(
+      "SELECT id FROM operations WHERE type = 'uninstall' AND status = 'sent' AND receipt_expires_at < ? ORDER BY requested_at LIMIT 100",
+    ).pluck(),
+    expireDeletion: db.prepare<[number, string]>("UPDATE operations SET status = 'expired', finished_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'sent'"),
     confirmDeletion: db.prepare<[number, string]>(
       "UPDATE operations SET status = 'succeeded', finished_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'sent'",
     ),
@@ -268,6 +275,8 @@ export function createHostRepo(db: Db) {
       const guest = s.guestOf.get(hostId, vmid);
       return guest && withoutNulls(guest);
     },
+    /** Whether any live host's last heartbeat listed this vmid. */
+    vmidReported: (vmid: number) => s.vmidReported.get(vmid) !== undefined,
     replaceGuests(hostId: number, guests: readonly Guest[]): void {
       s.deleteGuests.run(hostId);
       for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null);
@@ -282,6 +291,8 @@ export function createHostRepo(db: Db) {
     deliverDeletion: (id: string, receiptHash: string, expiresAt: number, now: number) =>
       s.deliverDeletion.run(receiptHash, expiresAt, now, id).changes === 1,
     confirmDeletion: (id: string, now: number) => s.confirmDeletion.run(now, id).changes === 1,
+    receiptsExpired: (now: number) => s.receiptsExpired.all(now),
+    expireDeletion: (id: string, now: number) => s.expireDeletion.run(now, id).changes === 1,
     forceDeletions: (hostId: number, now: number) => void s.forceDeletion.run(now, hostId),
   };
 }

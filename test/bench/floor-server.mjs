@@ -18,8 +18,15 @@ const list = db.prepare(`SELECT ${COLUMNS} FROM instances ORDER BY updated_at DE
 const search = db.prepare(`SELECT ${COLUMNS} FROM instances WHERE ${SEARCH} ORDER BY +updated_at DESC, +id DESC`).raw(true);
 // Raw rows shaped in JavaScript, as homefleet's registry reads them: a third less CPU than
 // better-sqlite3's row objects, so the floor does it too.
-const shape = (r) => ({ vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7],
-  patchmon: r[8], tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], created_at: r[12], updated_at: r[13] });
+// Each instance also says where it runs (`host`, `guest_status`, issue 27): one map lookup by vmid,
+// as homefleet does, in a map that is empty here as there (no host reports in the benchmark).
+const placements = new Map();
+const shape = (r) => {
+  const placed = placements.get(r[0]);
+  return { vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7],
+    patchmon: r[8], tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], created_at: r[12], updated_at: r[13],
+    host: placed ? placed.host : null, guest_status: placed ? placed.guest_status : null };
+};
 
 const insert = db.prepare(`INSERT INTO instances (${COLUMNS}) VALUES (@vmid, @name, @state, @stack, @tailscale_ip, @atlas, @argus,
   @semaphore, @patchmon, @tailscale, @andromeda, @hardware_acceleration, @created_at, @updated_at)`);

@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
+import { Fragment } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Confirm, Notice } from '../../components/ui';
 import { useLive } from '../../live';
@@ -39,7 +40,16 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
     );
   // eslint-disable-next-line react-hooks/exhaustive-deps
   useEffect(() => void readInstances(), [key]);
-  useLive(['instance.created', 'instance.updated', 'instance.deleted'], () => void readInstances());
+  // A heartbeat that moves many guests sends an event for each: one re-read for them all.
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  useLive(['instance.created', 'instance.updated', 'instance.deleted'], () => {
+    if (timer.current !== undefined) return;
+    timer.current = setTimeout(() => {
+      timer.current = undefined;
+      void readInstances();
+    }, 300);
+  });
 
   const latest = new Map<number, Operation>();
   for (const op of operations) if (op.type === 'guest.action' && op.vmid !== null && !latest.has(op.vmid)) latest.set(op.vmid, op);
@@ -84,55 +94,66 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
                 const instance = instances?.get(g.vmid);
                 const op = latest.get(g.vmid);
                 const busy = !!op && OPEN.has(op.status);
+                const columns = can.operate || can.diagnostics ? 9 : 8;
                 return (
-                  <tr key={g.vmid} data-guest={g.vmid}>
-                    <td>{instance ? <a href={`/instances/${g.vmid}`}>{g.vmid}</a> : g.vmid}</td>
-                    <td>{g.name}</td>
-                    <td>{g.type}</td>
-                    <td data-testid={`guest-status-${g.vmid}`}>{g.status}</td>
-                    <GuestFigure guest={metrics?.guests.find((m) => m.vmid === g.vmid)} />
-                    <td>
-                      {instance ? (
-                        <>
-                          {instance.name} <span class={`badge badge-${instance.state}`}>{instance.state}</span>
-                          {instance.stack === 'production' && <span class="badge badge-production">production</span>}
-                        </>
-                      ) : (
-                        <span class="muted">none</span>
-                      )}
-                    </td>
-                    <td data-testid={`guest-op-${g.vmid}`}>
-                      {op ? (
-                        <>
-                          {op.action}: <span class={`badge badge-op-${op.status}`} data-status={op.status}>{op.status}</span>
-                        </>
-                      ) : (
-                        <span class="muted">—</span>
-                      )}
-                    </td>
-                    {(can.operate || can.diagnostics) && (
-                      <td class="actions-cell">
-                        <div class="row-actions">
-                          {can.operate &&
-                            ACTIONS.map((action) => (
-                              <button type="button" key={action} disabled={busy || h.status !== 'online'} onClick={() => (action === 'start' ? void run(g, { action }) : setOpen({ vmid: g.vmid, action }))}>
-                                {action}
-                                {action !== 'start' && '…'}
-                              </button>
-                            ))}
-                          {can.diagnostics && (
-                            <button type="button" onClick={() => setOpen(open?.vmid === g.vmid && open.action === 'config' ? undefined : { vmid: g.vmid, action: 'config' })}>
-                              config
-                            </button>
-                          )}
-                        </div>
-                        {open?.vmid === g.vmid && open.action === 'config' && <GuestConfigs hostId={h.id} vmid={g.vmid} />}
-                        {open?.vmid === g.vmid && open.action !== 'config' && (
-                          <ActionForm guest={g} action={open.action} force={can.force && windowClosed && STOPS.includes(open.action)} onRun={(body) => run(g, body)} onCancel={() => setOpen(undefined)} />
+                  <Fragment key={g.vmid}>
+                    <tr data-guest={g.vmid}>
+                      <td>{instance ? <a href={`/instances/${g.vmid}`}>{g.vmid}</a> : g.vmid}</td>
+                      <td>{g.name}</td>
+                      <td>{g.type}</td>
+                      <td data-testid={`guest-status-${g.vmid}`}>{g.status}</td>
+                      <GuestFigure guest={metrics?.guests.find((m) => m.vmid === g.vmid)} />
+                      <td>
+                        {instance ? (
+                          <>
+                            {instance.name} <span class={`badge badge-${instance.state}`}>{instance.state}</span>
+                            {instance.stack === 'production' && <span class="badge badge-production">production</span>}
+                          </>
+                        ) : (
+                          <span class="muted">none</span>
                         )}
                       </td>
+                      <td data-testid={`guest-op-${g.vmid}`}>
+                        {op ? (
+                          <>
+                            {op.action}: <span class={`badge badge-op-${op.status}`} data-status={op.status}>{op.status}</span>
+                          </>
+                        ) : (
+                          <span class="muted">—</span>
+                        )}
+                      </td>
+                      {(can.operate || can.diagnostics) && (
+                        <td class="actions-cell">
+                          <div class="row-actions">
+                            {can.operate &&
+                              ACTIONS.map((action) => (
+                                <button type="button" key={action} disabled={busy || h.status !== 'online'} onClick={() => (action === 'start' ? void run(g, { action }) : setOpen({ vmid: g.vmid, action }))}>
+                                  {action}
+                                  {action !== 'start' && '…'}
+                                </button>
+                              ))}
+                            {can.diagnostics && (
+                              <button type="button" onClick={() => setOpen(open?.vmid === g.vmid && open.action === 'config' ? undefined : { vmid: g.vmid, action: 'config' })}>
+                                config
+                              </button>
+                            )}
+                          </div>
+                        </td>
+                      )}
+                    </tr>
+                    {/* What an action asks, and a guest's configs, open in a row of their own under the guest, across the table. */}
+                    {open?.vmid === g.vmid && (
+                      <tr data-guest-form={g.vmid} class="guest-form">
+                        <td colSpan={columns}>
+                          {open.action === 'config' ? (
+                            <GuestConfigs hostId={h.id} vmid={g.vmid} />
+                          ) : (
+                            <ActionForm guest={g} action={open.action} force={can.force && windowClosed && STOPS.includes(open.action)} onRun={(body) => run(g, body)} onCancel={() => setOpen(undefined)} />
+                          )}
+                        </td>
+                      </tr>
                     )}
-                  </tr>
+                  </Fragment>
                 );
               })}
             </tbody>

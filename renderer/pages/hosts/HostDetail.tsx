@@ -23,7 +23,7 @@ export function HostDetailPage({ id }: { id: string }) {
   const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
   const operations = useLoad(() => api<Operation[]>('GET', `/api/operations?host_id=${encodeURIComponent(id)}&limit=100`), [id]);
   const policy = useLoad(() => api<MaintenancePolicy>('GET', `/api/hosts/${encodeURIComponent(id)}/maintenance`), [id]);
-  useLiveOperations(Number(id), (op) => operations.update((list) => withOperation(list, op)));
+  useLiveOperations(Number(id), (op) => operations.update((list) => withOperation(list, op)), operations.reload);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   const shipped = useShippedAgents();
   // What an action said holds until the host changes state: a removal that completes is then told by the Removal section.
@@ -139,10 +139,12 @@ export function HostDetailPage({ id }: { id: string }) {
         </div>
         <div>
           <DriftCard host={h} operate={operate} reload={host.reload} />
-          <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} metrics={latest} />
-          <OperationsCard host={h} operations={operations.data ?? []} can={can} />
-          <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />
         </div>
+      </div>
+      <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} metrics={latest} />
+      <div class="detail-grid">
+        <OperationsCard host={h} operations={operations.data ?? []} can={can} />
+        <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />
       </div>
       {h.status !== 'deleted' && <Lazy load={() => import('./Metrics').then((m) => () => <m.HostCharts hostId={h.id} />)} />}
     </section>

@@ -51,7 +51,7 @@ export function OperationsCard(props: { host: HostDetail; operations: Operation[
                   {op.id in outputs ? 'hide output' : 'output'}
                 </button>
               )}
-              {can.operate && op.status === 'pending' && op.type === 'guest.action' && (
+              {can.operate && op.status === 'pending' && (op.type === 'guest.action' || op.type === 'logs') && (
                 <button type="button" class="link" onClick={() => void act(() => api('DELETE', `/api/operations/${op.id}`))}>
                   cancel
                 </button>

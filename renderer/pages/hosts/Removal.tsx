@@ -18,6 +18,7 @@ export function Removal({ host: h, manage, act }: { host: HostDetail; manage: bo
         <p data-testid="deletion-state">
           {d.status === 'pending' && 'Waiting for the host’s next heartbeat to send the uninstall command.'}
           {d.status === 'delivered' && 'Uninstall sent; waiting for the host’s receipt.'}
+          {d.status === 'expired' && 'Uninstall sent, but no receipt came within 7 days; an administrator can force the removal.'}
           {d.status === 'confirmed' && (
             <>
               Removed; the host confirmed it <Time iso={d.confirmed_at} />.

@@ -20,9 +20,10 @@ export function withOperation(list: Operation[], op: Operation): Operation[] {
   return [op, ...list];
 }
 
-/** Live operations of one host. */
-export function useLiveOperations(hostId: number, update: (op: Operation) => void): void {
-  useLive(['operation.updated'], ({ data }) => {
-    if (data.host_id === hostId) update(data);
+/** Live operations of one host; `reload` when the stream missed events (`reset`). */
+export function useLiveOperations(hostId: number, update: (op: Operation) => void, reload: () => void): void {
+  useLive(['operation.updated', 'reset'], (event) => {
+    if (event.type === 'reset') reload();
+    else if (event.data.host_id === hostId) update(event.data);
   });
 }

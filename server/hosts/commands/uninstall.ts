@@ -1,6 +1,6 @@
 import type { UninstallCommand } from '../../contract/hosts.js';
 import type { DeletionRow } from '../repo.js';
-import { announceOperation } from '../parts.js';
+import { announceOperation, announceStatus } from '../parts.js';
 import { deliverRemoval, pendingRemoval } from '../removal.js';
 import { commandKind } from './types.js';
 
@@ -18,4 +18,16 @@ export const uninstall = commandKind<UninstallCommand, DeletionRow, { deletion: 
   render: ({ deletion, receiptToken }) => ({ type: 'uninstall', operation_id: deletion.id, receipt_token: receiptToken }),
   // The host page shows the removal delivered and the host token gone.
   announcesStatus: true,
+  // "No operation stays sent forever": once the receipt token has expired nothing can confirm the
+  // removal; it ends as expired, the host stays `deleting`, and an administrator may force it.
+  sweep(parts, now) {
+    const { ctx, repo } = parts;
+    const expire = ctx.transaction((id: string) => {
+      const deletion = repo.deletionById(id);
+      if (!deletion || !repo.expireDeletion(id, now)) return;
+      announceOperation(parts, id);
+      announceStatus(parts, deletion.host_id);
+    });
+    for (const id of repo.receiptsExpired(now)) expire(id);
+  },
 });
