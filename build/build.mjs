@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Builds homefleet into dist/. `--if-missing` skips any target whose output is newer than its sources,
 // so `npm start` builds only what is missing or stale.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -19,7 +22,8 @@ export const targets = [
     ...OUTPUTS.server,
     options: {
       // snapshot-worker: the helper process that copies and checks database snapshots (server/backup/snapshot-copier.ts).
-      entryPoints: { main: 'server/main.ts', recover: 'server/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts' },
+      // The server itself is built apart, as CommonJS (buildServer); these share chunks between them.
+      entryPoints: { recover: 'server/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts' },
       outdir: 'dist/server',
       bundle: true,
       platform: 'node',
@@ -28,8 +32,7 @@ export const targets = [
       // Dependencies are bundled too: one file loads in a fraction of the time that resolving
       // Express's many small modules takes, which is most of start-up. better-sqlite3's JavaScript
       // as well; its compiled addon is loaded from the installed package (sqliteAddonFromPackage).
-      // Code reached only through import() (the X.509 library of built-in HTTPS) goes to its own
-      // chunk, so a server that does not use it never reads or parses it.
+      // The helpers share their common code as chunks.
       splitting: true,
       chunkNames: 'chunks/[name]-[hash]',
       // Bundled CommonJS dependencies call require(); ESM output has none, so give it one.
@@ -41,7 +44,7 @@ export const targets = [
       sourcemap: true,
       plugins: [zodEnglishOnly(), acceptedCharsetsOnly(), servedMimeTypesOnly(), sqliteAddonFromPackage()],
     },
-    build: buildAsciiOnly,
+    build: buildServer,
   },
   {
     // The Electron main process: CommonJS, because Electron loads `main` with require. The server
@@ -211,10 +214,120 @@ async function buildAsciiOnly(options) {
   const result = await esbuild.build({ ...options, write: false });
   for (const file of result.outputFiles) {
     fs.mkdirSync(path.dirname(file.path), { recursive: true });
-    if (file.path.endsWith('.js')) fs.writeFileSync(file.path, file.text.replace(/[^\x00-\x7f]/g, '?'));
+    if (/\.c?js$/.test(file.path)) fs.writeFileSync(file.path, file.text.replace(/[^\x00-\x7f]/g, '?'));
     else fs.writeFileSync(file.path, file.contents);
   }
   return result;
+}
+
+/**
+ * The server target: the helper programs (recover, restore, snapshot-worker) as ES modules sharing
+ * chunks, and the server as one CommonJS file, server.cjs, that main.js (build/server-main.mjs) runs
+ * from V8's code cache; serverCodeCache makes that cache.
+ */
+async function buildServer(options) {
+  const result = await buildAsciiOnly(options);
+  const { entryPoints: _helpers, splitting: _splitting, chunkNames: _chunks, banner: _banner, ...common } = options;
+  const dir = path.join(root, options.outdir);
+  // A cache of the previous bundle would only be refused (see server-main.mjs); it goes first.
+  fs.rmSync(path.join(dir, 'server.cjs.cache'), { force: true });
+  const commonjs = {
+    ...common,
+    supported: { 'dynamic-import': false },
+    plugins: [...common.plugins, lazyModulesApart()],
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    define: { 'import.meta.url': 'importMetaUrl', 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename' },
+    inject: ['build/cjs-import-meta.mjs'],
+    // Resolved at run time, where it finds the addon (sqliteAddonFromPackage).
+    external: ['better-sqlite3/package.json'],
+  };
+  // The file is CommonJS's module wrapper already: main.js compiles it as it is, with no second copy
+  // of a megabyte-long string made by wrapping it at run time.
+  await buildAsciiOnly({ ...commonjs, entryPoints: { server: 'server/main.ts' }, banner: { js: '(function (exports, require, module, __filename, __dirname) {' }, footer: { js: '})' } });
+  // What the server reaches only through import() is a file of its own, required when first imported:
+  // the X.509 library of built-in HTTPS and the YAML parser of inventory jobs stay out of every start.
+  await buildAsciiOnly({ ...commonjs, entryPoints: LAZY_MODULES });
+  fs.rmSync(path.join(dir, 'main.js.map'), { force: true });
+  fs.copyFileSync(path.join(root, 'build/server-main.mjs'), path.join(dir, 'main.js'));
+  await serverCodeCache(path.join(dir, 'main.js'));
+  return result;
+}
+
+/** The server's modules loaded by import(), each built to dist/server/<name>.cjs. */
+// As import() finds them (the "import" condition), which is how esbuild resolves the import() it replaces.
+const resolvePackage = (name) => fileURLToPath(import.meta.resolve(name));
+const LAZY_MODULES = {
+  certificate: 'server/tls/certificate.ts',
+  yaml: resolvePackage('yaml'),
+  prometheus: 'server/metrics/prometheus.ts',
+  'prom-client': resolvePackage('prom-client'),
+  'openid-client': resolvePackage('openid-client'),
+  webauthn: resolvePackage('@simplewebauthn/server'),
+  otpauth: resolvePackage('otpauth'),
+  qrcode: resolvePackage('qrcode'),
+  nodemailer: resolvePackage('nodemailer'),
+};
+
+/** Leaves each import() of a LAZY_MODULES entry to a require of its own file at run time. */
+function lazyModulesApart() {
+  const files = new Map(Object.entries(LAZY_MODULES).map(([name, file]) => [path.resolve(root, file), `./${name}.cjs`]));
+  return {
+    name: 'lazy-modules-apart',
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData === 'lazy-modules-apart') return undefined;
+        const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'lazy-modules-apart' });
+        const file = files.get(resolved.path);
+        if (!file) throw new Error(`${args.importer} imports ${args.path} with import(): add it to LAZY_MODULES`);
+        return { path: file, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * Starts the built server once on a throwaway database, asks /api/health and stops it; the loader
+ * (HOMEFLEET_WRITE_CODE_CACHE) then writes V8's code of everything it ran to server.cjs.cache. Its
+ * environment is bare: V8 refuses a cache made under other flags (NODE_OPTIONS, say). Without the
+ * cache the server starts all the same, only slower, so a failure here is a warning.
+ */
+async function serverCodeCache(main) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-code-cache-'));
+  const child = spawn(process.execPath, [main], {
+    env: { PATH: process.env.PATH, HOME: dir, PORT: '0', HOST: '127.0.0.1', DB_PATH: path.join(dir, 'homefleet.db'), LOG_LEVEL: 'info', HOMEFLEET_WRITE_CODE_CACHE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    const url = await new Promise((resolve, reject) => {
+      const read = (chunk) => {
+        output += chunk;
+        const open = /"open":\["([^"]+)"/.exec(output);
+        if (open) resolve(open[1]);
+      };
+      child.stdout.on('data', read);
+      child.stderr.on('data', read);
+      child.once('exit', () => reject(new Error('the server stopped before it listened')));
+    });
+    const status = await new Promise((resolve, reject) => {
+      http.get(`${url}/api/health`, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      }).on('error', reject);
+    });
+    if (status !== 200) throw new Error(`/api/health answered ${status}`);
+    const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    if ((await exited) !== 0 || !fs.existsSync(path.join(path.dirname(main), 'server.cjs.cache'))) throw new Error('no cache was written');
+  } catch (err) {
+    child.kill('SIGKILL');
+    process.stderr.write(`warning: no code cache for the server (it will start slower): ${err.message}\n${output.slice(-2000)}\n`);
+  } finally {
+    clearTimeout(timer);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function buildTarget(target) {

@@ -6,7 +6,7 @@ import path from 'node:path';
 
 /** Each target's output, and the files and folders it is built from (build.mjs adds how). */
 export const OUTPUTS = {
-  server: { sources: ['server', 'package.json'], outfile: 'dist/server/main.js' },
+  server: { sources: ['server', 'package.json', 'build/server-main.mjs'], outfile: 'dist/server/main.js' },
   electron: { sources: ['electron', 'server', 'package.json'], outfile: 'dist/electron/main.cjs' },
   // The dashboard imports nothing of the server but its contract (build/dependency-cruiser.cjs checks it).
   renderer: { sources: ['renderer', 'server/contract', 'package.json', 'build/renderer.mjs'], outfile: 'dist/renderer/index.html' },

@@ -161,7 +161,7 @@ describe('the headless server', () => {
   });
 
   it('is bundled as pure ASCII (V8 keeps the source one-byte) with only the English zod messages', () => {
-    const bundle = fs.readFileSync(path.join(root, 'dist/server/main.js'), 'utf8');
+    const bundle = fs.readFileSync(path.join(root, 'dist/server/server.cjs'), 'utf8');
     expect(bundle.length).toBeGreaterThan(100_000);
     expect(/[^\x00-\x7f]/.test(bundle)).toBe(false);
     expect(bundle).toContain('Invalid input'); // zod's English messages

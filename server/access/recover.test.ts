@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../test/helpers/build.js';
+import { startBuiltServer } from '../../test/helpers/built-server.js';
 import { logIn, startServer } from '../../test/helpers/server.js';
 import { TOTP } from 'otpauth';
 import { createApp } from '../app.js';
@@ -18,6 +19,7 @@ beforeAll(async () => {
   const app = createApp({ dbPath });
   await app.accounts.create({ username: 'boss', display_name: 'Boss', role: 'administrator', password: 'forgotten-password' }, system);
   await app.accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password' }, system);
+  await app.accounts.create({ username: 'live', display_name: 'Live', role: 'administrator', password: 'live-password-1' }, system);
   await app.accounts.create({ username: 'ops', display_name: 'Ops', role: 'operator', password: 'operator-password' }, system);
   const off = await app.accounts.create({ username: 'old', display_name: 'Old', role: 'administrator', password: 'old-password' }, system);
   app.accounts.update(off.id, { enabled: false }, system);
@@ -56,6 +58,24 @@ describe('npm run recover -- <username>', () => {
     const audit = (await client.get('/api/audit')).body as Array<{ action: string; actor: string | null; target: string }>;
     expect(audit.find((e) => e.action === 'recovery')).toMatchObject({ actor: null, target: 'temp' });
     await after.stop();
+  });
+
+  it('ends the sessions of a running server at once: its next request is refused', async () => {
+    const server = await startBuiltServer({ DB_PATH: dbPath, FLEET_AUTH_ALLOW_HTTP: 'true' });
+    try {
+      const headers = { 'content-type': 'application/json', origin: server.url };
+      const login = await fetch(`${server.url}/api/auth/login`, { method: 'POST', headers, body: JSON.stringify({ username: 'live', password: 'live-password-1' }) });
+      expect(login.status).toBe(200);
+      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const session = () => fetch(`${server.url}/api/auth/session`, { headers: { ...headers, cookie } }).then((res) => res.status);
+      // Twice: the server has read this session before the command runs.
+      expect([await session(), await session()]).toEqual([200, 200]);
+      const result = await recover(['live'], 'live-recovered-1\nlive-recovered-1\n');
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(await session()).toBe(401);
+    } finally {
+      await server.stop();
+    }
   });
 
   it.each([

@@ -22,6 +22,18 @@ export interface SessionRow {
 
 export type SessionWithAccount = SessionRow & { account: AccountRow };
 
+/** The most sessions remembered (one per account); past it the memory starts again. */
+const REMEMBERED_SESSIONS = 1_000;
+
+/**
+ * Each request's session as last read, by token hash, kept while nothing can have changed it: this
+ * connection writes accounts and sessions only through a repo here, which forgets them all, and a
+ * commit by any other connection (the recovery command's) moves `PRAGMA data_version`. A request
+ * then reads one pragma instead of the session and account join, and a revocation still counts
+ * from the next request on. One per database, however many repos use it.
+ */
+const remembered = new WeakMap<Db, { version: number; sessions: Map<string, SessionWithAccount> }>();
+
 /** The SQL of accounts and sessions, prepared once per database. */
 export function createAccountRepo(db: Db) {
   const s = {
@@ -57,7 +69,16 @@ export function createAccountRepo(db: Db) {
     touchSession: db.prepare<[number, number], void>('UPDATE sessions SET last_seen = ? WHERE id = ?'),
     deleteSession: db.prepare<[number], void>('DELETE FROM sessions WHERE id = ?'),
     deleteSessionsOf: db.prepare<[number], void>('DELETE FROM sessions WHERE account_id = ?'),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
   };
+  if (!remembered.has(db)) remembered.set(db, { version: -1, sessions: new Map() });
+  const memory = remembered.get(db)!;
+  /** After a write: every remembered session is forgotten, as any of them may be what it changed. */
+  const write = <T>(result: T): T => {
+    memory.sessions.clear();
+    return result;
+  };
+  const copy = (found: SessionWithAccount): SessionWithAccount => ({ ...found, account: { ...found.account } });
 
   return {
     count: () => s.count.get()!.n,
@@ -65,17 +86,24 @@ export function createAccountRepo(db: Db) {
     byId: (id: number) => s.byId.get(id),
     byUsername: (username: string) => s.byUsername.get(username),
     insert: (a: { username: string; display_name: string; role: Role; must_change_password: boolean; password_hash: string; created_at: string }) =>
-      s.insert.get(a.username, a.display_name, a.role, a.must_change_password ? 1 : 0, a.password_hash, a.created_at)!.id,
+      write(s.insert.get(a.username, a.display_name, a.role, a.must_change_password ? 1 : 0, a.password_hash, a.created_at)!.id),
     update: (id: number, a: { display_name: string; role: Role; enabled: boolean }) =>
-      s.update.run(a.display_name, a.role, a.enabled ? 1 : 0, id),
-    setPassword: (id: number, hash: string, mustChange: boolean) => s.setPassword.run(hash, mustChange ? 1 : 0, id),
-    setLastLogin: (id: number, at: string) => s.setLastLogin.run(at, id),
+      write(s.update.run(a.display_name, a.role, a.enabled ? 1 : 0, id)),
+    setPassword: (id: number, hash: string, mustChange: boolean) => write(s.setPassword.run(hash, mustChange ? 1 : 0, id)),
+    setLastLogin: (id: number, at: string) => write(s.setLastLogin.run(at, id)),
     enabledAdmins: () => s.enabledAdmins.get()!.n,
-    insertSession: (accountId: number, tokenHash: string, now: number) => s.insertSession.run(accountId, tokenHash, now, now),
+    insertSession: (accountId: number, tokenHash: string, now: number) => write(s.insertSession.run(accountId, tokenHash, now, now)),
     sessionByHash(tokenHash: string): SessionWithAccount | undefined {
+      const version = s.dataVersion.get()!;
+      if (version !== memory.version) {
+        memory.sessions.clear();
+        memory.version = version;
+      }
+      const known = memory.sessions.get(tokenHash);
+      if (known) return copy(known);
       const row = s.sessionByHash.get(tokenHash);
       if (!row) return undefined;
-      return {
+      const found: SessionWithAccount = {
         id: row.id,
         account_id: row.account_id,
         created_at: row.created_at,
@@ -92,12 +120,18 @@ export function createAccountRepo(db: Db) {
           last_login_at: row.a_last_login_at,
         },
       };
+      // Not what a transaction sees before it commits: it may yet roll back.
+      if (!db.inTransaction) {
+        if (memory.sessions.size >= REMEMBERED_SESSIONS) memory.sessions.clear();
+        memory.sessions.set(tokenHash, copy(found));
+      }
+      return found;
     },
     /** The session row only, without refreshing anything (the event stream's re-check). */
     sessionById: (id: number) => s.sessionById.get(id),
-    touchSession: (id: number, now: number) => s.touchSession.run(now, id),
-    deleteSession: (id: number) => s.deleteSession.run(id),
-    deleteSessionsOf: (accountId: number) => s.deleteSessionsOf.run(accountId),
+    touchSession: (id: number, now: number) => write(s.touchSession.run(now, id)),
+    deleteSession: (id: number) => write(s.deleteSession.run(id)),
+    deleteSessionsOf: (accountId: number) => write(s.deleteSessionsOf.run(accountId)),
   };
 }
 
