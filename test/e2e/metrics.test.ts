@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 describe('metrics on the dashboard', () => {
-  it('the real agent with a fake pvesh sends numbers that the host page charts, live, in light and dark', async () => {
+  it('the real agent with a fake pvesh sends numbers that the host page charts, live, in light and dark', { timeout: 60_000 }, async () => {
     const token = (await dash.server.client.post('/api/hosts/enrollment-tokens', { name: 'charts' })).body.token as string;
     const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', dash.server.baseUrl, token, hostRoot], {
       env,
@@ -117,7 +117,7 @@ describe('metrics on the dashboard', () => {
     }
   });
 
-  it('the Alerts page shows host.offline live when the agent stops; Settings tests a channel', async () => {
+  it('the Alerts page shows host.offline live when the agent stops; Settings tests a channel', { timeout: 60_000 }, async () => {
     const page = await dash.newPage({ viewport: { width: 1280, height: 900 } });
     await signIn(page, dash.server, 'administrator', '/alerts');
     await expect.poll(() => page.getByTestId('firing-count').textContent()).toBe('nothing firing');
