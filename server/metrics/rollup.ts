@@ -88,11 +88,12 @@ export function createRollups(ctx: Pick<AppContext, 'transaction'>, repo: Metric
           while (rollStep(hostId, tier, now)) await pause();
           await pause();
         }
+        // Pruned before sealing: what is past keeping is dropped, not packed first (after a long stop).
+        prune(hostId, now);
+        await pause();
         for (const tier of [0, 1, 2] as const) {
           while (sealOne(hostId, tier, now)) await pause();
         }
-        prune(hostId, now);
-        await pause();
       }
     },
   };
