@@ -95,6 +95,12 @@ function seedBody(route: Route, rng: Rng): unknown {
   if (key === 'POST /api/usage/upload') {
     return { ct_type: 1, type: 'lxc', disk_size: 8, core_count: 2, ram_size: 2048, os_type: 'debian', os_version: '12', disableip6: 'no', nsapp: 'app', method: 'default', pve_version: '8.2.4', status: 'installing', random_id: crypto.randomUUID() };
   }
+  if (key === 'POST /api/notifications/channels' || key === 'PUT /api/notifications/channels/:id') {
+    const type = rng.pick(['webhook', 'ntfy', 'gotify', 'discord', 'email']);
+    const config = { url: LOOPBACK_URL, server: LOOPBACK_URL, webhook_url: LOOPBACK_URL, topic: 't', token: 'tok', secret: 'se\ncret', host: '127.0.0.1', port: 9, from: 'a@example.org', to: 'b@example.org' };
+    return { name: `channel ${rng.int(1000)}`, type, config, rules: rng.chance(0.5) ? 'all' : ['host.offline'], min_severity: rng.pick(['info', 'warning', 'critical']), ...(rng.chance(0.3) ? { quiet_hours: { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' } } : {}) };
+  }
+  if (key === 'PUT /api/alerts/rules/:rule') return { enabled: rng.chance(0.5), severity: rng.pick(['info', 'warning', 'critical']), for_s: rng.int(1000), percent: 1 + rng.int(100) };
   if (key === 'POST /api/usage/upload/updatestatus') return { status: 'done', error: 'none', random_id: crypto.randomUUID() };
   return {};
 }
@@ -144,15 +150,20 @@ function damage(text: string, rng: Rng): string {
  * to a loopback URL, and sent re-serialized; bodies that do not parse never reach a config.
  */
 function pinJobUrls(route: Route, text: string): string {
-  if (!route.path.startsWith('/api/jobs') && route.path !== '/api/import') return text;
+  if (!route.path.startsWith('/api/jobs') && route.path !== '/api/import' && !route.path.startsWith('/api/notifications')) return text;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return text;
   }
+  // Notification channels send to url, server or webhook_url (or an SMTP host): all pinned to loopback too.
   const pin = (config: unknown) => {
-    if (config && typeof config === 'object' && !Array.isArray(config)) (config as Record<string, unknown>).api_url = LOOPBACK_URL;
+    if (config && typeof config === 'object' && !Array.isArray(config)) {
+      const c = config as Record<string, unknown>;
+      c.api_url = LOOPBACK_URL;
+      if (route.path.startsWith('/api/notifications')) Object.assign(c, { url: LOOPBACK_URL, server: LOOPBACK_URL, webhook_url: LOOPBACK_URL, host: '127.0.0.1' });
+    }
   };
   if (!value || typeof value !== 'object' || Array.isArray(value)) return text;
   const v = value as Record<string, unknown>;

@@ -115,6 +115,12 @@ describe('metrics', () => {
     // A newline in a guest name never reaches a label: refused at the door.
     const name = await beat(host.host_token, { guests: [{ vmid: 103, name: 'a\nb', type: 'qemu', status: 'running' }] });
     expect(name.body.errors[0].field).toBe('guests.0.name');
+    // A vmid past 32 bits is listed but not charted (a frame holds 32-bit vmids): never a 500.
+    const other = await enroll('pve-big');
+    const big = await beat(other.host_token, { hostname: 'pve-big', guests: [{ vmid: 99_999_999_999, name: 'big', type: 'qemu', status: 'running', cpu: 0.5 }, { vmid: 7, name: 'small', type: 'lxc', status: 'running', cpu: 0.25 }] });
+    expect(big.status, big.text).toBe(200);
+    expect((await call(admin, 'GET', `/api/hosts/${other.host_id}/guests/7/metrics?series=cpu`)).body.series.cpu[0].slice(1)).toEqual([0.25, 0.25]);
+    expect((await call(admin, 'DELETE', `/api/hosts/${other.host_id}`)).status).toBe(202);
   });
 
   it('the chart query checks its input', async () => {

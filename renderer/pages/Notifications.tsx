@@ -36,6 +36,7 @@ function ChannelForm({ done }: { done: () => void }) {
   const [values, setValues] = useState<Record<string, string | boolean>>({});
   const [name, setName] = useState('');
   const [severity, setSeverity] = useState<Severity>('warning');
+  const [quiet, setQuiet] = useState({ start: '', end: '', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<string>();
 
@@ -48,7 +49,8 @@ function ChannelForm({ done }: { done: () => void }) {
       config[f.name] = f.number ? Number(v) : v;
     }
     try {
-      await api('POST', '/api/notifications/channels', { name, type, config, rules: 'all', min_severity: severity });
+      const quietHours = quiet.start && quiet.end ? { quiet_hours: quiet } : {};
+      await api('POST', '/api/notifications/channels', { name, type, config, rules: 'all', min_severity: severity, ...quietHours });
       setValues({});
       setName('');
       setErrors({});
@@ -95,6 +97,15 @@ function ChannelForm({ done }: { done: () => void }) {
             </option>
           ))}
         </select>
+      </Field>
+      <Field id="quiet-start" label="Quiet hours (optional): from" hint="HH:MM; nothing is sent from then until the end (recorded as suppressed)" error={errors['quiet_hours.start']}>
+        <input id="quiet-start" type="time" value={quiet.start} onInput={(e) => setQuiet({ ...quiet, start: e.currentTarget.value })} />
+      </Field>
+      <Field id="quiet-end" label="Quiet hours: until" error={errors['quiet_hours.end']}>
+        <input id="quiet-end" type="time" value={quiet.end} onInput={(e) => setQuiet({ ...quiet, end: e.currentTarget.value })} />
+      </Field>
+      <Field id="quiet-timezone" label="Quiet hours: time zone" error={errors['quiet_hours.timezone']}>
+        <input id="quiet-timezone" value={quiet.timezone} onInput={(e) => setQuiet({ ...quiet, timezone: e.currentTarget.value })} />
       </Field>
       <div class="form-actions">
         <button type="submit" class="primary">
@@ -146,6 +157,7 @@ export function NotificationSettings() {
                 <th scope="col">Type</th>
                 <th scope="col">Rules</th>
                 <th scope="col">At least</th>
+                <th scope="col">Quiet hours</th>
                 <th scope="col" />
               </tr>
             </thead>
@@ -156,6 +168,7 @@ export function NotificationSettings() {
                   <td>{c.type}</td>
                   <td>{c.rules === 'all' ? 'all' : c.rules.join(', ')}</td>
                   <td>{c.min_severity}</td>
+                  <td>{c.quiet_hours ? `${c.quiet_hours.start}–${c.quiet_hours.end} ${c.quiet_hours.timezone}` : '—'}</td>
                   <td class="actions">
                     <button type="button" onClick={() => void test(c)}>
                       Send a test

@@ -186,6 +186,20 @@ const writes: Record<string, () => Promise<Send>> = {
     const { host_id } = await enrolledHost(server);
     return (h) => server.client.put(`/api/hosts/${host_id}/maintenance`, { windows: [{ days: ['sun'], start: '02:00', end: '04:00' }], timezone: 'UTC' }, h);
   },
+  'PUT /api/alerts/rules/:rule': async () => (h) => server.client.put('/api/alerts/rules/host.cpu', { percent: 90 }, h),
+  'POST /api/notifications/channels': async () => (h) => server.client.post('/api/notifications/channels', { name: 'hook', type: 'webhook', config: { url: mock.url }, rules: 'all' }, h),
+  'PUT /api/notifications/channels/:id': async () => {
+    const { id } = (await server.client.post('/api/notifications/channels', { name: 'hook', type: 'webhook', config: { url: mock.url }, rules: 'all' })).body;
+    return (h) => server.client.put(`/api/notifications/channels/${id}`, { name: 'hook 2', type: 'webhook', config: { url: mock.url }, rules: 'all' }, h);
+  },
+  'DELETE /api/notifications/channels/:id': async () => {
+    const { id } = (await server.client.post('/api/notifications/channels', { name: 'hook', type: 'webhook', config: { url: mock.url }, rules: 'all' })).body;
+    return (h) => server.client.delete(`/api/notifications/channels/${id}`, h);
+  },
+  'POST /api/notifications/channels/:id/test': async () => {
+    const { id } = (await server.client.post('/api/notifications/channels', { name: 'hook', type: 'webhook', config: { url: mock.url }, rules: 'all' })).body;
+    return (h) => server.client.post(`/api/notifications/channels/${id}/test`, undefined, h);
+  },
 };
 
 describe('every management write', () => {

@@ -12,6 +12,9 @@ export interface MetricsReport {
   guests: readonly ({ vmid: number } & GuestMetrics)[];
 }
 
+/** The largest vmid a frame holds (a 32-bit field). */
+const MAX_VMID = 2 ** 32 - 1;
+
 /** Host ids above this do not fit the packed key (migration 0011): 131,071 enrolments. */
 export const MAX_HOST_ID = 2 ** 17 - 1;
 
@@ -67,6 +70,8 @@ export function createIngest(repo: MetricRepo) {
       }
       const guests: GuestLatest[] = [];
       for (const g of report.guests) {
+        // A frame stores vmids as 32-bit numbers; Proxmox's go to 999,999,999, a larger one is not a guest's.
+        if (g.vmid > MAX_VMID) continue;
         const keys = [g.cpu, g.mem, g.maxmem, g.disk, g.maxdisk, g.uptime_s, g.netin, g.netout];
         if (keys.every((v) => v === undefined)) continue;
         counters.guests.set(g.vmid, [g.netin, g.netout]);

@@ -26,8 +26,8 @@ export function registerNotificationRoutes(routes: RouteTable, notifications: No
     res.status(204).end();
   });
 
-  routes.post('/api/notifications/channels/:id/test', { access: 'settings.manage', documentedResponse: doc(200, '`{ok, error, delivery_id}`: the outcome of one attempt') }, (req) =>
-    notifications.test(idParam(req.params.id)),
+  routes.post('/api/notifications/channels/:id/test', { access: 'settings.manage', documentedResponse: doc(200, '`{ok, error, delivery_id}`: the outcome of one attempt') }, (req, res) =>
+    notifications.test(idParam(req.params.id), changedBy(req, res)),
   );
 
   routes.get('/api/notifications/deliveries', { access: 'settings.manage', query: DeliveriesQuery, documentedResponse: doc(200, 'Deliveries, newest first') }, (req) => {

@@ -119,6 +119,21 @@ export function createNotificationService(ctx: AppContext, deps: NotificationDep
     });
   });
 
+  // Re-checked inside the transaction: the channel may have been removed while the message was on its way.
+  const recordTest = ctx.transaction((id: number, channel: StoredChannel, error: string | null, who: Actor): TestOutcome => {
+    if (!repo.channel(id)) throw notFound('channel not found');
+    const deliveryId = repo.insertTest(channel, error, ctx.clock.now());
+    deps.audit.write({
+      ...who,
+      action: 'notification_channel.test',
+      target: `notification_channel:${id}`,
+      subject: subject(channel),
+      summary: `${nameOf(who.actor)} sent a test through notification channel “${channel.name}”: ${error === null ? 'delivered' : 'not delivered'}`,
+      detail: { delivery_id: deliveryId, ok: error === null },
+    });
+    return { ok: error === null, error, delivery_id: deliveryId };
+  });
+
   /** Why a channel does not send this alert now, or undefined when it does. */
   function suppressedBecause(channel: StoredChannel, alert: Alert, now: number): string | undefined {
     const host = hostOf(alert);
@@ -142,15 +157,12 @@ export function createNotificationService(ctx: AppContext, deps: NotificationDep
     remove: deleteTx,
     deliveries: (limit: number, channelId?: number): Delivery[] => repo.list(limit, channelId),
 
-    /** Sends a test message now (one attempt, no retries) and says how it went; the attempt is in the delivery log. */
-    async test(id: number): Promise<TestOutcome> {
+    /** Sends a test message now (one attempt, no retries) and says how it went; the attempt is in the delivery log and the audit. */
+    async test(id: number, who: Actor): Promise<TestOutcome> {
       const channel = repo.channel(id);
       if (!channel) throw notFound('channel not found');
       const error = await queue.attemptOnce(channel, 'test', null);
-      // Removed while the message was on its way: nothing to log it against.
-      if (!repo.channel(id)) throw notFound('channel not found');
-      const deliveryId = repo.insertTest(channel, error, ctx.clock.now());
-      return { ok: error === null, error, delivery_id: deliveryId };
+      return recordTest(id, channel, error, who);
     },
 
     /** Inside the transaction that fired or resolved `alert`: one delivery per channel that wants it. */

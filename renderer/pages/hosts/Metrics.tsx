@@ -144,7 +144,7 @@ export function HostCharts({ hostId }: { hostId: number }) {
       {error && <Notice kind="error">{error}</Notice>}
       {empty && <p class="muted">No numbers reported in this range yet. An agent sends them with each heartbeat.</p>}
       {answer && !empty && (
-        <div class="charts">
+        <div class="charts" data-testid="charts" data-step={answer.step_s}>
           {CHARTS.map((spec) => (
             <Chart key={spec.testid} spec={spec} answer={answer} />
           ))}
