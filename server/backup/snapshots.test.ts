@@ -73,7 +73,7 @@ describe('snapshots', () => {
     copy.close();
   });
 
-  it('"take one now" asked many times at once queues one copy, not one per request', async () => {
+  it('"take one now" asked many times at once queues one copy, not one per request', { timeout: 60_000 }, async () => {
     const { server, dir } = await serverOnFile();
     const answers = await Promise.all(Array.from({ length: 6 }, () => server.client.post('/api/snapshots')));
     expect(answers.map((a) => a.status)).toEqual(Array(6).fill(201));
@@ -97,7 +97,7 @@ describe('snapshots', () => {
     expect((await server.client.get(`/api/snapshots/${name}`)).status).toBe(200);
   });
 
-  it('keeps the last N of each kind; two in one second get distinct names', async () => {
+  it('keeps the last N of each kind; two in one second get distinct names', { timeout: 60_000 }, async () => {
     const { server, dir } = await serverOnFile({ snapshotKeep: 2 });
     const taken = [];
     for (let i = 0; i < 4; i++) taken.push((await server.client.post('/api/snapshots')).body.snapshot.name);
