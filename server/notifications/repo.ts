@@ -1,5 +1,5 @@
-import type { AlertRuleName, Severity } from '../contract/alerts.js';
-import type { ChannelType, Delivery, DeliveryEvent, DeliveryStatus, QuietHours } from '../contract/notifications.js';
+import type { Severity } from '../contract/alerts.js';
+import type { Channel, ChannelType, Delivery, DeliveryEvent, DeliveryStatus, QuietHours } from '../contract/notifications.js';
 import type { Db } from '../db/database.js';
 import { isoMillis } from '../time.js';
 
@@ -15,18 +15,8 @@ export interface ChannelRow {
   updated_at: number;
 }
 
-/** A channel as the service works with it: config and lists parsed, secrets in clear. */
-export interface StoredChannel {
-  id: number;
-  name: string;
-  type: ChannelType;
-  config: Record<string, unknown>;
-  rules: 'all' | AlertRuleName[];
-  min_severity: Severity;
-  quiet_hours: QuietHours | null;
-  created_at: number;
-  updated_at: number;
-}
+/** A channel as the service works with it: the API's shape with secrets in clear and times in ms. */
+export type StoredChannel = Omit<Channel, 'created_at' | 'updated_at'> & { created_at: number; updated_at: number };
 
 interface DeliveryRow {
   id: number;
