@@ -107,7 +107,24 @@ private_dir() {
   REPLY="$made"
 }
 POLL_PID=''
-trap 'if [[ -n "$POLL_PID" ]]; then kill "$POLL_PID" 2>/dev/null || true; fi; rm -rf ${TEMP_DIRS[@]+"${TEMP_DIRS[@]}"}' EXIT
+# Stops the command loop and the long poll it waits on: that curl would otherwise go on writing
+# into the work folder while it is removed.
+stop_command_loop() {
+  [[ -n "$POLL_PID" ]] || return 0
+  kill "$POLL_PID" 2>/dev/null || true
+  if command -v pkill >/dev/null 2>&1; then pkill -TERM -P "$POLL_PID" -x curl 2>/dev/null || true; fi
+  POLL_PID=''
+}
+# On exit: never changes the exit status (under set -e a failing command here would turn an
+# `exit 0` into 1); a folder a late write kept from going is tried again for a second.
+remove_temp_dirs() {
+  local i
+  for ((i = 0; i < 10; i++)); do
+    rm -rf ${TEMP_DIRS[@]+"${TEMP_DIRS[@]}"} 2>/dev/null && return 0
+    sleep 0.1
+  done
+}
+trap 'stop_command_loop || true; remove_temp_dirs || true' EXIT
 
 # A whole number from $1 within [$2, $3], else $4.
 bounded_int() {
@@ -938,9 +955,9 @@ run_upgrade() {
   mv -f "$dir/agent" "$AGENT_FILE"
   rm -rf "$dir"
   log "upgrade: version $version installed; restarting into it"
-  rm -rf "$WORK_DIR"
   # Same process (so the same systemd service), a new started_at; the new version starts its own command loop.
-  if [[ -n "$POLL_PID" ]]; then kill "$POLL_PID" 2>/dev/null || true; fi
+  stop_command_loop
+  remove_temp_dirs || true
   exec "$AGENT_FILE" ${ORIGINAL_ARGS[@]+"${ORIGINAL_ARGS[@]}"}
 }
 

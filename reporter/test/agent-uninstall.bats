@@ -75,3 +75,21 @@ assert_removed() {
   assert_equal "$rc" 0
   assert_removed
 }
+
+@test "a temp folder that cannot be removed at exit leaves the exit status as it was" {
+  # The command poll's curl can write into the work folder while the exit removes it; here an rm
+  # that fails on the agent's temp folders stands in for that race, deterministically.
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  cat >"$BATS_TEST_TMPDIR/bin/rm" <<'SCRIPT'
+#!/usr/bin/env bash
+for a in "$@"; do [[ "$a" == "$TMPDIR"/homefleet-agent.* ]] && { echo "rm: cannot remove '$a': Directory not empty" >&2; exit 1; }; done
+exec /bin/rm "$@"
+SCRIPT
+  chmod +x "$BATS_TEST_TMPDIR/bin/rm"
+  TEST_PATH="$BATS_TEST_TMPDIR/bin:$TEST_PATH"
+  uninstall_command 0
+  run_agent -- --once
+  assert_equal "$status" 0
+  assert_removed
+  assert_equal "$(request_count /api/agent/receipts/op-42)" 1
+}
