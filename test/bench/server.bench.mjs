@@ -16,6 +16,7 @@
 //   BENCH_ONLY=search,create         run some measures only (search, list, create, logins, import, start)
 //   BENCH_CPU_PROF=dir               both servers run with --cpu-prof, their profiles written there on exit
 //   BENCH_ROOT=dir                   measure another checkout's build (its dist/ and build/start.mjs)
+//   BENCH_KEEP=1                     keep the temporary folder (seeded databases, the servers' log) and print its path
 import { fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -42,7 +43,8 @@ const children = new Set();
 const spawned = [];
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (process.env.BENCH_KEEP) console.log(`bench:server: kept ${dir}`);
+  else fs.rmSync(dir, { recursive: true, force: true });
 });
 
 const median = (values) => {
