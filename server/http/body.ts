@@ -38,7 +38,9 @@ export const refuseUnreadableCharset: RequestHandler = (req, _res, next) => {
  * bodies, other media types) goes to express.json itself.
  */
 export function jsonBody(limit: string, { strict = true }: { strict?: boolean } = {}): RequestHandler {
-  const fallback = express.json({ limit, strict, verify: decodeAfterReading });
+  // Made on first use: most routes never see a body off the fast path, and a parser per route was
+  // a measurable part of the start.
+  let fallback: RequestHandler | undefined;
   const limitBytes = parseLimit(limit);
   return (req, res, next) => {
     const headers = req.headers;
@@ -55,7 +57,7 @@ export function jsonBody(limit: string, { strict = true }: { strict?: boolean } 
     ) {
       const refusal = charsetRefusal(type);
       if (refusal) next(unsupportedMediaType(refusal));
-      else fallback(req, res, next);
+      else (fallback ??= express.json({ limit, strict, verify: decodeAfterReading }))(req, res, next);
       return;
     }
     const length = Number(declared);

@@ -165,17 +165,17 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
 
   // "every job whose config.run_on_create is true is run, one after another, without delaying
   // the 201": queued behind a setImmediate, so the response is written first. Creates that
-  // arrive while a batch waits share it.
+  // arrive while a batch waits share it, and the jobs are looked up once per batch, not per create.
   let onCreateChain: Promise<void> = Promise.resolve();
   let batchPending = false;
   const onInstanceCreated = () => {
-    if (batchPending || closed || !repo.anyRunOnCreate()) return;
+    if (batchPending || closed) return;
     batchPending = true;
     onCreateChain = onCreateChain
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(async () => {
         batchPending = false;
-        if (closed) return;
+        if (closed || !repo.anyRunOnCreate()) return;
         for (const job of repo.list()) {
           if (closed) return;
           if (parseStoredConfig(job.config).run_on_create !== true) continue;
