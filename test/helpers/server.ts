@@ -2,6 +2,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Role } from '../../server/access/capabilities.js';
 import { createApp, type AppOptions, type HomefleetApp } from '../../server/app.js';
+import { hashPassword } from '../../server/access/passwords.js';
+import { isoSeconds } from '../../server/time.js';
 import { createListener } from '../../server/tls/listen.js';
 import { TestClient } from './http.js';
 
@@ -20,6 +22,26 @@ export const ADMIN_PASSWORD = 'admin-password-for-tests';
 export const USER_PASSWORD = 'user-password-for-tests';
 
 let accountSerial = 0;
+
+/**
+ * scrypt at the product's cost is about 50 ms of CPU, and the suite signs in hundreds of accounts:
+ * those signIn makes share one hash per password, made once per process. Their logins still run the
+ * real login route, with its real scrypt check.
+ */
+const hashes = new Map<string, Promise<string>>();
+function hashOnce(password: string): Promise<string> {
+  let hash = hashes.get(password);
+  if (!hash) hashes.set(password, (hash = hashPassword(password)));
+  return hash;
+}
+
+/** A further account as the account service stores one, its password hash shared (hashOnce); no audit entry, as no one made it. */
+async function addAccount(homefleet: HomefleetApp, username: string, role: Role, password: string): Promise<void> {
+  homefleet.accounts.repo.insert({
+    username, display_name: username, role, must_change_password: false,
+    password_hash: await hashOnce(password), created_at: isoSeconds(homefleet.context.clock.now()),
+  });
+}
 
 /** Signs a browser in through the real login route; fails the test when that does not work. */
 export async function logIn(client: TestClient, username: string, password: string): Promise<TestClient> {
@@ -42,10 +64,10 @@ export async function startServer(options: AppOptions & { signedIn?: boolean } =
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const client = new TestClient(baseUrl);
-  const system = { actor: null, ip: null };
 
   if (signedIn && !homefleet.accounts.repo.byUsername('admin')) {
-    await homefleet.accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, system);
+    // Through the account service, as setup makes the first administrator (its audit entry included).
+    await homefleet.accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
   }
   if (signedIn) await logIn(client, 'admin', ADMIN_PASSWORD);
 
@@ -54,7 +76,7 @@ export async function startServer(options: AppOptions & { signedIn?: boolean } =
     baseUrl,
     client,
     async signIn(role: Role, username = `${role}-${++accountSerial}`) {
-      await homefleet.accounts.create({ username, display_name: username, role, password: USER_PASSWORD }, system);
+      await addAccount(homefleet, username, role, USER_PASSWORD);
       return logIn(new TestClient(baseUrl), username, USER_PASSWORD);
     },
     anonymous: () => new TestClient(baseUrl),
