@@ -257,6 +257,11 @@ try {
     // Disabling a user asks first, naming them.
     await page.goto(`${server.url}/users`);
     await settled();
+    // The account's links open from its name, below the header's one row.
+    await page.locator('button[aria-controls="account-links"]').click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await shoot(page, `account-menu-open-${colorScheme}`);
+    await page.keyboard.press('Escape');
     await page.locator('tr[data-user="olivia"]').getByRole('button', { name: 'Disable…' }).click();
     await page.getByRole('group', { name: 'Confirm: Disable olivia' }).waitFor();
     await shoot(page, `users-disable-confirm-${colorScheme}`);

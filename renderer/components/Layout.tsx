@@ -19,7 +19,25 @@ export function Layout({ children }: { children: ComponentChildren }) {
   const [error, setError] = useState<string>();
   // On a phone the header is one row: brand, live badge and a Menu button that opens the links below it.
   const [menuOpen, setMenuOpen] = useState(false);
-  useEffect(() => setMenuOpen(false), [path]);
+  // On a wide window the account's links sit behind a button with the account's name, so that an
+  // administrator's nine links and the account fit one header row at 1280 px.
+  const [accountOpen, setAccountOpen] = useState(false);
+  useEffect(() => {
+    setMenuOpen(false);
+    setAccountOpen(false);
+  }, [path]);
+  // Escape or a click outside closes it (registered once: closing what is closed changes nothing).
+  useEffect(() => {
+    const close = (event: Event) => {
+      if (event instanceof KeyboardEvent ? event.key === 'Escape' : !(event.target as Element).closest?.('.account')) setAccountOpen(false);
+    };
+    document.addEventListener('click', close);
+    document.addEventListener('keydown', close);
+    return () => {
+      document.removeEventListener('click', close);
+      document.removeEventListener('keydown', close);
+    };
+  }, []);
   useEffect(() => {
     api<Health>('GET', '/api/health').then(
       (health) => setVersion(health.version),
@@ -76,9 +94,19 @@ export function Layout({ children }: { children: ComponentChildren }) {
           </ul>
         </nav>
         {session.user && (
-          <div class="account">
+          <div class={`account${accountOpen ? ' account-open' : ''}`}>
             <LiveIndicator />
-            <div class="account-links">
+            <button
+              type="button"
+              class="account-toggle"
+              aria-expanded={accountOpen}
+              aria-controls="account-links"
+              title={`Signed in as ${session.user.username}`}
+              onClick={() => setAccountOpen((open) => !open)}
+            >
+              {session.user.username} <span class="role">{session.user.role}</span>
+            </button>
+            <div class="account-links" id="account-links">
               <span class="who" title={`Signed in as ${session.user.username}`}>
                 {session.user.username} <span class="role">{session.user.role}</span>
               </span>

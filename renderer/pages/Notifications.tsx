@@ -280,7 +280,7 @@ export function AlertRuleSettings() {
       {rules.error && <Notice kind="error">{rules.error}</Notice>}
       {rules.data && (
         <div class="table-wrap">
-          <table>
+          <table class="alert-rules">
             <thead>
               <tr>
                 <th scope="col">Rule</th>

@@ -79,6 +79,7 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await page.goto('/login');
     await fillLogin(page, username, password);
     await page.waitForURL('**/instances');
+    await page.getByRole('button', { name: username }).click();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL('**/login');
     await page.goto('/instances');

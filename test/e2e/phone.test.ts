@@ -103,9 +103,24 @@ describe('every page on a 390 × 844 phone', () => {
     await nav.getByRole('link', { name: 'Hosts' }).click();
     await page.waitForURL('**/hosts');
     await expect.poll(() => nav.isVisible()).toBe(false);
-    // On a wide window there is no Menu button: the links are in the header.
+    // On a wide window there is no Menu button: the links are in the header, an administrator's nine
+    // and the account in one row; the account's links open from its name and close with Escape.
     await page.setViewportSize({ width: 1280, height: 800 });
     await expect.poll(() => nav.isVisible()).toBe(true);
     expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(false);
+    expect(await nav.getByRole('link').count()).toBe(9);
+    expect(await page.evaluate(() => document.querySelector('header.top')!.getBoundingClientRect().height)).toBeLessThan(60);
+    const signOut = page.getByRole('button', { name: 'Sign out' });
+    expect(await signOut.isVisible()).toBe(false);
+    const account = page.locator('button[aria-controls="account-links"]');
+    await account.click();
+    await expect.poll(() => signOut.isVisible()).toBe(true);
+    expect(await account.getAttribute('aria-expanded')).toBe('true');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => signOut.isVisible()).toBe(false);
+    await account.click();
+    await page.getByRole('link', { name: 'Sign-in security' }).click();
+    await page.waitForURL('**/account');
+    await expect.poll(() => signOut.isVisible()).toBe(false);
   });
 });

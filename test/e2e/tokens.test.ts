@@ -12,6 +12,7 @@ describe('the API tokens page', () => {
     const page = await dash.newPage();
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: dash.server.baseUrl });
     await signIn(page, dash.server, 'operator', '/instances');
+    await page.locator('button[aria-controls="account-links"]').click();
     await page.getByRole('link', { name: 'API tokens' }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('API tokens');
     // The role select offers nothing above the operator's own role.
