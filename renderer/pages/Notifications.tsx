@@ -31,28 +31,52 @@ const FIELDS: Record<ChannelType, { name: string; label: string; hint?: string; 
   ],
 };
 
-function ChannelForm({ done }: { done: () => void }) {
-  const [type, setType] = useState<ChannelType>('ntfy');
-  const [values, setValues] = useState<Record<string, string | boolean>>({});
-  const [name, setName] = useState('');
-  const [severity, setSeverity] = useState<Severity>('warning');
-  const [quiet, setQuiet] = useState({ start: '', end: '', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone });
+/** A stored secret reads back as this; sent back, it keeps the stored value (as for job secrets). */
+const REDACTED = '**REDACTED**';
+
+/** The form's values for a stored channel: its config as text, stored secrets left empty (kept unless typed over). */
+function valuesOf(channel: Channel): Record<string, string | boolean> {
+  const values: Record<string, string | boolean> = {};
+  for (const f of FIELDS[channel.type]) {
+    const v = channel.config[f.name];
+    if (v === undefined || v === null || v === REDACTED) continue;
+    values[f.name] = typeof v === 'boolean' ? v : String(v);
+  }
+  return values;
+}
+
+/** Adds a channel, or edits `editing` (its type fixed; a stored secret stays unless a new one is typed). */
+function ChannelForm({ done, editing, cancel }: { done: () => void; editing?: Channel; cancel?: () => void }) {
+  const [type, setType] = useState<ChannelType>(editing?.type ?? 'ntfy');
+  const [values, setValues] = useState<Record<string, string | boolean>>(editing ? valuesOf(editing) : {});
+  const [name, setName] = useState(editing?.name ?? '');
+  const [severity, setSeverity] = useState<Severity>(editing?.min_severity ?? 'warning');
+  const [quiet, setQuiet] = useState(editing?.quiet_hours ?? { start: '', end: '', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<string>();
+  const stored = (field: string) => editing?.config[field] === REDACTED;
+  const prefix = editing ? `channel-${editing.id}` : 'channel';
 
   async function save(e: Event) {
     e.preventDefault();
     const config: Record<string, unknown> = {};
     for (const f of FIELDS[type]) {
       const v = values[f.name];
-      if (v === undefined || v === '') continue;
+      if (v === undefined || v === '') {
+        if (stored(f.name)) config[f.name] = REDACTED;
+        continue;
+      }
       config[f.name] = f.number ? Number(v) : v;
     }
     try {
       const quietHours = quiet.start && quiet.end ? { quiet_hours: quiet } : {};
-      await api('POST', '/api/notifications/channels', { name, type, config, rules: 'all', min_severity: severity, ...quietHours });
-      setValues({});
-      setName('');
+      const body = { name, type, config, rules: editing?.rules ?? 'all', min_severity: severity, ...quietHours };
+      if (editing) await api('PUT', `/api/notifications/channels/${editing.id}`, body);
+      else await api('POST', '/api/notifications/channels', body);
+      if (!editing) {
+        setValues({});
+        setName('');
+      }
       setErrors({});
       setError(undefined);
       done();
@@ -63,14 +87,14 @@ function ChannelForm({ done }: { done: () => void }) {
   }
 
   return (
-    <form onSubmit={save} class="stack" data-testid="channel-form">
-      <h3>Add a channel</h3>
+    <form onSubmit={save} class="stack" data-testid={editing ? 'channel-edit-form' : 'channel-form'}>
+      <h3>{editing ? `Edit “${editing.name}”` : 'Add a channel'}</h3>
       {error && <Notice kind="error">{error}</Notice>}
-      <Field id="channel-name" label="Name" error={errors.name}>
-        <input id="channel-name" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
+      <Field id={`${prefix}-name`} label="Name" error={errors.name}>
+        <input id={`${prefix}-name`} value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </Field>
-      <Field id="channel-type" label="Type">
-        <select id="channel-type" value={type} onChange={(e) => (setType(e.currentTarget.value as ChannelType), setValues({}))}>
+      <Field id={`${prefix}-type`} label="Type" hint={editing ? 'A channel keeps its type: add a new one for another.' : undefined}>
+        <select id={`${prefix}-type`} value={type} disabled={Boolean(editing)} onChange={(e) => (setType(e.currentTarget.value as ChannelType), setValues({}))}>
           {CHANNEL_TYPES.map((t) => (
             <option key={t} value={t}>
               {t}
@@ -79,18 +103,24 @@ function ChannelForm({ done }: { done: () => void }) {
         </select>
       </Field>
       {FIELDS[type].map((f) => (
-        <Field key={f.name} id={`channel-${f.name}`} label={f.label} hint={f.hint} error={errors[`config.${f.name}`]}>
+        <Field
+          key={f.name}
+          id={`${prefix}-${f.name}`}
+          label={f.label}
+          hint={stored(f.name) ? 'A value is stored (not shown): leave empty to keep it.' : f.hint}
+          error={errors[`config.${f.name}`]}
+        >
           {f.check ? (
-            <input id={`channel-${f.name}`} type="checkbox" checked={values[f.name] === true} onChange={(e) => setValues({ ...values, [f.name]: e.currentTarget.checked })} />
+            <input id={`${prefix}-${f.name}`} type="checkbox" checked={values[f.name] === true} onChange={(e) => setValues({ ...values, [f.name]: e.currentTarget.checked })} />
           ) : CHANNEL_SECRET_FIELDS[type].includes(f.name) ? (
-            <input id={`channel-${f.name}`} type="password" autocomplete="off" value={String(values[f.name] ?? '')} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+            <input id={`${prefix}-${f.name}`} type="password" autocomplete="off" value={String(values[f.name] ?? '')} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
           ) : (
-            <input id={`channel-${f.name}`} inputMode={f.number ? 'numeric' : undefined} value={String(values[f.name] ?? '')} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+            <input id={`${prefix}-${f.name}`} inputMode={f.number ? 'numeric' : undefined} value={String(values[f.name] ?? '')} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
           )}
         </Field>
       ))}
-      <Field id="channel-severity" label="Send alerts of at least">
-        <select id="channel-severity" value={severity} onChange={(e) => setSeverity(e.currentTarget.value as Severity)}>
+      <Field id={`${prefix}-severity`} label="Send alerts of at least">
+        <select id={`${prefix}-severity`} value={severity} onChange={(e) => setSeverity(e.currentTarget.value as Severity)}>
           {SEVERITIES.map((s) => (
             <option key={s} value={s}>
               {s}
@@ -98,19 +128,24 @@ function ChannelForm({ done }: { done: () => void }) {
           ))}
         </select>
       </Field>
-      <Field id="quiet-start" label="Quiet hours (optional): from" hint="HH:MM; nothing is sent from then until the end (recorded as suppressed)" error={errors['quiet_hours.start']}>
-        <input id="quiet-start" type="time" value={quiet.start} onInput={(e) => setQuiet({ ...quiet, start: e.currentTarget.value })} />
+      <Field id={`${prefix}-quiet-start`} label="Quiet hours (optional): from" hint="HH:MM; nothing is sent from then until the end (recorded as suppressed)" error={errors['quiet_hours.start']}>
+        <input id={`${prefix}-quiet-start`} type="time" value={quiet.start} onInput={(e) => setQuiet({ ...quiet, start: e.currentTarget.value })} />
       </Field>
-      <Field id="quiet-end" label="Quiet hours: until" error={errors['quiet_hours.end']}>
-        <input id="quiet-end" type="time" value={quiet.end} onInput={(e) => setQuiet({ ...quiet, end: e.currentTarget.value })} />
+      <Field id={`${prefix}-quiet-end`} label="Quiet hours: until" error={errors['quiet_hours.end']}>
+        <input id={`${prefix}-quiet-end`} type="time" value={quiet.end} onInput={(e) => setQuiet({ ...quiet, end: e.currentTarget.value })} />
       </Field>
-      <Field id="quiet-timezone" label="Quiet hours: time zone" error={errors['quiet_hours.timezone']}>
-        <input id="quiet-timezone" value={quiet.timezone} onInput={(e) => setQuiet({ ...quiet, timezone: e.currentTarget.value })} />
+      <Field id={`${prefix}-quiet-timezone`} label="Quiet hours: time zone" error={errors['quiet_hours.timezone']}>
+        <input id={`${prefix}-quiet-timezone`} value={quiet.timezone} onInput={(e) => setQuiet({ ...quiet, timezone: e.currentTarget.value })} />
       </Field>
       <div class="form-actions">
         <button type="submit" class="primary">
-          Add channel
+          {editing ? 'Save channel' : 'Add channel'}
         </button>
+        {cancel && (
+          <button type="button" onClick={cancel}>
+            Cancel
+          </button>
+        )}
       </div>
     </form>
   );
@@ -121,6 +156,7 @@ export function NotificationSettings() {
   const channels = useLoad(() => api<Channel[]>('GET', '/api/notifications/channels'), []);
   const deliveries = useLoad(() => api<Delivery[]>('GET', '/api/notifications/deliveries?limit=50'), []);
   const [outcome, setOutcome] = useState<{ kind: 'success' | 'error'; text: string }>();
+  const [editing, setEditing] = useState<Channel>();
 
   async function test(c: Channel) {
     setOutcome(undefined);
@@ -136,6 +172,7 @@ export function NotificationSettings() {
     if (!confirm(`Remove the channel “${c.name}”? Alerts will no longer be sent there.`)) return;
     try {
       await api('DELETE', `/api/notifications/channels/${c.id}`);
+      if (editing?.id === c.id) setEditing(undefined);
     } catch (e) {
       setOutcome({ kind: 'error', text: messageOf(e) });
     }
@@ -173,6 +210,9 @@ export function NotificationSettings() {
                     <button type="button" onClick={() => void test(c)}>
                       Send a test
                     </button>
+                    <button type="button" aria-expanded={editing?.id === c.id} onClick={() => setEditing(editing?.id === c.id ? undefined : c)}>
+                      Edit
+                    </button>
                     <button type="button" class="danger" onClick={() => void remove(c)}>
                       Remove
                     </button>
@@ -182,6 +222,18 @@ export function NotificationSettings() {
             </tbody>
           </table>
         </div>
+      )}
+      {editing && (
+        <ChannelForm
+          key={editing.id}
+          editing={editing}
+          cancel={() => setEditing(undefined)}
+          done={() => {
+            setOutcome({ kind: 'success', text: `Channel “${editing.name}” saved.` });
+            setEditing(undefined);
+            channels.reload();
+          }}
+        />
       )}
       <ChannelForm done={channels.reload} />
       <h3>Delivery log</h3>

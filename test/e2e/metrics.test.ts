@@ -119,7 +119,7 @@ describe('metrics on the dashboard', () => {
     }
   });
 
-  it('the Alerts page shows host.offline live when the agent stops; Settings tests a channel', { timeout: 60_000 }, async () => {
+  it('the Alerts page shows host.offline live when the agent stops; Settings tests and edits a channel', { timeout: 60_000 }, async () => {
     const page = await dash.newPage({ viewport: { width: 1280, height: 900 } });
     await signIn(page, dash.server, 'administrator', '/alerts');
     await expect.poll(() => page.getByTestId('firing-count').textContent()).toBe('nothing firing');
@@ -150,6 +150,18 @@ describe('metrics on the dashboard', () => {
     await expect.poll(() => page.getByText('Test message sent to phone.').count()).toBe(1);
     expect(receiver.received.at(-1)).toMatchObject({ path: '/homelab', headers: { authorization: 'Bearer tk_secret' } });
     await expect.poll(() => page.getByTestId('deliveries').locator('tbody tr').first().textContent()).toMatch(/phone\s*test\s*sent/);
+    // Edited: the topic changes, the stored token is kept without being shown or typed again.
+    await channel.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByTestId('channel-edit-form');
+    expect(await edit.getByLabel('Topic').inputValue()).toBe('homelab');
+    expect(await edit.getByLabel('Access token (optional)').inputValue()).toBe('');
+    await edit.getByLabel('Topic').fill('homelab-2');
+    await edit.getByRole('button', { name: 'Save channel' }).click();
+    await expect.poll(() => page.getByText('Channel “phone” saved.').count()).toBe(1);
+    expect(await edit.count()).toBe(0);
+    await channel.getByRole('button', { name: 'Send a test' }).click();
+    await expect.poll(() => receiver.received.at(-1)?.path).toBe('/homelab-2');
+    expect(receiver.received.at(-1)).toMatchObject({ headers: { authorization: 'Bearer tk_secret' } });
     expect(await page.getByTestId('alert-rules').locator('tr[data-rule]').count()).toBe(9);
     expect(await page.content()).not.toContain('tk_secret');
     await page.screenshot({ path: path.join(shots, 'notifications.png'), fullPage: true });
