@@ -18,6 +18,10 @@ export default defineConfig({
     include: ['server/**/*.test.ts', 'electron/**/*.test.ts', 'renderer/**/*.test.ts', 'build/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['test/bench/**', 'node_modules/**', 'dist/**'],
     testTimeout: 20_000,
+    // expect.poll waits this long for a condition (vitest's default is 1 s): pages other than the first
+    // are chunks fetched when they open, and four files with browsers on two cores make that slower.
+    // Only a failing check waits the whole time.
+    expect: { poll: { timeout: 5_000 } },
     hookTimeout: 60_000,
     pool: 'forks',
     // Test files share their worker's module cache: re-importing the server's modules for each of a

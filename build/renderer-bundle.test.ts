@@ -19,5 +19,9 @@ describe('the dashboard bundle', () => {
     // The contract is in it (the live event catalogue, the role table): the check above looks at real inputs.
     expect(inputs).toContain('server/contract/catalogue.ts');
     expect(summary).toMatch(/^first load \d+\.\d KiB of JS$/);
+    // The page loads the app's entry, not one of the lazy pages (esbuild marks those entry points too).
+    const script = fs.readFileSync(path.join(out, 'index.html'), 'utf8').match(/<script type="module" src="\/assets\/([^"]+)"/)![1]!;
+    const [, output] = Object.entries(metafile.outputs).find(([file]) => path.basename(file) === script)!;
+    expect(output.entryPoint).toBe('renderer/main.tsx');
   });
 });

@@ -19,7 +19,7 @@ export async function buildRenderer(options) {
     jsx: 'automatic',
     jsxImportSource: 'preact',
     minify: true,
-    // Pages loaded with import() (the usage page and its charts) become their own chunks.
+    // Pages loaded with import() (all but the first pages, and the charts) become their own chunks.
     splitting: true,
     entryNames: '[name]-[hash]',
     chunkNames: 'chunk-[hash]',
@@ -27,7 +27,10 @@ export async function buildRenderer(options) {
     legalComments: 'none',
   });
   const outputs = Object.keys(result.metafile.outputs).map((file) => path.basename(file));
-  const entry = Object.entries(result.metafile.outputs).find(([, output]) => output.entryPoint);
+  // The page's script is the output of the configured entry: every page loaded with import() is an
+  // entry point to esbuild too.
+  const entryPoints = Object.values(options.entryPoints);
+  const entry = Object.entries(result.metafile.outputs).find(([file, output]) => entryPoints.includes(output.entryPoint) && file.endsWith('.js'));
   const js = entry && path.basename(entry[0]);
   const css = entry?.[1].cssBundle ? path.basename(entry[1].cssBundle) : outputs.find((file) => file.endsWith('.css'));
   if (!js || !css) throw new Error(`renderer build produced ${outputs.join(', ')}`);

@@ -6,18 +6,9 @@ import { Layout } from './components/Layout';
 import { Lazy } from './components/Lazy';
 import { startLive, stopLive } from './live';
 import { Empty, Loading, Notice, PageTitle } from './components/ui';
-import { AuditPage, TelemetryPage } from './pages/Logs';
-import { HostDetailPage, HostsPage } from './pages/hosts';
-import { InstanceDetailPage } from './pages/InstanceDetail';
-import { InstanceFormPage } from './pages/InstanceForm';
 import { InstancesPage } from './pages/Instances';
-import { JobDetailPage } from './pages/JobDetail';
-import { JobsPage } from './pages/Jobs';
 import { LoginPage } from './pages/Login';
 import { PasswordPage } from './pages/Password';
-import { SettingsPage } from './pages/Settings';
-import { TokensPage } from './pages/Tokens';
-import { UsersPage } from './pages/Users';
 import { currentUrl, match, navigate, useLocation } from './router';
 import { SessionContext, sessionFor, type Account, type Capability, type Session } from './session';
 
@@ -76,26 +67,48 @@ export function App() {
   );
 }
 
+/**
+ * Every page but the instances list, sign-in and the password change is a chunk of its own, fetched
+ * when it first opens: the first load carries only what the first page needs. Each lazy page has its
+ * own key (see Lazy).
+ */
+const pages = {
+  instanceForm: () => import('./pages/InstanceForm').then((m) => m.InstanceFormPage),
+  instanceDetail: () => import('./pages/InstanceDetail').then((m) => m.InstanceDetailPage),
+  jobs: () => import('./pages/Jobs').then((m) => m.JobsPage),
+  jobDetail: () => import('./pages/JobDetail').then((m) => m.JobDetailPage),
+  hosts: () => import('./pages/hosts').then((m) => m.HostsPage),
+  hostDetail: () => import('./pages/hosts').then((m) => m.HostDetailPage),
+  alerts: () => import('./pages/Alerts').then((m) => m.AlertsPage),
+  usage: () => import('./pages/Usage').then((m) => m.UsagePage),
+  settings: () => import('./pages/Settings').then((m) => m.SettingsPage),
+  users: () => import('./pages/Users').then((m) => m.UsersPage),
+  audit: () => import('./pages/Logs').then((m) => m.AuditPage),
+  telemetry: () => import('./pages/Logs').then((m) => m.TelemetryPage),
+  tokens: () => import('./pages/Tokens').then((m) => m.TokensPage),
+  account: () => import('./pages/Account').then((m) => m.AccountPage),
+};
+
 function route(path: string, session: Session) {
   const need = (capability: Capability, page: ComponentChildren) => (session.can(capability) ? page : <NotAllowed />);
   let params: Record<string, string> | null;
   if (path === '/' || match('/instances', path)) return need('fleet.read', <InstancesPage />);
-  if (match('/instances/new', path)) return need('fleet.operate', <InstanceFormPage />);
-  if ((params = match('/instances/:vmid/edit', path))) return need('fleet.operate', <InstanceFormPage vmid={params.vmid!} />);
-  if ((params = match('/instances/:vmid', path))) return need('fleet.read', <InstanceDetailPage vmid={params.vmid!} />);
-  if (match('/jobs', path)) return need('fleet.read', <JobsPage />);
-  if ((params = match('/jobs/:id', path))) return need('fleet.read', <JobDetailPage id={params.id!} />);
-  if (match('/hosts', path)) return need('hosts.read', <HostsPage />);
-  if ((params = match('/hosts/:id', path))) return need('hosts.read', <HostDetailPage id={params.id!} />);
-  if (match('/alerts', path)) return need('fleet.read', <Lazy load={() => import('./pages/Alerts').then((m) => m.AlertsPage)} />);
-  if (match('/usage', path)) return need('content.read', <Lazy load={() => import('./pages/Usage').then((m) => m.UsagePage)} />);
-  if (match('/settings', path)) return need('settings.manage', <SettingsPage />);
-  if (match('/users', path)) return need('users.manage', <UsersPage />);
-  if (match('/audit', path)) return need('users.manage', <AuditPage />);
-  if (match('/telemetry', path)) return need('diagnostics.read', <TelemetryPage />);
-  if (match('/tokens', path)) return need('self', <TokensPage />);
+  if (match('/instances/new', path)) return need('fleet.operate', <Lazy key="instance-new" load={pages.instanceForm} />);
+  if ((params = match('/instances/:vmid/edit', path))) return need('fleet.operate', <Lazy key="instance-edit" load={pages.instanceForm} props={{ vmid: params.vmid! }} />);
+  if ((params = match('/instances/:vmid', path))) return need('fleet.read', <Lazy key="instance" load={pages.instanceDetail} props={{ vmid: params.vmid! }} />);
+  if (match('/jobs', path)) return need('fleet.read', <Lazy key="jobs" load={pages.jobs} />);
+  if ((params = match('/jobs/:id', path))) return need('fleet.read', <Lazy key="job" load={pages.jobDetail} props={{ id: params.id! }} />);
+  if (match('/hosts', path)) return need('hosts.read', <Lazy key="hosts" load={pages.hosts} />);
+  if ((params = match('/hosts/:id', path))) return need('hosts.read', <Lazy key="host" load={pages.hostDetail} props={{ id: params.id! }} />);
+  if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
+  if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
+  if (match('/settings', path)) return need('settings.manage', <Lazy key="settings" load={pages.settings} />);
+  if (match('/users', path)) return need('users.manage', <Lazy key="users" load={pages.users} />);
+  if (match('/audit', path)) return need('users.manage', <Lazy key="audit" load={pages.audit} />);
+  if (match('/telemetry', path)) return need('diagnostics.read', <Lazy key="telemetry" load={pages.telemetry} />);
+  if (match('/tokens', path)) return need('self', <Lazy key="tokens" load={pages.tokens} />);
   if (match('/password', path)) return <PasswordPage />;
-  if (match('/account', path)) return <Lazy load={() => import('./pages/Account').then((m) => m.AccountPage)} />;
+  if (match('/account', path)) return <Lazy key="account" load={pages.account} />;
   return (
     <>
       <PageTitle title="Page not found" />
