@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Confirm, CopyButton, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { ROLES, type CreatedUser, type TemporaryPassword } from '../../server/contract/access';
+import type { UserSecondFactors } from '../../server/contract/signin';
 import { useSession, type Account, type Role } from '../session';
 
 /** The one-click account actions that take something away: each asks first, naming the account. */
@@ -27,9 +28,20 @@ const RISKY: Record<Risky, { action: (u: Account) => string; question: (u: Accou
   },
 };
 
+/** What an account signs in with beyond its password: "TOTP and 2 passkeys", "single sign-on", "password only". */
+function signInWords(f: UserSecondFactors): string {
+  const parts = [f.totp ? 'TOTP' : '', f.passkeys ? `${f.passkeys} passkey${f.passkeys === 1 ? '' : 's'}` : '', f.oidc ? 'single sign-on' : ''].filter(Boolean);
+  return parts.length ? parts.join(' and ') : 'password only';
+}
+
+/** An administrator clears TOTP and passkeys (a provider's sign-in is the provider's). */
+const hasClearable = (f: UserSecondFactors) => f.totp || f.passkeys > 0;
+
 export function UsersPage() {
   const session = useSession();
   const users = useLoad(() => api<Account[]>('GET', '/api/users'), []);
+  const factors = useLoad(() => api<UserSecondFactors[]>('GET', '/api/users/second-factors'), []);
+  const factorsOf = (user: Account) => factors.data?.find((f) => f.user_id === user.id);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   /** A temporary password is shown once, right after it is made, and never again. */
   const [secret, setSecret] = useState<{ username: string; password: string }>();
@@ -51,6 +63,7 @@ export function UsersPage() {
       setMessage({ kind: 'error', text: refusal(user, e) });
     }
     users.reload();
+    factors.reload();
   }
 
   function ask(user: Account, kind: Risky) {
@@ -155,6 +168,7 @@ export function UsersPage() {
                   <td data-label="Status">
                     {user.enabled ? 'enabled' : <span class="pill off">disabled</span>}
                     {user.must_change_password && <div class="muted">must change password</div>}
+                    {factorsOf(user) && <div class="muted" data-testid="sign-in-factors">{signInWords(factorsOf(user)!)}</div>}
                   </td>
                   <td data-label="Last sign-in">
                     <Time iso={user.last_login_at} exact={false} />
@@ -181,7 +195,12 @@ export function UsersPage() {
                       >
                         Revoke sessions…
                       </button>
-                      <button type="button" onClick={() => ask(user, 'factors')}>
+                      <button
+                        type="button"
+                        disabled={factorsOf(user) !== undefined && !hasClearable(factorsOf(user)!)}
+                        title={factorsOf(user) !== undefined && !hasClearable(factorsOf(user)!) ? 'No second factor to clear' : undefined}
+                        onClick={() => ask(user, 'factors')}
+                      >
                         Clear second factor…
                       </button>
                     </div>

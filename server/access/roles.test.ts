@@ -97,6 +97,7 @@ const cases: Case[] = [
   { name: 'POST /api/users/:id/reset-password', allowed: admins, success: 200, run: async (c) => c.post(`/api/users/${await target()}/reset-password`) },
   { name: 'POST /api/users/:id/revoke-sessions', allowed: admins, success: 204, run: async (c) => c.post(`/api/users/${await target()}/revoke-sessions`) },
   { name: 'GET /api/audit', allowed: admins, success: 200, run: (c) => c.get('/api/audit') },
+  { name: 'GET /api/users/second-factors', allowed: admins, success: 200, run: (c) => c.get('/api/users/second-factors') },
   // Host setup, deletion, enrollment: everyone reads status, administrators manage.
   { name: 'GET /api/hosts', allowed: everyone, success: 200, run: (c) => c.get('/api/hosts') },
   { name: 'GET /api/hosts/:id', allowed: everyone, success: 200, run: async (c) => c.get(`/api/hosts/${await aHost()}`) },

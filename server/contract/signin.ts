@@ -8,6 +8,16 @@ export interface SignInMethods {
   passkeys: boolean;
 }
 
+/** GET /api/users/second-factors (users.manage): each account's second factors, for the Users page; never a secret. */
+export interface UserSecondFactors {
+  user_id: number;
+  /** A confirmed TOTP factor. */
+  totp: boolean;
+  passkeys: number;
+  /** Signs in through the single sign-on provider (whose own factors apply). */
+  oidc: boolean;
+}
+
 /** GET /api/auth/totp: whether the own account has a TOTP second factor; never the secret. */
 export interface TotpStatus {
   enabled: boolean;

@@ -1,4 +1,5 @@
 import type { AccountOptions } from '../access/accounts.js';
+import type { UserSecondFactors } from '../contract/signin.js';
 import type { Db } from '../db/database.js';
 
 export interface TotpRow {
@@ -53,6 +54,13 @@ export function createSignInRepo(db: Db) {
            OR EXISTS (SELECT 1 FROM passkeys WHERE account_id = ?)
            OR EXISTS (SELECT 1 FROM oidc_identities WHERE account_id = ?) AS yes`,
     ),
+    factorsOfAll: db.prepare<[], { user_id: number; totp: number; passkeys: number; oidc: number }>(
+      `SELECT a.id AS user_id,
+              EXISTS (SELECT 1 FROM totp_factors t WHERE t.account_id = a.id AND t.confirmed_at IS NOT NULL) AS totp,
+              (SELECT count(*) FROM passkeys p WHERE p.account_id = a.id) AS passkeys,
+              EXISTS (SELECT 1 FROM oidc_identities o WHERE o.account_id = a.id) AS oidc
+       FROM accounts a ORDER BY a.id`,
+    ),
     identity: db.prepare<[string, string], { account_id: number }>('SELECT account_id FROM oidc_identities WHERE issuer = ? AND subject = ?'),
     link: db.prepare<[number, string, string, string], void>('INSERT INTO oidc_identities (account_id, issuer, subject, created_at) VALUES (?, ?, ?, ?)'),
   };
@@ -96,6 +104,9 @@ export function createSignInRepo(db: Db) {
     },
     /** A confirmed TOTP, a passkey, or a provider's sign-in (whose own factors apply): what FLEET_REQUIRE_2FA asks for. */
     hasSecondFactor: (accountId: number) => s.hasFactor.get(accountId, accountId, accountId)!.yes === 1,
+    /** Every account's second factors, in one query (the Users page). */
+    factorsOfAll: (): UserSecondFactors[] =>
+      s.factorsOfAll.all().map((r) => ({ user_id: r.user_id, totp: r.totp === 1, passkeys: r.passkeys, oidc: r.oidc === 1 })),
     accountOfIdentity: (issuer: string, subject: string) => s.identity.get(issuer, subject)?.account_id,
     link: (accountId: number, issuer: string, subject: string, at: string) => s.link.run(accountId, issuer, subject, at),
   };

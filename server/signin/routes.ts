@@ -4,7 +4,7 @@ import { requireOrigin, requireSecureTransport } from '../access/origin.js';
 import { PENDING_COOKIE } from '../access/pending.js';
 import type { AppContext } from '../context.js';
 import type { UserAnswer } from '../contract/access.js';
-import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus } from '../contract/signin.js';
+import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus, UserSecondFactors } from '../contract/signin.js';
 import { changedBy, sessionOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
@@ -114,6 +114,8 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     signedIn(req, res, token);
     return { user: presentAccount(account) };
   });
+
+  routes.get('/api/users/second-factors', { access: 'users.manage' }, (): UserSecondFactors[] => signIn.repo.factorsOfAll());
 
   routes.delete('/api/users/:id/second-factor', { access: 'users.manage' }, (req, res) => {
     totp.reset(idParam(req.params.id), changedBy(req, res));

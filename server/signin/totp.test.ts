@@ -159,8 +159,13 @@ describe('signing in with TOTP', () => {
     const administrator = await admin();
     const users = (await administrator.get('/api/users')).body as { id: number; username: string }[];
     const id = users.find((u) => u.username === username)!.id;
+    // The Users page reads who has which factor: administrators only, never a secret.
+    expect((await browser.get('/api/users/second-factors')).status).toBe(403);
+    const factors = async () => ((await administrator.get('/api/users/second-factors')).body as { user_id: number }[]).find((f) => f.user_id === id);
+    expect(await factors()).toEqual({ user_id: id, totp: true, passkeys: 0, oidc: false });
     expect((await browser.request('DELETE', `/api/users/${id}/second-factor`)).status).toBe(403);
     expect((await administrator.request('DELETE', `/api/users/${id}/second-factor`)).status).toBe(204);
+    expect(await factors()).toEqual({ user_id: id, totp: false, passkeys: 0, oidc: false });
     expect((await browser.get('/api/instances')).status).toBe(401);
     const signedIn = await logIn(server.anonymous(), username, USER_PASSWORD);
     expect((await signedIn.get('/api/auth/totp')).body).toEqual({ enabled: false, recovery_codes_left: 0 });
@@ -175,6 +180,7 @@ describe('signing in with TOTP', () => {
       (await browser.get('/api/auth/totp')).text,
       (await browser.get('/api/auth/session')).text,
       (await administrator.get('/api/users')).text,
+      (await administrator.get('/api/users/second-factors')).text,
       (await administrator.get('/api/audit?limit=1000')).text,
     ].join('\n');
     const logs = logLines.join('');

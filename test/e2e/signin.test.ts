@@ -151,9 +151,14 @@ describe('passkeys in Chromium (virtual authenticator)', () => {
     const signedInViewer = await dash.newPage({ baseURL: localhost });
     await fillLoginAt(signedInViewer, 'keyholder', 'a long viewer password');
     await adminPage.goto('/users');
-    await adminPage.locator('tr', { hasText: 'keyholder' }).getByRole('button', { name: 'Clear second factor…' }).click();
+    const keyholder = adminPage.locator('tr', { hasText: 'keyholder' });
+    await expect.poll(() => keyholder.getByTestId('sign-in-factors').textContent()).toBe('1 passkey');
+    await keyholder.getByRole('button', { name: 'Clear second factor…' }).click();
     await adminPage.getByRole('button', { name: 'Clear second factor', exact: true }).click();
     await adminPage.getByText('The second factor of keyholder was cleared.').waitFor();
+    // Nothing is left to clear: the row says so and the button is off.
+    await expect.poll(() => keyholder.getByTestId('sign-in-factors').textContent()).toBe('password only');
+    expect(await keyholder.getByRole('button', { name: 'Clear second factor…' }).isDisabled()).toBe(true);
     expect(dash.server.db.prepare('SELECT count(*) AS n FROM passkeys').get()).toEqual({ n: 0 });
     expect((await pageFetch(signedInViewer, 'GET', '/api/auth/session')).status).toBe(401);
 
