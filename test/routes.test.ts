@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAPABILITIES } from '../server/http/routes.js';
+import { CAPABILITIES } from '../server/contract/access.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;

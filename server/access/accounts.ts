@@ -6,7 +6,7 @@ import type { Db } from '../db/database.js';
 import { conflict, HttpError, notFound, tooManyRequests, unauthorized } from '../errors.js';
 import type { CredentialResolvers } from '../http/credentials.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import type { Role } from './capabilities.js';
+import type { Role } from '../contract/access.js';
 import { burnPasswordCheck, hashPassword, temporaryPassword, verifyPassword } from './passwords.js';
 import { createPendingLogins } from './pending.js';
 import { createAccountRepo, type AccountRow } from './repo.js';

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../../test/helpers/http.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { errorMiddleware } from '../errors.js';
-import { CAPABILITIES, RouteTable, type Capability } from '../http/routes.js';
-import { ROLE_TABLE, ROLES, roleHas, type Role } from './capabilities.js';
+import { RouteTable } from '../http/routes.js';
+import { CAPABILITIES, ROLE_TABLE, ROLES, roleHas, type Capability, type Role } from '../contract/access.js';
 
 /** PRODUCT.md's "Capabilities" table, written out again so a change to the map has to change this too. */
 const PRODUCT_TABLE: Record<Capability, Record<Role, boolean>> = {

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import type { Role } from './capabilities.js';
+import type { Role } from '../contract/access.js';
 
 export interface AccountRow {
   id: number;

@@ -4,7 +4,7 @@ import { agentDir, enrolledHost } from '../../test/helpers/hosts.js';
 import type { TestClient } from '../../test/helpers/http.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
-import type { Role } from './capabilities.js';
+import type { Role } from '../contract/access.js';
 
 // One server for the file: each case makes what it acts on (an instance, a user, a host) and signs in
 // an account of its own, so cases do not see each other's state; a server per case spent most of this

@@ -8,7 +8,7 @@ import { openStream, type SseStream } from '../../test/helpers/sse.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { AppOptions } from '../app.js';
 import { agentDir, enrolledHost, heartbeat } from '../../test/helpers/hosts.js';
-import type { Role } from '../access/capabilities.js';
+import type { Role } from '../contract/access.js';
 import type { TestClient } from '../../test/helpers/http.js';
 
 // Short intervals so the 15-second rules are tested in a fraction of a second.

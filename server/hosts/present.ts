@@ -2,7 +2,8 @@ import type { Deletion, EnrollmentToken, EnrollmentTokenState, HostDetail, HostE
 import { notFound } from '../errors.js';
 import { isoMillis, type Clock } from '../time.js';
 import { hostDrift } from './drift.js';
-import { compareVersions, type Releases } from './releases.js';
+import { compareVersions } from '../contract/versions.js';
+import type { Releases } from './releases.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRepo, HostRow } from './repo.js';
 import { upgradeView } from './upgrades.js';
 

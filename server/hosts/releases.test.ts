@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { agentDir, enrolledHost, startHostServer, writeAgent } from '../../test/helpers/hosts.js';
 import type { TestServer } from '../../test/helpers/server.js';
-import { agentVersionOf, compareVersions, KEY_FILE } from './releases.js';
+import { compareVersions } from '../contract/versions.js';
+import { agentVersionOf, KEY_FILE } from './releases.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {

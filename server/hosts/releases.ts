@@ -22,9 +22,6 @@ const MIN_CONTROLLER = setting('HOMEFLEET_MIN_CONTROLLER_VERSION');
 const UPGRADABLE_FROM = setting('HOMEFLEET_AGENT_UPGRADABLE_FROM');
 export const VERSION_PATTERN = new RegExp(`^${VERSION}$`);
 
-// The wire's manifest and the version order live in server/contract, shared with the dashboard.
-export { compareVersions, type Manifest, type ManifestAgent };
-
 /** The version an agent script declares (`HOMEFLEET_AGENT_VERSION="x.y.z"` near its top), or undefined. */
 export function agentVersionOf(script: string): string | undefined {
   return (VERSION_LINE.exec(script) ?? VERSION_COMMENT.exec(script))?.[1];

@@ -1,6 +1,6 @@
 import { conflict } from '../errors.js';
 import { isoMillis } from '../time.js';
-import { compareVersions } from './releases.js';
+import { compareVersions } from '../contract/versions.js';
 import type { HostRow, UpgradeRecord } from './repo.js';
 import type { HostSummary } from '../contract/hosts.js';
 

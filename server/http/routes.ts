@@ -1,11 +1,8 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { ZodType } from 'zod';
-import { CAPABILITIES, type Capability } from '../contract/access.js';
+import type { Capability } from '../contract/access.js';
 import { jsonBody, refuseUnreadableCharset } from './body.js';
 import { parseWith } from './validate.js';
-
-/** Capability names of PRODUCT.md's table (server/contract, with each role's grants). */
-export { CAPABILITIES, type Capability };
 
 /** What a route needs: a capability (a signed-in person with a role), or `public` / `machine` (no person). */
 export type Access = Capability | 'public' | 'machine';

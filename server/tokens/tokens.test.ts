@@ -4,7 +4,7 @@ import { manualClock } from '../../test/helpers/clock.js';
 import { buildInstance } from '../../test/helpers/factories.js';
 import type { TestClient } from '../../test/helpers/http.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import type { Role } from '../access/capabilities.js';
+import type { Role } from '../contract/access.js';
 
 const servers: TestServer[] = [];
 async function start(...args: Parameters<typeof startServer>) {

@@ -1,4 +1,4 @@
-import type { Role } from '../../server/access/capabilities.js';
+import type { Role } from '../../server/contract/access.js';
 import { createApp } from '../../server/app.js';
 
 /**

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { Role } from '../../server/access/capabilities.js';
+import type { Role } from '../../server/contract/access.js';
 import { createApp, type AppOptions, type HomefleetApp } from '../../server/app.js';
 import { hashPassword } from '../../server/access/passwords.js';
 import { isoSeconds } from '../../server/time.js';

@@ -3,7 +3,8 @@ import type { UpgradeCommand } from '../../contract/hosts.js';
 import { badRequest, conflict } from '../../errors.js';
 import { announceOperation, announceStatus, requireHost, type HostParts, type Who } from '../parts.js';
 import { rowWindowOpen, type MaintenanceRepo } from '../maintenance.js';
-import { compareVersions, type Releases } from '../releases.js';
+import { compareVersions } from '../../contract/versions.js';
+import type { Releases } from '../releases.js';
 import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../upgrades.js';
 import { commandKind } from './types.js';
 
