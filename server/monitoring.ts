@@ -15,8 +15,6 @@ export interface MonitoringOptions {
   metrics?: MetricsOptions;
   alerts?: AlertsOptions;
   notifications?: DeliveryOptions;
-  /** Whether a host's alerts are kept from notifying; by default the host's maintenance policy (`muted`). */
-  isMuted?: (hostId: number) => boolean;
 }
 
 export interface MonitoringDeps {
@@ -36,7 +34,7 @@ export interface MonitoringDeps {
 export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options: MonitoringOptions = {}) {
   const { hosts, instances, jobs, snapshots } = deps;
   const metrics = createMetricsService(ctx, options.metrics);
-  const notifications = createNotificationService(ctx, { audit: deps.audit, isMuted: options.isMuted ?? hosts.isMuted }, options.notifications);
+  const notifications = createNotificationService(ctx, { audit: deps.audit, isMuted: hosts.isMuted }, options.notifications);
 
   const liveHosts = () => hosts.list().filter((h) => h.status === 'online' || h.status === 'offline');
   const stateOf = (vmid: number): string | null => {

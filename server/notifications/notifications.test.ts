@@ -12,7 +12,6 @@ import type { TestServer } from '../../test/helpers/server.js';
 import { openStream } from '../../test/helpers/sse.js';
 
 const clock = manualClock(Date.parse('2026-11-22T12:00:00Z'));
-const muted = new Set<number>();
 const PASSWORD = 'smtp-pass-line-one\nsmtp-pass-line-two';
 let server: TestServer;
 let receiver: Receiver;
@@ -23,7 +22,7 @@ const mails: { from: string; to: string[]; text: string }[] = [];
 beforeAll(async () => {
   server = await startHostServer({
     clock,
-    monitoring: { isMuted: (id) => muted.has(id), notifications: { pollMs: 20 }, alerts: { evaluateMs: 3_600_000 } },
+    monitoring: { notifications: { pollMs: 20 }, alerts: { evaluateMs: 3_600_000 } },
   });
   // The n-th request: 500 for the 2nd and 3rd (a receiver that fails twice, then accepts).
   receiver = await startReceiver((n) => (n === 2 || n === 3 ? 500 : 200));
@@ -183,13 +182,15 @@ describe('alerts to channels', () => {
   it('records as suppressed, and sends nothing, for a muted host or during quiet hours', async () => {
     const quiet = await channel({ name: 'quiet', type: 'webhook', config: { url: receiver.url }, rules: ['host.offline'], quiet_hours: { start: '11:00', end: '14:00', timezone: 'Europe/Berlin' } });
     expect((await server.client.get('/api/notifications/channels')).body.find((c: { id: number }) => c.id === quiet.id).quiet_hours).toEqual({ start: '11:00', end: '14:00', timezone: 'Europe/Berlin' });
-    muted.add(host.host_id);
+    // Muted through the host's maintenance policy, as an administrator does it.
+    const maintenance = `/api/hosts/${host.host_id}/maintenance`;
+    expect((await server.client.put(maintenance, { muted: true })).status).toBe(200);
     clock.advance(91_000);
     server.monitoring.alerts.evaluate();
     // 12:0x UTC is 13:0x in Berlin: quiet; and the host is muted, which is said first.
     expect(await deliveries(quiet.id)).toEqual([expect.objectContaining({ event: 'alert.firing', status: 'suppressed', error: 'the host is muted', attempts: 0 })]);
     expect((await deliveries(hook.id))[0]).toMatchObject({ event: 'alert.firing', status: 'suppressed', error: 'the host is muted' });
-    muted.delete(host.host_id);
+    expect((await server.client.put(maintenance, { muted: false })).status).toBe(200);
     expect((await server.anonymous().post('/api/agent/heartbeat', heartbeatBody(), bearer(host.host_token))).status).toBe(200);
     server.monitoring.alerts.evaluate();
     expect((await deliveries(quiet.id))[0]).toMatchObject({ event: 'alert.resolved', status: 'suppressed', error: 'quiet hours' });
