@@ -34,31 +34,39 @@ function palette() {
 interface ChartSpec {
   title: string;
   testid: string;
-  lines: { label: string; series: HostSeries; color: 'a' | 'b' | 'c' }[];
+  /** Each bucket's average (or, with `peak`, its maximum: a drawn-through dashed line). */
+  lines: { label: string; series: HostSeries; color: 'a' | 'b' | 'c'; peak?: true }[];
   value: (v: number) => string;
   /** Fixed y range (CPU in %), else from the data. */
   range?: [number, number];
 }
 
 const CHARTS: ChartSpec[] = [
-  { title: 'CPU', testid: 'chart-cpu', lines: [{ label: 'CPU', series: 'cpu', color: 'a' }], value: (v) => `${(v * 100).toFixed(1)}%`, range: [0, 1] },
+  {
+    title: 'CPU',
+    testid: 'chart-cpu',
+    // An hour's or a day's average hides a burst: the bucket's peak is drawn with it.
+    lines: [{ label: 'average', series: 'cpu', color: 'a' }, { label: 'peak', series: 'cpu', color: 'c', peak: true }],
+    value: (v) => `${(v * 100).toFixed(1)}%`,
+    range: [0, 1],
+  },
   { title: 'Memory', testid: 'chart-memory', lines: [{ label: 'used', series: 'mem_used', color: 'a' }, { label: 'total', series: 'mem_total', color: 'c' }], value: bytes },
   { title: 'Root disk', testid: 'chart-disk', lines: [{ label: 'used', series: 'disk_used', color: 'a' }, { label: 'total', series: 'disk_total', color: 'c' }], value: bytes },
   { title: 'Network', testid: 'chart-network', lines: [{ label: 'in', series: 'net_rx', color: 'b' }, { label: 'out', series: 'net_tx', color: 'a' }], value: (v) => `${bytes(v)}/s` },
 ];
 
-/** One chart: the average of each bucket, over the times every line shares. */
+/** One chart: the average (or peak) of each bucket, over the times every line shares. */
 function Chart({ spec, answer }: { spec: ChartSpec; answer: MetricsAnswer }) {
   const box = useRef<HTMLDivElement>(null);
   const times = [...new Set(spec.lines.flatMap((l) => (answer.series[l.series] ?? []).map((p) => p[0])))].sort((x, y) => x - y);
   const data: uPlot.AlignedData = [
     times,
     ...spec.lines.map((l) => {
-      const at = new Map((answer.series[l.series] ?? []).map((p: MetricPoint) => [p[0], p[1]]));
+      const at = new Map((answer.series[l.series] ?? []).map((p: MetricPoint) => [p[0], l.peak ? p[2] : p[1]]));
       return times.map((t) => at.get(t) ?? null);
     }),
   ];
-  const last = spec.lines.map((l) => (answer.series[l.series] ?? []).at(-1)?.[1]);
+  const last = spec.lines.map((l) => (answer.series[l.series] ?? []).at(-1)?.[l.peak ? 2 : 1]);
   useEffect(() => {
     const element = box.current;
     if (!element) return;
@@ -72,7 +80,7 @@ function Chart({ spec, answer }: { spec: ChartSpec; answer: MetricsAnswer }) {
         // The whole range asked for, not just where points are: an hour with one bucket still reads as an hour.
         scales: { x: { time: true, range: (): uPlot.Range.MinMax => [Date.parse(answer.from) / 1000, Date.parse(answer.to) / 1000] }, y: spec.range ? { range: spec.range } : { range: (_u, min, max) => [0, Math.max(max, min + 1) * 1.05] } },
         axes: [axis(), axis({ size: 84, values: (_u, ticks) => ticks.map(spec.value) })],
-        series: [{}, ...spec.lines.map((l) => ({ label: l.label, stroke: colors[l.color], width: 2, points: { show: times.length < 3 }, spanGaps: false }))],
+        series: [{}, ...spec.lines.map((l) => ({ label: l.label, stroke: colors[l.color], width: l.peak ? 1 : 2, ...(l.peak ? { dash: [4, 3] } : {}), points: { show: times.length < 3 }, spanGaps: false }))],
       },
       data,
       element,
