@@ -41,7 +41,12 @@ export function UsersPage() {
   const session = useSession();
   const users = useLoad(() => api<Account[]>('GET', '/api/users'), []);
   const factors = useLoad(() => api<UserSecondFactors[]>('GET', '/api/users/second-factors'), []);
-  const factorsOf = (user: Account) => factors.data?.find((f) => f.user_id === user.id);
+  const factorsOf = new Map(factors.data?.map((f) => [f.user_id, f]));
+  /** Known to have neither TOTP nor a passkey (while the factors load, the button stays on). */
+  const nothingToClear = (user: Account) => {
+    const f = factorsOf.get(user.id);
+    return f !== undefined && !hasClearable(f);
+  };
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   /** A temporary password is shown once, right after it is made, and never again. */
   const [secret, setSecret] = useState<{ username: string; password: string }>();
@@ -168,7 +173,11 @@ export function UsersPage() {
                   <td data-label="Status">
                     {user.enabled ? 'enabled' : <span class="pill off">disabled</span>}
                     {user.must_change_password && <div class="muted">must change password</div>}
-                    {factorsOf(user) && <div class="muted" data-testid="sign-in-factors">{signInWords(factorsOf(user)!)}</div>}
+                    {factorsOf.has(user.id) && (
+                      <div class="muted" data-testid="sign-in-factors">
+                        {signInWords(factorsOf.get(user.id)!)}
+                      </div>
+                    )}
                   </td>
                   <td data-label="Last sign-in">
                     <Time iso={user.last_login_at} exact={false} />
@@ -197,8 +206,8 @@ export function UsersPage() {
                       </button>
                       <button
                         type="button"
-                        disabled={factorsOf(user) !== undefined && !hasClearable(factorsOf(user)!)}
-                        title={factorsOf(user) !== undefined && !hasClearable(factorsOf(user)!) ? 'No second factor to clear' : undefined}
+                        disabled={nothingToClear(user)}
+                        title={nothingToClear(user) ? 'No second factor to clear' : undefined}
                         onClick={() => ask(user, 'factors')}
                       >
                         Clear second factor…
