@@ -94,8 +94,14 @@ describe('build/start.mjs', () => {
   });
 
   it('never loads esbuild into the process that serves (the real checkout, built)', async () => {
-    // Every module the process resolves is printed by a loader hook.
-    fs.writeFileSync(path.join(dir, 'hooks.mjs'), 'export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(`resolved ${r.url}\\n`); return r; }\n');
+    // Every module the process resolves is written down by a loader hook. To a file, synchronously: the
+    // hooks run on a thread of their own, whose stderr reaches the process's only through the main
+    // thread, and on a loaded machine lines still on their way were lost when the server stopped.
+    const log = path.join(dir, 'resolved.log');
+    fs.writeFileSync(
+      path.join(dir, 'hooks.mjs'),
+      `import fs from 'node:fs';\nexport async function resolve(s, c, next) { const r = await next(s, c); fs.appendFileSync(${JSON.stringify(log)}, \`resolved \${r.url}\\n\`); return r; }\n`,
+    );
     fs.writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${path.join(dir, 'hooks.mjs')}`).href)});\n`);
     const child = execa(process.execPath, ['--import', path.join(dir, 'register.mjs'), 'build/start.mjs', 'server'], {
       cwd: root,
@@ -104,9 +110,9 @@ describe('build/start.mjs', () => {
     });
     await listeningUrl(child);
     child.kill('SIGTERM');
-    const { stderr } = await child;
-    const resolved = stderr.split('\n').filter((line) => line.startsWith('resolved '));
-    expect(resolved).toContain(`resolved file://${root}/dist/server/main.js`);
+    await child;
+    const resolved = fs.readFileSync(log, 'utf8').split('\n').filter((line) => line.startsWith('resolved '));
+    expect(resolved, resolved.join('\n')).toContain(`resolved file://${root}/dist/server/main.js`);
     expect(resolved.filter((line) => /esbuild|build\/build\.mjs/.test(line))).toEqual([]);
   });
 });
