@@ -437,6 +437,26 @@ collect_guests() {
 # A non-negative JSON number as the server takes it, or false.
 is_number() { [[ "$1" =~ ^[0-9]{1,20}(\.[0-9]{1,20})?([eE][-+]?[0-9]{1,3})?$ ]]; }
 
+# 0 when $1 (an is_number) is 1 or more, from its digits alone (bash has no decimals): `1.5e-05` is
+# not, `15e-1` is. A mantissa with d whole digits (no leading zeros) times 10^e is at least 1 when
+# d + e >= 1; one below 1 whose first non-zero decimal is the f-th, when e >= f.
+at_least_one() {
+  local whole fraction exponent=0 first
+  [[ "$1" =~ ^([0-9]+)(\.([0-9]+))?([eE]([-+]?)([0-9]+))?$ ]] || return 1
+  whole="${BASH_REMATCH[1]}"
+  whole="${whole#"${whole%%[!0]*}"}"
+  fraction="${BASH_REMATCH[3]}"
+  [[ -n "${BASH_REMATCH[4]}" ]] && exponent=$((10#${BASH_REMATCH[6]}))
+  [[ "${BASH_REMATCH[5]}" == - ]] && exponent=$((-exponent))
+  if [[ -n "$whole" ]]; then
+    ((${#whole} + exponent >= 1))
+    return
+  fi
+  first="${fraction%%[1-9]*}"
+  [[ "$first" != "$fraction" ]] || return 1 # all zeros
+  ((exponent >= ${#first} + 1))
+}
+
 # /proc/stat's first line from the previous heartbeat: CPU use is measured between two of them.
 CPU_PREVIOUS=''
 
@@ -528,7 +548,7 @@ collect_guest_metrics() {
         value="${BASH_REMATCH[1]}"
         is_number "$value" || continue
         # cpu is a share of the guest's cores; Proxmox can report a little over 1 while it settles.
-        if [[ "$field" == cpu ]] && ! [[ "$value" =~ ^(0(\.[0-9]+)?([eE]-[0-9]+)?|1(\.0+)?)$ ]]; then value=1; fi
+        if [[ "$field" == cpu ]] && at_least_one "$value"; then value=1; fi
         [[ "$field" == uptime ]] && field=uptime_s
         fields+=",\"$field\":$value"
       done

@@ -69,3 +69,11 @@ JSON
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
   assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests.map((g) => Object.keys(g).length)')" '[4,4,4,4]'
 }
+
+@test "a guest's CPU share written with an exponent is kept as it is; only a share of 1 or more becomes 1" {
+  printf '[{"vmid":100,"cpu":1.5e-05},{"vmid":101,"cpu":15e-1}]\n' >"$PVE/pvesh-pve1-qemu.json"
+  printf '[{"vmid":200,"cpu":9e-4}]\n' >"$PVE/pvesh-pve1-lxc.json"
+  run_agent "FAKE_PVE_DIR=$PVE" -- --once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests.map((g) => g.cpu)')" '[0.000015,1,0.0009,null]'
+}
