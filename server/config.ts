@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ROLES, type Role } from './contract/access.js';
+import { isLoopbackHost } from './tls/names.js';
 
 const boolFlag = z
   .enum(['true', 'false', '1', '0', ''])
@@ -52,14 +53,12 @@ function wholeNumber(fallback: number, min: number, max: number) {
     .pipe(z.number().int().min(min, message).max(max, message));
 }
 
-const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
-
 /** An OpenID provider's issuer: https, or plain http on a loopback address (a provider on the same machine, tests). */
 function isIssuerUrl(value: string): boolean {
   try {
     const url = new URL(value);
     if (url.username || url.password || url.search || url.hash || value.length > 500) return false;
-    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname));
+    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
   } catch {
     return false;
   }

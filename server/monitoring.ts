@@ -73,7 +73,8 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
         name: j.name,
         last_status: j.last_status,
         last_run_at: j.last_run_at === null ? null : Date.parse(j.last_run_at),
-        result: j.last_run_id === null ? '' : (lastResult.get(j.last_run_id) ?? ''),
+        // Only a failed run's text is told (job.failed).
+        result: j.last_run_id === null || j.last_status !== 'error' ? '' : (lastResult.get(j.last_run_id) ?? ''),
       })),
     snapshotFailure: () => snapshots.lastFailure(),
     certificate: () => (ctx.tls?.notAfter ? { notAfter: ctx.tls.notAfter } : null),
@@ -103,8 +104,6 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
     alerts,
     notifications,
     gauges,
-    /** What each heartbeat hands the metric store, inside the heartbeat's transaction. */
-    onHeartbeat: (hostId: number, body: Parameters<typeof metrics.record>[1], now: number) => metrics.record(hostId, body, now),
     start(): void {
       metrics.start();
       alerts.start();

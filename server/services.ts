@@ -74,7 +74,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   });
   instances.usePlacements(hosts.placements);
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
-  recordMetrics = monitoring.onHeartbeat;
+  recordMetrics = monitoring.metrics.record;
   const { metrics, alerts, notifications } = monitoring;
 
   let hostSweep: NodeJS.Timeout | undefined;

@@ -65,7 +65,7 @@ export interface NewAccount {
 export type SignInMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'oidc';
 
 /** A password login: a session, or (the account has a second factor) the token of the wait for it. */
-export type LoginResult = { account: Account; token: string } | { account: Account; secondFactor: 'totp'; pending: string };
+export type LoginResult = { account: Account; token: string } | { secondFactor: 'totp'; pending: string };
 
 export interface AccountOptions {
   /** The second factor a password login must be followed by, if any (server/signin hands it in through the composition root). */
@@ -220,9 +220,8 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       }
       return transaction((): LoginResult => {
         throttle.release(slots);
-        const account = presentAccount(current);
         const factor = options.secondFactorOf?.(current.id);
-        if (factor) return { account, secondFactor: factor, pending: pending.start({ accountId: current.id, passwordHash: current.password_hash }) };
+        if (factor) return { secondFactor: factor, pending: pending.start({ accountId: current.id, passwordHash: current.password_hash }) };
         const token = openSession(current, 'password', by);
         return { account: presentAccount(getRow(current.id)), token };
       })();

@@ -9,39 +9,22 @@ const ABSOLUTE_SECONDS = 12 * 60 * 60;
 type CookieConfig = Pick<Config, 'authAllowHttp'>;
 
 /**
- * Over HTTPS only the `__Host-` cookie counts, so a cookie planted over plain HTTP cannot stand in
- * for it. The development cookie exists only where plain-HTTP login is allowed (FLEET_AUTH_ALLOW_HTTP
- * and a loopback host name): elsewhere a plain-HTTP request has no session cookie at all.
+ * The session cookie is the sign-in cookie of kind `session` (see below). Over HTTPS only the
+ * `__Host-` cookie counts, so a cookie planted over plain HTTP cannot stand in for it. The development
+ * cookie exists only where plain-HTTP login is allowed (FLEET_AUTH_ALLOW_HTTP and a loopback host
+ * name): elsewhere a plain-HTTP request has no session cookie at all.
  */
-function cookieName(req: Request, config: CookieConfig): string | undefined {
-  if (req.secure) return SECURE_COOKIE;
-  return plainHttpLoginAllowed(config, req) ? DEV_COOKIE : undefined;
-}
+export const readSessionToken = (req: Request, config: CookieConfig): string | undefined => readStepCookie(req, config, 'session');
 
-export function readSessionToken(req: Request, config: CookieConfig): string | undefined {
-  const name = cookieName(req, config);
-  const value = name && parseCookies(req.get('cookie')).get(name);
-  return value && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined;
-}
+export const setSessionCookie = (req: Request, res: Response, token: string, config: CookieConfig): void =>
+  setStepCookie(req, res, config, 'session', token, ABSOLUTE_SECONDS);
 
-export function setSessionCookie(req: Request, res: Response, token: string, config: CookieConfig): void {
-  const name = cookieName(req, config);
-  if (!name) return;
-  const secure = req.secure ? '; Secure' : '';
-  res.append('Set-Cookie', `${name}=${token}; Path=/; Max-Age=${ABSOLUTE_SECONDS}; HttpOnly${secure}; SameSite=Lax`);
-}
-
-export function clearSessionCookie(req: Request, res: Response, config: CookieConfig): void {
-  const name = cookieName(req, config);
-  if (!name) return;
-  const secure = req.secure ? '; Secure' : '';
-  res.append('Set-Cookie', `${name}=; Path=/; Max-Age=0; HttpOnly${secure}; SameSite=Lax`);
-}
+export const clearSessionCookie = (req: Request, res: Response, config: CookieConfig): void => clearStepCookie(req, res, config, 'session');
 
 /**
- * A short-lived cookie of a sign-in step (the second-factor wait, an OpenID Connect flow), named
- * like the session's: `__Host-homefleet_<kind>` over HTTPS, `homefleet_<kind>_dev` on loopback
- * plain HTTP, none elsewhere. SameSite=Lax: the provider's redirect back is a top-level GET.
+ * A cookie of signing in: the session, or a short-lived step (the second-factor wait, an OpenID
+ * Connect flow). `__Host-homefleet_<kind>` over HTTPS, `homefleet_<kind>_dev` on loopback plain HTTP,
+ * none elsewhere. SameSite=Lax: the provider's redirect back is a top-level GET.
  */
 function stepCookieName(req: Request, config: CookieConfig, kind: string): string | undefined {
   if (req.secure) return `__Host-homefleet_${kind}`;

@@ -19,7 +19,6 @@ export function createExpiringMap<V>(clock: Clock, ttlMs: number, max: number) {
   }
 
   return {
-    ttlMs,
     put(key: string, value: V): void {
       prune();
       entries.delete(key);

@@ -1,9 +1,8 @@
-import type { Request, Response } from 'express';
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Account, CreatedUser, SecondFactorAsked, SessionAnswer, TemporaryPassword, UserAnswer } from '../contract/access.js';
 import type { AuditEntry } from '../contract/audit.js';
-import { changedBy, sessionOf } from '../http/locals.js';
+import { changedBy, sessionOf, whereFrom } from '../http/locals.js';
 import { PageQuery } from '../http/page-query.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
@@ -17,11 +16,6 @@ import { forbidden } from '../errors.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 
-/** Where a request came from (address, request id), for an entry whose actor the account service names itself. */
-const whereFrom = (req: Request, res: Response) => {
-  const { actor: _none, ...where } = changedBy(req, res);
-  return where;
-};
 
 /** `/api/auth/*` (login, logout, session, own password), `/api/users*` and `/api/audit`. */
 export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accounts: AccountService, audit: AuditLog): void {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { LimitParam } from '../http/page-query.js';
 import type * as wire from '../contract/alerts.js';
 import { SEVERITIES } from '../contract/alerts.js';
 import type { Agrees, Same } from '../http/validate.js';
@@ -23,10 +24,5 @@ type _RuleUpdate = Agrees<Same<z.infer<typeof RuleUpdate>, wire.AlertRuleUpdate>
 /** GET /api/alerts */
 export const AlertsQuery = z.object({
   status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }).optional(),
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, { error: 'must be a whole number from 1 to 1000' })
-    .transform(Number)
-    .pipe(z.number().min(1, { error: 'must be a whole number from 1 to 1000' }).max(1000, { error: 'must be a whole number from 1 to 1000' }))
-    .optional(),
+  limit: LimitParam.optional(),
 });

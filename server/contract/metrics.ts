@@ -35,9 +35,6 @@ export type HostSeries = (typeof HOST_SERIES)[number];
 export const GUEST_SERIES = ['cpu', 'mem', 'maxmem', 'disk', 'maxdisk', 'netin', 'netout'] as const;
 export type GuestSeries = (typeof GUEST_SERIES)[number];
 
-/** The resolutions kept: 1-minute buckets for 48 hours, 15-minute for 35 days, 6-hour for 400 days. */
-export const METRIC_STEPS_S = [60, 900, 21_600] as const;
-
 /** One point: the bucket's start (Unix seconds), the average and the maximum of its samples. */
 export type MetricPoint = [t: number, avg: number, max: number];
 

@@ -60,3 +60,9 @@ export function changedBy(req: Request, res: Response): Actor {
     request: { id: res.locals.requestId, method: req.method, path: req.originalUrl.split('?')[0]!, status: res.statusCode },
   };
 }
+
+/** Where a request came from (address, token, request), for an entry whose actor the service names itself. */
+export function whereFrom(req: Request, res: Response): Omit<Actor, 'actor'> {
+  const { actor: _none, ...where } = changedBy(req, res);
+  return where;
+}

@@ -2,6 +2,13 @@ import * as z from 'zod';
 import type * as wire from '../contract/common.js';
 import type { Agrees, Same } from './validate.js';
 
+/** `limit` of the lists of alerts and deliveries: a whole number from 1 to 1000 (each list has its own default). */
+export const LimitParam = z
+  .string()
+  .regex(/^\d{1,4}$/, { error: 'must be a whole number from 1 to 1000' })
+  .transform(Number)
+  .pipe(z.number().min(1, { error: 'must be a whole number from 1 to 1000' }).max(1000, { error: 'must be a whole number from 1 to 1000' }));
+
 /** `limit` (default 100, at most 1000) and `before` (an id) of the paged lists: audit and telemetry. */
 export const PageQuery = z.object({
   limit: z

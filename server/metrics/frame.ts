@@ -18,10 +18,6 @@ export interface Frame {
 /** One heartbeat's value per slot for one subject; undefined where the agent sent nothing. */
 export type Sample = (number | undefined)[];
 
-export function indexOf(frame: Frame, vmid: number): number {
-  return frame.vmids.indexOf(vmid);
-}
-
 /** Folds samples into a frame (a copy when subjects are added): n counts them, avg is their mean, max their maximum. */
 export function foldSamples(frame: Frame | undefined, samples: ReadonlyMap<number, Sample>): Frame {
   const vmids = frame ? [...frame.vmids] : [];

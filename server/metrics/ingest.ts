@@ -44,11 +44,6 @@ export function createIngest(repo: MetricRepo) {
 
   return {
     latest: (hostId: number) => latest.get(hostId),
-    allLatest: () => latest,
-    forget(hostId: number): void {
-      latest.delete(hostId);
-      previous.delete(hostId);
-    },
 
     /** Records one heartbeat (now in ms); returns what the live event tells, or undefined when it carried no numbers. */
     record(hostId: number, report: MetricsReport, now: number): HostMetricsLatest | undefined {

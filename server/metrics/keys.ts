@@ -14,9 +14,6 @@ export const timeOf = (key: number): number => key % T_BITS;
 
 /** The start of the bucket of `tier` that holds `t` (Unix seconds). */
 export const bucketOf = (tier: Tier, t: number): number => t - (t % TIERS[tier].step);
-/** The start of the chunk of `tier` that holds `t`. */
-export const chunkOf = (tier: Tier, t: number): number => {
-  const span = TIERS[tier].step * TIERS[tier].chunk;
-  return t - (t % span);
-};
 export const chunkSpan = (tier: Tier): number => TIERS[tier].step * TIERS[tier].chunk;
+/** The start of the chunk of `tier` that holds `t`. */
+export const chunkOf = (tier: Tier, t: number): number => t - (t % chunkSpan(tier));

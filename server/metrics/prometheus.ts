@@ -55,10 +55,13 @@ export async function scrape(sources: FleetGaugeSources, latest: (hostId: number
   const alerts = gauge('homefleet_alerts_firing', 'Alerts firing now, per rule.', ['rule']);
 
   const names = new Map<number, string>();
+  const guestValues = new Map<number, Map<number, { cpu: number | null; mem: number | null }>>();
   for (const host of sources.hosts()) {
     names.set(host.id, host.hostname);
     hostUp.set({ host: host.hostname }, host.up ? 1 : 0);
-    const values = latest(host.id)?.host;
+    const reported = latest(host.id);
+    guestValues.set(host.id, new Map((reported?.guests ?? []).map((g) => [g.vmid, g])));
+    const values = reported?.host;
     if (!values) continue;
     if (values.cpu !== undefined) hostCpu.set({ host: host.hostname }, values.cpu);
     if (values.mem_used !== undefined) hostMemory.set({ host: host.hostname, kind: 'used' }, values.mem_used);
@@ -67,8 +70,6 @@ export async function scrape(sources: FleetGaugeSources, latest: (hostId: number
     if (values.disk_total !== undefined) hostDisk.set({ host: host.hostname, kind: 'total' }, values.disk_total);
     if (values.load1 !== undefined) hostLoad.set({ host: host.hostname }, values.load1);
   }
-  const guestValues = new Map<number, Map<number, { cpu: number | null; mem: number | null }>>();
-  for (const hostId of names.keys()) guestValues.set(hostId, new Map((latest(hostId)?.guests ?? []).map((g) => [g.vmid, g])));
   for (const guest of sources.guests()) {
     const host = names.get(guest.host_id);
     if (host === undefined) continue;

@@ -53,7 +53,6 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
     },
 
     latest: (hostId: number): HostMetricsLatest | undefined => ingest.latest(hostId),
-    allLatest: () => ingest.allLatest(),
 
     hostSeries(hostId: number, q: MetricsQuery) {
       const [from, to] = range(q);

@@ -81,8 +81,6 @@ export function createNotificationRepo(db: Db) {
        VALUES (?, ?, NULL, 'test', 'null', ?, 1, ?, ?, ?)`,
     ),
     due: db.prepare<[number, number], DeliveryRow>("SELECT * FROM notification_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
-    nextDue: db.prepare<[], number>("SELECT min(next_attempt_at) FROM notification_deliveries WHERE status = 'pending'").pluck(),
-    delivery: db.prepare<[number], DeliveryRow>('SELECT * FROM notification_deliveries WHERE id = ?'),
     attempted: db.prepare<[string, number, string | null, number | null, number | null, number]>(
       "UPDATE notification_deliveries SET status = ?, attempts = ?, error = ?, next_attempt_at = ?, finished_at = ? WHERE id = ? AND status = 'pending'",
     ),
@@ -119,11 +117,6 @@ export function createNotificationRepo(db: Db) {
       return Number(s.insertTest.run(channel.id, channel.name, error === null ? 'sent' : 'failed', error, now, now).lastInsertRowid);
     },
     due: (now: number, limit: number) => s.due.all(now, limit),
-    nextDue: () => s.nextDue.get() ?? undefined,
-    delivery: (id: number) => {
-      const row = s.delivery.get(id);
-      return row && presentDelivery(row);
-    },
     /** Records an attempt: pending again (with when), or finished (sent, failed). */
     attempted: (id: number, status: 'pending' | 'sent' | 'failed', attempts: number, error: string | null, next: number | null, now: number) =>
       void s.attempted.run(status, attempts, error, status === 'pending' ? next : null, status === 'pending' ? null : now, id),

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { LimitParam } from '../http/page-query.js';
 import { ALERT_RULES, SEVERITIES } from '../contract/alerts.js';
 import { CHANNEL_TYPES, type ChannelInput as WireChannelInput } from '../contract/notifications.js';
 import type { Agrees, Same } from '../http/validate.js';
@@ -110,13 +111,7 @@ export const ChannelInput = z.object(
 export type ChannelInput = z.infer<typeof ChannelInput>;
 type _ChannelInput = Agrees<Same<z.input<typeof ChannelInput>, Omit<WireChannelInput, 'min_severity'> & { min_severity?: WireChannelInput['min_severity'] }>>;
 
-const limit = z
-  .string()
-  .regex(/^\d{1,4}$/, { error: 'must be a whole number from 1 to 1000' })
-  .transform(Number)
-  .pipe(z.number().min(1, { error: 'must be a whole number from 1 to 1000' }).max(1000, { error: 'must be a whole number from 1 to 1000' }));
-
 export const DeliveriesQuery = z.object({
-  limit: limit.optional(),
+  limit: LimitParam.optional(),
   channel_id: z.string().regex(/^\d{1,12}$/, { error: 'must be a channel id' }).transform(Number).optional(),
 });

@@ -1,7 +1,6 @@
 import { REDACTED } from '../contract/jobs.js';
 import { CHANNEL_SECRET_FIELDS, type ChannelType } from '../contract/notifications.js';
 
-export { REDACTED };
 
 const isSecret = (type: ChannelType, field: string) => CHANNEL_SECRET_FIELDS[type].includes(field);
 

@@ -169,10 +169,11 @@ export function createNotificationService(ctx: AppContext, deps: NotificationDep
     onAlert(alert: Alert, event: 'alert.firing' | 'alert.resolved'): void {
       const now = ctx.clock.now();
       let queued = false;
+      const payload = JSON.stringify(alert);
       for (const channel of repo.channels()) {
         if (!wants(channel, alert)) continue;
         const suppressed = suppressedBecause(channel, alert, now);
-        repo.insertDelivery({ channel, alertId: alert.id, event, payload: JSON.stringify(alert), now, suppressed });
+        repo.insertDelivery({ channel, alertId: alert.id, event, payload, now, suppressed });
         if (suppressed === undefined) queued = true;
       }
       if (queued) ctx.afterCommit(() => queue.wake());

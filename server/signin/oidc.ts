@@ -143,8 +143,6 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
   }
 
   return {
-    configured: () => config.oidc !== undefined,
-
     /** The provider's authorization URL, and the token for the browser's flow cookie. */
     async start(req: Request, next: string): Promise<{ url: string; binding: string }> {
       const oidc = configured();

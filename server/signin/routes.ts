@@ -5,7 +5,7 @@ import { PENDING_COOKIE } from '../access/pending.js';
 import type { AppContext } from '../context.js';
 import type { UserAnswer } from '../contract/access.js';
 import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus, UserSecondFactors } from '../contract/signin.js';
-import { changedBy, sessionOf } from '../http/locals.js';
+import { changedBy, sessionOf, whereFrom } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { presentAccount } from '../access/accounts.js';
@@ -16,11 +16,6 @@ import type { SignIn } from './service.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 
-/** Where a request came from, for sign-in entries whose actor the service names itself. */
-const whereFrom = (req: Request, res: Response) => {
-  const { actor: _none, ...where } = changedBy(req, res);
-  return where;
-};
 
 /** `/api/auth/methods`, single sign-on, the TOTP second step and its setup, passkeys, and the administrator's reset. */
 export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn: SignIn): void {
