@@ -70,7 +70,7 @@ export function App() {
 /**
  * Every page but the instances list, sign-in and the password change is a chunk of its own, fetched
  * when it first opens: the first load carries only what the first page needs. Each lazy page has its
- * own key (see Lazy).
+ * own key (see Lazy), a detail page one per id: another host's page starts afresh, charts included.
  */
 const pages = {
   instanceForm: () => import('./pages/InstanceForm').then((m) => m.InstanceFormPage),
@@ -94,12 +94,12 @@ function route(path: string, session: Session) {
   let params: Record<string, string> | null;
   if (path === '/' || match('/instances', path)) return need('fleet.read', <InstancesPage />);
   if (match('/instances/new', path)) return need('fleet.operate', <Lazy key="instance-new" load={pages.instanceForm} />);
-  if ((params = match('/instances/:vmid/edit', path))) return need('fleet.operate', <Lazy key="instance-edit" load={pages.instanceForm} props={{ vmid: params.vmid! }} />);
-  if ((params = match('/instances/:vmid', path))) return need('fleet.read', <Lazy key="instance" load={pages.instanceDetail} props={{ vmid: params.vmid! }} />);
+  if ((params = match('/instances/:vmid/edit', path))) return need('fleet.operate', <Lazy key={`instance-edit-${params.vmid}`} load={pages.instanceForm} props={{ vmid: params.vmid! }} />);
+  if ((params = match('/instances/:vmid', path))) return need('fleet.read', <Lazy key={`instance-${params.vmid}`} load={pages.instanceDetail} props={{ vmid: params.vmid! }} />);
   if (match('/jobs', path)) return need('fleet.read', <Lazy key="jobs" load={pages.jobs} />);
-  if ((params = match('/jobs/:id', path))) return need('fleet.read', <Lazy key="job" load={pages.jobDetail} props={{ id: params.id! }} />);
+  if ((params = match('/jobs/:id', path))) return need('fleet.read', <Lazy key={`job-${params.id}`} load={pages.jobDetail} props={{ id: params.id! }} />);
   if (match('/hosts', path)) return need('hosts.read', <Lazy key="hosts" load={pages.hosts} />);
-  if ((params = match('/hosts/:id', path))) return need('hosts.read', <Lazy key="host" load={pages.hostDetail} props={{ id: params.id! }} />);
+  if ((params = match('/hosts/:id', path))) return need('hosts.read', <Lazy key={`host-${params.id}`} load={pages.hostDetail} props={{ id: params.id! }} />);
   if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
   if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
   if (match('/settings', path)) return need('settings.manage', <Lazy key="settings" load={pages.settings} />);

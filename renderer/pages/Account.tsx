@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { plural } from '../format';
 import { api, ApiError, messageOf } from '../api';
 import { Confirm, CopyButton, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { navigate } from '../router';
@@ -95,8 +96,7 @@ function TotpCard({ onAdded }: { onAdded: () => Promise<void> }) {
       {!codes && status.data?.enabled && (
         <>
           <p>
-            On: a password sign-in asks for the code from your authenticator app. {status.data.recovery_codes_left} recovery code
-            {status.data.recovery_codes_left === 1 ? '' : 's'} left.
+            On: a password sign-in asks for the code from your authenticator app. {plural(status.data.recovery_codes_left, 'recovery code')} left.
           </p>
           {turningOff ? (
             <form onSubmit={turnOff}>

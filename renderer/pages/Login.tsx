@@ -88,7 +88,7 @@ export function LoginPage() {
     }
   }
 
-  if (secondStep) return <SecondStep next={next} onDone={signedIn} onRestart={() => setSecondStep(false)} />;
+  if (secondStep) return <SecondStep onDone={signedIn} onRestart={() => setSecondStep(false)} />;
 
   return (
     <div class="auth-page">
@@ -144,7 +144,7 @@ export function LoginPage() {
 }
 
 /** The second step of a password sign-in: the authenticator app's code, or one recovery code. */
-function SecondStep({ onDone, onRestart }: { next: string; onDone: (user: UserAnswer['user']) => Promise<void>; onRestart: () => void }) {
+function SecondStep({ onDone, onRestart }: { onDone: (user: UserAnswer['user']) => Promise<void>; onRestart: () => void }) {
   const [recovery, setRecovery] = useState(false);
   const [value, setValue] = useState('');
   const [error, setError] = useState<string>();

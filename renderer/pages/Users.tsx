@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { plural } from '../format';
 import { api, ApiError, messageOf } from '../api';
 import { Confirm, CopyButton, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { ROLES, type CreatedUser, type TemporaryPassword } from '../../server/contract/access';
@@ -30,7 +31,7 @@ const RISKY: Record<Risky, { action: (u: Account) => string; question: (u: Accou
 
 /** What an account signs in with beyond its password: "TOTP and 2 passkeys", "single sign-on", "password only". */
 function signInWords(f: UserSecondFactors): string {
-  const parts = [f.totp ? 'TOTP' : '', f.passkeys ? `${f.passkeys} passkey${f.passkeys === 1 ? '' : 's'}` : '', f.oidc ? 'single sign-on' : ''].filter(Boolean);
+  const parts = [f.totp ? 'TOTP' : '', f.passkeys ? plural(f.passkeys, 'passkey') : '', f.oidc ? 'single sign-on' : ''].filter(Boolean);
   return parts.length ? parts.join(' and ') : 'password only';
 }
 

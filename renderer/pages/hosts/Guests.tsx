@@ -1,5 +1,5 @@
 import { Fragment } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Confirm, Notice } from '../../components/ui';
 import { useLive } from '../../live';
@@ -8,6 +8,7 @@ import type { GuestAction, GuestActionRequest, MaintenancePolicy, Operation } fr
 import type { HostMetricsLatest } from '../../../server/contract/metrics';
 import type { PlacedInstance } from '../../../server/contract/registry';
 import { GuestFigure } from './figures';
+import { useCoalesced } from './live';
 import { GuestConfigs } from './GuestConfigs';
 
 /** Actions that stop or remove something: confirmed first, naming the guest (destroy by typing its name). */
@@ -41,15 +42,8 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
   // eslint-disable-next-line react-hooks/exhaustive-deps
   useEffect(() => void readInstances(), [key]);
   // A heartbeat that moves many guests sends an event for each: one re-read for them all.
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  useEffect(() => () => clearTimeout(timer.current), []);
-  useLive(['instance.created', 'instance.updated', 'instance.deleted'], () => {
-    if (timer.current !== undefined) return;
-    timer.current = setTimeout(() => {
-      timer.current = undefined;
-      void readInstances();
-    }, 300);
-  });
+  const reread = useCoalesced(() => void readInstances());
+  useLive(['instance.created', 'instance.updated', 'instance.deleted'], reread);
 
   const latest = new Map<number, Operation>();
   for (const op of operations) if (op.type === 'guest.action' && op.vmid !== null && !latest.has(op.vmid)) latest.set(op.vmid, op);

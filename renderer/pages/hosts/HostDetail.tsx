@@ -15,8 +15,11 @@ import { OperationsCard } from './Operations';
 import { useLiveOperations, withOperation } from './operationLive';
 import { isLive, StatusDot, Upgrade, type Act } from './parts';
 import { Removal } from './Removal';
-import { GuestFigure, useLatestMetrics } from './figures';
+import { useLatestMetrics } from './figures';
 import { Lazy } from '../../components/Lazy';
+
+/** The charts and uPlot are a chunk of their own, fetched once the host page shows them. */
+const loadCharts = () => import('./Metrics').then((m) => m.HostCharts);
 
 export function HostDetailPage({ id }: { id: string }) {
   const session = useSession();
@@ -146,7 +149,7 @@ export function HostDetailPage({ id }: { id: string }) {
         <OperationsCard host={h} operations={operations.data ?? []} can={can} />
         <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />
       </div>
-      {h.status !== 'deleted' && <Lazy load={() => import('./Metrics').then((m) => () => <m.HostCharts hostId={h.id} />)} />}
+      {h.status !== 'deleted' && <Lazy load={loadCharts} props={{ hostId: h.id }} />}
     </section>
   );
 }

@@ -3,6 +3,7 @@ import uPlot from 'uplot';
 import { api } from '../../api';
 import { Notice } from '../../components/ui';
 import { useLive } from '../../live';
+import { useCoalesced } from './live';
 import type { HostSeries, MetricPoint, MetricsAnswer } from '../../../server/contract/metrics';
 
 // Its own chunk (the host page loads it with import()), so uPlot is fetched only when charts show.
@@ -17,7 +18,7 @@ type RangeKey = (typeof RANGES)[number]['key'];
 
 const SERIES: HostSeries[] = ['cpu', 'mem_used', 'mem_total', 'disk_used', 'disk_total', 'net_rx', 'net_tx'];
 
-export function bytes(v: number | null | undefined): string {
+function bytes(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '—';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   let i = 0;
@@ -111,7 +112,6 @@ export function HostCharts({ hostId }: { hostId: number }) {
   const [answer, setAnswer] = useState<MetricsAnswer>();
   const [error, setError] = useState<string>();
   const [tick, setTick] = useState(0);
-  const pending = useRef(false);
 
   useEffect(() => {
     let live = true;
@@ -127,13 +127,9 @@ export function HostCharts({ hostId }: { hostId: number }) {
   }, [hostId, range, tick]);
 
   // A heartbeat with numbers: read again, at most every 2 s however many arrive.
+  const reread = useCoalesced(() => setTick((t) => t + 1), 2_000);
   useLive(['host.metrics'], ({ data }) => {
-    if (data.host_id !== hostId || pending.current) return;
-    pending.current = true;
-    setTimeout(() => {
-      pending.current = false;
-      setTick((t) => t + 1);
-    }, 2_000);
+    if (data.host_id === hostId) reread();
   });
 
   const empty = answer && SERIES.every((s) => (answer.series[s] ?? []).length === 0);

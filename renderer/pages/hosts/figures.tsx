@@ -8,6 +8,8 @@ export function useLatestMetrics(hostId: number): HostMetricsLatest | undefined 
   const [latest, setLatest] = useState<HostMetricsLatest>();
   useEffect(() => {
     let live = true;
+    // Another host's numbers are not this one's, even until this one's arrive.
+    setLatest(undefined);
     api<HostMetricsLatest | undefined>('GET', `/api/hosts/${hostId}/metrics/latest`).then(
       (value) => live && value && setLatest(value),
       () => undefined,

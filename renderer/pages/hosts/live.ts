@@ -3,7 +3,7 @@ import { useLive } from '../../live';
 import type { HostEvent, HostSummary } from '../../../server/contract/hosts';
 
 /** Re-reads at most once per `ms`, however many events ask for it: a fleet of hosts heartbeats often. */
-function useCoalesced(reload: () => void, ms = 300): () => void {
+export function useCoalesced(reload: () => void, ms = 300): () => void {
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => clearTimeout(timer.current), []);
   return () => {
