@@ -187,16 +187,22 @@ json_get_int() {
   REPLY="${BASH_REMATCH[1]}"
 }
 
-# The flat objects ({...} holding no other object) that follow key $2 in $1, into the array OBJECTS.
-json_objects_after() {
-  local rest re='\{[^{}]*\}' key="\"$2\""
+# The flat objects ({...} holding no other object) in $1, in order, into the array OBJECTS.
+json_objects() {
+  local rest="$1" re='\{[^{}]*\}'
   OBJECTS=()
-  [[ "$1" == *"$key"* ]] || return 0
-  rest="${1#*"$key"}"
   while [[ "$rest" =~ $re ]]; do
     OBJECTS+=("${BASH_REMATCH[0]}")
     rest="${rest#*"${BASH_REMATCH[0]}"}"
   done
+}
+
+# The flat objects that follow key $2 in $1, into the array OBJECTS.
+json_objects_after() {
+  local key="\"$2\""
+  OBJECTS=()
+  [[ "$1" == *"$key"* ]] || return 0
+  json_objects "${1#*"$key"}"
 }
 
 is_version() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ && ${#1} -le 64 ]]; }
@@ -524,20 +530,19 @@ host_metrics_field() {
   [[ -z "$json" ]] || METRICS_FIELD="\"metrics\":{${json#,}},"
 }
 
-# Per guest, `,"cpu":…,"mem":…` from `pvesh get /nodes/<node>/qemu|lxc --output-format json`, by vmid.
+# Per guest, `,"cpu":…,"mem":…` from `pvesh get /nodes/$1/qemu|lxc --output-format json` ($1: this
+# host's name, the Proxmox node), by vmid.
 declare -A GUEST_METRICS=()
 collect_guest_metrics() {
-  local node type out object field value fields re
+  local node="$1" type out object field value fields re
   GUEST_METRICS=()
   command -v pvesh >/dev/null 2>&1 || return 0
-  node="$(host_name)"
   [[ "$node" =~ ^[A-Za-z0-9._-]{1,253}$ ]] || return 0
   for type in qemu lxc; do
     out="$(timeout 30 pvesh get "/nodes/$node/$type" --output-format json 2>/dev/null || true)"
     # Each guest is a flat object: {"vmid":100,"cpu":0.02,...}.
-    while [[ "$out" =~ \{[^{}]*\} ]]; do
-      object="${BASH_REMATCH[0]}"
-      out="${out#*"$object"}"
+    json_objects "$out"
+    for object in ${OBJECTS[@]+"${OBJECTS[@]}"}; do
       json_get_int "$object" vmid || continue
       [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]] || continue
       local vmid="$REPLY"
@@ -565,11 +570,12 @@ INTERVAL=$INTERVAL_DEFAULT
 WORK_DIR=''
 
 heartbeat_body() {
-  local host version started json
-  json_string "$(host_name)" host
+  local name host version started json
+  name="$(host_name)"
+  json_string "$name" host
   json_string "$HOMEFLEET_AGENT_VERSION" version
   json_string "$STARTED_AT" started
-  collect_guest_metrics
+  collect_guest_metrics "$name"
   collect_guests
   host_metrics_field
   json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
