@@ -26,6 +26,7 @@ import { createMetricsService } from '../../server/metrics/service.js';
 import type { MetricsReport } from '../../server/metrics/ingest.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { manualClock } from '../helpers/clock.js';
+import { setUpAdmin } from '../helpers/headless.js';
 
 const HOSTS = 50;
 const GUESTS = 50;
@@ -204,9 +205,7 @@ describe('metrics benchmark', () => {
       DB_PATH: file, LOG_LEVEL: 'warn', FLEET_SETUP_TOKEN: setupToken, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true', FLEET_HEARTBEAT_INTERVAL_S: '1',
     }, '/api/health');
     const origin = { origin: server.url, 'content-type': 'application/json' };
-    expect((await fetch(`${server.url}/setup`, { method: 'POST', headers: origin, body: JSON.stringify({ setup_token: setupToken, username: 'bench', display_name: 'Bench', password: 'bench-password-1234' }) })).status).toBe(201);
-    const login = await fetch(`${server.url}/api/auth/login`, { method: 'POST', headers: origin, body: JSON.stringify({ username: 'bench', password: 'bench-password-1234' }) });
-    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const cookie = await setUpAdmin(server.url, setupToken);
     const token = ((await (await fetch(`${server.url}/api/tokens`, { method: 'POST', headers: { ...origin, cookie }, body: JSON.stringify({ name: 'bench', role: 'viewer' }) })).json()) as { token: string }).token;
 
     const floorDb = path.join(dir, 'floor.db');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, pageFetch, startDashboard, type Dashboard } from './helpers.js';
+import { createAccount, fillLogin, pageFetch, startDashboard, type Dashboard } from './helpers.js';
 
 // Needs the access layer (branch `access`): written to PRODUCT.md's "Access layer interface".
 describe('signing in, sessions and accounts in Chromium', () => {
@@ -9,12 +9,6 @@ describe('signing in, sessions and accounts in Chromium', () => {
     await dash.server.client.post('/api/instances', { vmid: 501, name: 'alpha', state: 'testing', stack: 'development' });
   });
   afterAll(() => dash?.stop());
-
-  async function fillLogin(page: import('playwright-core').Page, username: string, password: string) {
-    await page.getByLabel('Username').fill(username);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
 
   it('an anonymous visit goes to sign-in and returns to the page asked for; a wrong password is a message', async () => {
     const { username, password } = await createAccount(dash.server, 'viewer');

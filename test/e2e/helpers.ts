@@ -74,13 +74,18 @@ export async function createAccount(server: TestServer, role: Role): Promise<{ u
   return { username, password };
 }
 
+/** Fills in the sign-in page on screen and presses Sign in. */
+export async function fillLogin(page: Page, username: string, password: string): Promise<void> {
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
 /** Signs in through the real login page as a new account of the given role, landing on `goTo`. */
 export async function signIn(page: Page, server: TestServer, role: Role = 'administrator', goTo = '/instances'): Promise<string> {
   const { username, password } = await createAccount(server, role);
   await page.goto(`/login?next=${encodeURIComponent(goTo)}`);
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await fillLogin(page, username, password);
   await page.waitForURL((url) => !url.pathname.startsWith('/login'));
   return username;
 }

@@ -2,7 +2,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD } from '../helpers/server.js';
-import { pageFetch, startDashboard, type Dashboard } from './helpers.js';
+import { fillLogin, pageFetch, startDashboard, type Dashboard } from './helpers.js';
 
 // One server with FLEET_REQUIRE_2FA=administrators for the whole file: the administrator's TOTP flow,
 // then a viewer's passkeys (the viewer is not in the requirement's scope).
@@ -21,12 +21,6 @@ async function fillLoginAt(page: Page, username: string, password: string) {
   await page.goto('/login?next=%2Finstances');
   await fillLogin(page, username, password);
   await page.waitForURL('**/instances');
-}
-
-async function fillLogin(page: Page, username: string, password: string) {
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 describe('two-step sign-in in Chromium', () => {
