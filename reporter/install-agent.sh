@@ -188,15 +188,22 @@ version_lt() {
   [[ "${pa%%[-+]*}" < "${pb%%[-+]*}" ]]
 }
 
-json_objects_after() {
-  local rest re='\{[^{}]*\}' key="\"$2\""
+# The flat objects ({...} holding no other object) in $1, in order, into the array OBJECTS.
+json_objects() {
+  local rest="$1" re='\{[^{}]*\}'
   OBJECTS=()
-  [[ "$1" == *"$key"* ]] || return 0
-  rest="${1#*"$key"}"
   while [[ "$rest" =~ $re ]]; do
     OBJECTS+=("${BASH_REMATCH[0]}")
     rest="${rest#*"${BASH_REMATCH[0]}"}"
   done
+}
+
+# The flat objects that follow key $2 in $1, into the array OBJECTS.
+json_objects_after() {
+  local key="\"$2\""
+  OBJECTS=()
+  [[ "$1" == *"$key"* ]] || return 0
+  json_objects "${1#*"$key"}"
 }
 
 HTTP_CODE=''

@@ -201,7 +201,7 @@ setup() { load agent_helper; reset_agent_test; }
 
 @test "the installer's JSON helpers are the agent's, line for line (it is piped into bash, so it carries its own copy)" {
   local f
-  for f in json_string json_get_string json_get_int json_objects_after version_lt; do
+  for f in json_string json_get_string json_get_int json_objects json_objects_after version_lt; do
     run diff <(sed -n "/^$f() {/,/^}/p" "$AGENT") <(sed -n "/^$f() {/,/^}/p" "$INSTALLER")
     [[ "$status" -eq 0 && -n "$(sed -n "/^$f() {/p" "$AGENT")" ]] || { echo "$f differs: $output" >&2; return 1; }
   done
