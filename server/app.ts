@@ -9,6 +9,7 @@ import { registerBackupRoutes } from './backup/routes.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
+import { answerAfterCommit } from './http/after-commit.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import type { EventHub, LiveEventsOptions } from './events/hub.js';
@@ -112,6 +113,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   app.set('etag', false);
   // Forwarded headers are believed only from the configured proxy hop: a count ("1") or 'loopback', an address, a subnet.
   if (config.trustProxy) app.set('trust proxy', /^\d+$/.test(config.trustProxy) ? Number(config.trustProxy) : config.trustProxy);
+  app.use(answerAfterCommit(context.commits));
   app.use(requestId());
   app.use(requestLog(logger));
   app.use(hostCheck(config, logger));
@@ -179,6 +181,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
       if (closed) return;
       closed = true;
       await services.close();
+      context.commits.flush();
       db.close();
     },
   };

@@ -31,21 +31,28 @@ export interface AppContext {
   bus: Bus;
   transaction: Transactions['transaction'];
   afterCommit: Transactions['afterCommit'];
+  /** Group commit (server/db/tx.ts): the HTTP layer answers once the turn's changes have committed. */
+  commits: Pick<Transactions, 'whenCommitted' | 'flush' | 'alone'>;
   /** Set when the server speaks HTTPS itself (server/tls): `fingerprint`, `spkiPin` for install commands. */
   tls?: TlsInfo;
 }
 
-export type DataContext = Pick<AppContext, 'db' | 'bus' | 'transaction' | 'afterCommit'>;
+export type DataContext = Pick<AppContext, 'db' | 'bus' | 'transaction' | 'afterCommit' | 'commits'>;
 
-/** A database with its transactions and the bus that announces what they commit (for command-line tools too). */
-export function createDataContext(db: Db, report: (err: unknown, what: string) => void = () => {}): DataContext {
-  const transactions = createTransactions(db, (err) => report(err, 'after-commit work failed'));
+/**
+ * A database with its transactions and the bus that announces what they commit. Command-line tools
+ * take the default, each transaction committed as it returns; the server groups them (`group`).
+ */
+export function createDataContext(db: Db, report: (err: unknown, what: string) => void = () => {}, options: { group?: boolean } = {}): DataContext {
+  const transactions = createTransactions(db, (err) => report(err, 'after-commit work failed'), options);
   const bus = createBus(transactions, (err, type) => report(err, `listener of ${type} failed`));
-  return { db, bus, transaction: transactions.transaction, afterCommit: transactions.afterCommit };
+  const { whenCommitted, flush, alone } = transactions;
+  return { db, bus, transaction: transactions.transaction, afterCommit: transactions.afterCommit, commits: { whenCommitted, flush, alone } };
 }
 
-/** The app's context: one per database, built by createApp. */
+/** The app's context: one per database, built by createApp, with group commit. */
 export function createContext(parts: Pick<AppContext, 'db' | 'config' | 'clock' | 'logger' | 'tls'>): AppContext {
   const { logger } = parts;
-  return { ...parts, ...createDataContext(parts.db, (err, what) => logger.error({ err: { message: (err as Error).message } }, what)) };
+  const report = (err: unknown, what: string) => logger.error({ err: { message: (err as Error).message } }, what);
+  return { ...parts, ...createDataContext(parts.db, report, { group: true }) };
 }

@@ -43,7 +43,7 @@ class HelperUnavailable extends Error {}
  * behind each time: peak RSS over back-to-back imports 244, 258, 277 MB; one kept worker still cost
  * ~30 MB: 220, 255, 255 MB.) When no helper can run, the server's own connection copies, a step at a time.
  */
-export function createCopier({ db, logger }: Pick<AppContext, 'db' | 'logger'>, helperCommand: string, workerFile = snapshotWorkerFile()) {
+export function createCopier({ db, logger, commits }: Pick<AppContext, 'db' | 'logger'> & Partial<Pick<AppContext, 'commits'>>, helperCommand: string, workerFile = snapshotWorkerFile()) {
   let unavailable = false;
   const running = new Set<ChildProcess>();
 
@@ -118,9 +118,13 @@ export function createCopier({ db, logger }: Pick<AppContext, 'db' | 'logger'>, 
     return { copied: copiedP, checked: checkedP };
   }
 
-  /** Copied on the server's connection, PAGES_PER_STEP pages per turn of the event loop. */
+  /**
+   * Copied on the server's connection, PAGES_PER_STEP pages per turn of the event loop. A step finds
+   * the connection busy while a group of transactions is open, so no group opens until the copy is done.
+   */
   function here(dest: string): Copying {
-    const copied = db.backup(dest, { progress: () => PAGES_PER_STEP }).then(() => undefined);
+    const backup = () => db.backup(dest, { progress: () => PAGES_PER_STEP });
+    const copied = (commits ? commits.alone(backup) : backup()).then(() => undefined);
     return { copied, checked: copied.then(() => checkCopy(dest)) };
   }
 

@@ -47,12 +47,12 @@ export interface SnapshotOptions {
   helperCommand?: string;
 }
 
-export function createSnapshotService({ db, config, logger }: Pick<AppContext, 'db' | 'config' | 'logger'>, options: SnapshotOptions = {}) {
+export function createSnapshotService({ db, config, logger, commits }: Pick<AppContext, 'db' | 'config' | 'logger' | 'commits'>, options: SnapshotOptions = {}) {
   const enabled = config.dbPath !== ':memory:';
   const directory = enabled ? snapshotDirectory(config.dbPath) : null;
   const intervalMs = config.snapshotIntervalHours * 3_600_000;
   const keep: Record<SnapshotKind, number> = { scheduled: config.snapshotKeep, manual: config.snapshotKeep, 'pre-import': PRE_IMPORT_KEEP };
-  const copier = createCopier({ db, logger }, options.helperCommand ?? process.execPath);
+  const copier = createCopier({ db, logger, commits }, options.helperCommand ?? process.execPath);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   /** Snapshots run one at a time, in the order asked for. */

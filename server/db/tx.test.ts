@@ -99,3 +99,118 @@ describe('transactions with after-commit work', () => {
     expect(() => db.transaction(() => transaction(() => {})())()).toThrow(/inside one that was not/);
   });
 });
+
+describe('group commit (the server)', () => {
+  function setUpFile() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-group-'));
+    const file = path.join(dir, 'group.db');
+    const db = openDatabase(file);
+    db.exec('CREATE TABLE parent (id INTEGER PRIMARY KEY) STRICT; CREATE TABLE t (n INTEGER, parent INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED) STRICT');
+    const other = openDatabase(file);
+    const errors: unknown[] = [];
+    const transactions = createTransactions(db, (err) => errors.push(err), { group: true });
+    const insert = db.prepare<[number, number | null]>('INSERT INTO t (n, parent) VALUES (?, ?)');
+    const seen = () => other.prepare('SELECT n FROM t ORDER BY n').pluck().all();
+    const close = () => {
+      other.close();
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    };
+    return { db, transactions, insert, seen, errors, close };
+  }
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('commits the transactions of one turn together, after the turn, then runs their after-commit work', async () => {
+    const { transactions, insert, seen, close } = setUpFile();
+    try {
+      const { transaction, afterCommit, whenCommitted } = transactions;
+      const heard: string[] = [];
+      const add = transaction((n: number) => {
+        insert.run(n, null);
+        afterCommit(() => heard.push(`${n} committed, another connection sees ${seen().join(',')}`));
+      });
+      add(1);
+      add(2);
+      let answered = false;
+      expect(whenCommitted(() => (answered = true))).toBe(true);
+      expect(seen()).toEqual([]);
+      expect(heard).toEqual([]);
+      await nextTurn();
+      expect(answered).toBe(true);
+      expect(heard).toEqual(['1 committed, another connection sees 1,2', '2 committed, another connection sees 1,2']);
+      expect(whenCommitted(() => {})).toBe(false);
+    } finally {
+      close();
+    }
+  });
+
+  it('rolls back a transaction that throws alone: the rest of its group commits', async () => {
+    const { transactions, insert, seen, close } = setUpFile();
+    try {
+      const heard: number[] = [];
+      const add = transactions.transaction((n: number) => {
+        insert.run(n, null);
+        transactions.afterCommit(() => heard.push(n));
+        if (n === 2) throw new Error('refused 2');
+      });
+      add(1);
+      expect(() => add(2)).toThrow('refused 2');
+      add(3);
+      await nextTurn();
+      expect(seen()).toEqual([1, 3]);
+      expect(heard).toEqual([1, 3]);
+    } finally {
+      close();
+    }
+  });
+
+  it('when the COMMIT fails, drops the whole group and tells whoever waits for it', async () => {
+    const { db, transactions, insert, seen, errors, close } = setUpFile();
+    try {
+      const heard: number[] = [];
+      const add = transactions.transaction((n: number, parent: number | null) => {
+        insert.run(n, parent);
+        transactions.afterCommit(() => heard.push(n));
+      });
+      add(1, null);
+      // A deferred foreign key is checked at COMMIT: this one fails the group's.
+      add(2, 404);
+      let told: unknown = 'not yet';
+      transactions.whenCommitted((err) => (told = err));
+      await nextTurn();
+      expect((told as { code?: string }).code).toBe('SQLITE_CONSTRAINT_FOREIGNKEY');
+      expect(String(errors[0])).toMatch(/failed to commit and was rolled back/);
+      expect(db.inTransaction).toBe(false);
+      expect(seen()).toEqual([]);
+      expect(heard).toEqual([]);
+      add(3, null);
+      await nextTurn();
+      expect(seen()).toEqual([3]);
+    } finally {
+      close();
+    }
+  });
+
+  it('flush commits at once; alone() opens no group until its work is done', async () => {
+    const { db, transactions, insert, seen, close } = setUpFile();
+    try {
+      const add = transactions.transaction((n: number) => void insert.run(n, null));
+      add(1);
+      transactions.flush();
+      expect(seen()).toEqual([1]);
+      let release!: () => void;
+      const work = transactions.alone(() => new Promise<void>((resolve) => (release = resolve)));
+      add(2);
+      expect(db.inTransaction).toBe(false);
+      expect(seen()).toEqual([1, 2]);
+      release();
+      await work;
+      add(3);
+      expect(db.inTransaction).toBe(true);
+      await nextTurn();
+      expect(seen()).toEqual([1, 2, 3]);
+    } finally {
+      close();
+    }
+  });
+});
