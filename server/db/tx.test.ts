@@ -191,6 +191,24 @@ describe('group commit (the server)', () => {
     }
   });
 
+  it('a group SQLite rolled back by itself is reported to whoever waits; the next transaction opens a new one', async () => {
+    const { db, transactions, insert, seen, close } = setUpFile();
+    try {
+      const add = transactions.transaction((n: number) => void insert.run(n, null));
+      add(1);
+      let told: unknown = 'not yet';
+      transactions.whenCommitted((err) => (told = err));
+      // What SQLite does to the whole transaction after an I/O error or a full disk.
+      db.prepare('ROLLBACK').run();
+      add(2);
+      expect(String(told)).toMatch(/no transaction is active/);
+      await nextTurn();
+      expect(seen()).toEqual([2]);
+    } finally {
+      close();
+    }
+  });
+
   it('flush commits at once; alone() opens no group until its work is done', async () => {
     const { db, transactions, insert, seen, close } = setUpFile();
     try {

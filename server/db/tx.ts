@@ -93,6 +93,9 @@ export function createTransactions(db: Db, onError: (err: unknown) => void, { gr
 
   /** The group this transaction joins: the open one, or a new one when none is open and grouping is on. */
   function joinGroup(): Group | null {
+    // SQLite rolls the whole transaction back on some errors (a full disk): that group is lost, and
+    // whoever waits for it hears so now, before a new one opens.
+    if (open && !db.inTransaction) settle();
     if (open || !grouping || alone > 0 || db.inTransaction) return open;
     begin!.run();
     open = { after: [], waiting: [] };
