@@ -209,6 +209,19 @@ describe('group commit (the server)', () => {
     }
   });
 
+  it('commits a group that reached its bound before opening the next: a loop that never yields does not grow one without end', async () => {
+    const { transactions, insert, seen, close } = setUpFile();
+    try {
+      const add = transactions.transaction((n: number) => void insert.run(n, null));
+      for (let n = 0; n < 600; n++) add(n);
+      expect(seen()).toHaveLength(512);
+      await nextTurn();
+      expect(seen()).toHaveLength(600);
+    } finally {
+      close();
+    }
+  });
+
   it('flush commits at once; alone() opens no group until its work is done', async () => {
     const { db, transactions, insert, seen, close } = setUpFile();
     try {

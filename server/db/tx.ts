@@ -25,7 +25,12 @@ export interface Transactions {
   alone<T>(work: () => Promise<T>): Promise<T>;
 }
 
+/** The most transactions one group takes (16 clients writing at once make groups of a few). */
+const GROUP_BOUND = 256;
+
 interface Group {
+  /** Transactions in the group so far. */
+  size: number;
   after: Callback[];
   waiting: ((err?: unknown) => void)[];
 }
@@ -96,9 +101,16 @@ export function createTransactions(db: Db, onError: (err: unknown) => void, { gr
     // SQLite rolls the whole transaction back on some errors (a full disk): that group is lost, and
     // whoever waits for it hears so now, before a new one opens.
     if (open && !db.inTransaction) settle();
-    if (open || !grouping || alone > 0 || db.inTransaction) return open;
+    // A loop that writes without yielding to the event loop would grow one group without end: its
+    // journal, and the wait of the first answer in it. Past a bound the group commits and a new one opens.
+    if (open && open.size >= GROUP_BOUND) settle();
+    if (open) {
+      open.size += 1;
+      return open;
+    }
+    if (!grouping || alone > 0 || db.inTransaction) return null;
     begin!.run();
-    open = { after: [], waiting: [] };
+    open = { after: [], waiting: [], size: 1 };
     setImmediate(settle);
     return open;
   }
