@@ -11,10 +11,12 @@ import { parseWith } from '../http/validate.js';
 import { isoMillis } from '../time.js';
 import type { TelemetryRepo } from './repo.js';
 
-const Event = z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' });
-const TelemetryBody = z.union([Event, z.array(Event).min(1, 'must hold at least one event')], {
-  error: 'must be a JSON object or an array of objects',
-});
+const Event = z.lazy(() => z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' }));
+const TelemetryBody = z.lazy(() =>
+  z.union([Event, z.array(Event).min(1, 'must hold at least one event')], {
+    error: 'must be a JSON object or an array of objects',
+  }),
+);
 
 /** Deeper than this, an event is refused: storing it (JSON.stringify) would overflow the stack, a 500. */
 export const MAX_EVENT_DEPTH = 64;
