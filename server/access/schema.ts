@@ -1,10 +1,10 @@
 import * as z from 'zod';
 import { ROLES } from '../contract/access.js';
 import type * as wire from '../contract/access.js';
-import { oneOf, type Agrees, type Same } from '../http/validate.js';
+import { oneOf, shared, type Agrees, type Same } from '../http/validate.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
-export const Username = z.lazy(() =>
+const Username = shared(() =>
   z
     .string({ error: 'is required' })
     .trim()
@@ -13,7 +13,7 @@ export const Username = z.lazy(() =>
     .regex(/^[A-Za-z0-9._@-]+$/, 'may contain only letters, digits and . _ @ -'),
 );
 
-export const DisplayName = z.lazy(() =>
+const DisplayName = shared(() =>
   z
     .string({ error: 'is required' })
     .trim()
@@ -21,23 +21,23 @@ export const DisplayName = z.lazy(() =>
     .max(100, 'must be at most 100 characters'),
 );
 
-export const Password = z.lazy(() =>
+const Password = shared(() =>
   z
     .string({ error: 'is required' })
     .min(PASSWORD_MIN, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
     .max(PASSWORD_MAX, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`),
 );
 
-export const RoleName = z.lazy(() => oneOf(ROLES));
+const RoleName = shared(() => oneOf(ROLES));
 
 // The wire types are written once, in server/contract; the schemas below are checked against them.
 
 export const SetupBody = z.lazy(() =>
   z.object({
     setup_token: z.string({ error: 'is required' }).max(1024, 'is too long'),
-    username: Username,
-    display_name: DisplayName,
-    password: Password,
+    username: Username(),
+    display_name: DisplayName(),
+    password: Password(),
   }),
 );
 export type SetupBody = wire.SetupRequest;
@@ -58,7 +58,7 @@ export const PasswordChangeBody = z.lazy(() =>
   z
     .object({
       current_password: z.string({ error: 'is required' }).max(1024, 'is too long'),
-      new_password: Password,
+      new_password: Password(),
     })
     .refine((b) => b.new_password.normalize('NFC') !== b.current_password.normalize('NFC'), {
       error: 'must differ from the current password',
@@ -68,14 +68,14 @@ export const PasswordChangeBody = z.lazy(() =>
 export type PasswordChangeBody = wire.PasswordChange;
 type _PasswordChangeBody = Agrees<Same<z.infer<typeof PasswordChangeBody>, wire.PasswordChange>>;
 
-export const UserCreateBody = z.lazy(() => z.object({ username: Username, display_name: DisplayName, role: RoleName }));
+export const UserCreateBody = z.lazy(() => z.object({ username: Username(), display_name: DisplayName(), role: RoleName() }));
 export type UserCreateBody = wire.UserCreate;
 type _UserCreateBody = Agrees<Same<z.infer<typeof UserCreateBody>, wire.UserCreate>>;
 
 export const UserPatchBody = z.lazy(() =>
   z.object({
-    display_name: DisplayName.optional(),
-    role: RoleName.optional(),
+    display_name: DisplayName().optional(),
+    role: RoleName().optional(),
     enabled: z.boolean({ error: 'must be true or false' }).optional(),
   }),
 );

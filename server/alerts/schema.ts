@@ -27,6 +27,6 @@ type _RuleUpdate = Agrees<Same<z.infer<typeof RuleUpdate>, wire.AlertRuleUpdate>
 export const AlertsQuery = z.lazy(() =>
   z.object({
     status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }).optional(),
-    limit: LimitParam.optional(),
+    limit: LimitParam().optional(),
   }),
 );

@@ -2,14 +2,14 @@ import * as z from 'zod';
 import type * as wire from '../contract/backup.js';
 import { JOB_KEYS, RUN_STATUSES, type JobRun } from '../contract/jobs.js';
 import { FLAGS, STACKS, STATES } from '../contract/registry.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 // A backup's rows are held to the rules of the features' own writes: their schemas, not copies.
 import { JOB_CONFIG, MAX_SCHEDULE } from '../jobs/schema.js';
 import { InstanceInput, IPV4 } from '../registry/schema.js';
 
 export { BACKUP_VERSION } from '../contract/backup.js';
 
-const isoTimestamp = z.lazy(() =>
+const isoTimestamp = shared(() =>
   z
     .string({ error: 'must be an ISO 8601 UTC timestamp' })
     .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/, { error: 'must be an ISO 8601 UTC timestamp' }),
@@ -21,14 +21,14 @@ const isoTimestamp = z.lazy(() =>
  */
 export const BackupInstance = z.lazy(() =>
   InstanceInput.unwrap().extend({
-    created_at: isoTimestamp.optional(),
-    updated_at: isoTimestamp.optional(),
+    created_at: isoTimestamp().optional(),
+    updated_at: isoTimestamp().optional(),
   }),
 );
 export type BackupInstance = wire.BackupInstance;
 type _BackupInstance = Agrees<Same<z.infer<typeof BackupInstance>, wire.BackupInstance>>;
 
-const flag = z.lazy(() => z.union([z.literal(0), z.literal(1), z.boolean()], { error: 'must be 0 or 1' }).transform((v) => (v === true || v === 1 ? 1 : 0)));
+const flag = shared(() => z.union([z.literal(0), z.literal(1), z.boolean()], { error: 'must be 0 or 1' }).transform((v) => (v === true || v === 1 ? 1 : 0)));
 
 /** A job row with its raw config; run summaries (last_run_at, ...) are ignored. */
 export const BackupJob = z.lazy(() =>
@@ -38,7 +38,7 @@ export const BackupJob = z.lazy(() =>
       key: z.enum(JOB_KEYS, { error: `must be one of ${JOB_KEYS.join(', ')}` }),
       name: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
       description: z.string({ error: 'must be a string' }).default(''),
-      enabled: flag.default(0),
+      enabled: flag().default(0),
       schedule: z
         .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
         .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
@@ -60,8 +60,8 @@ export const BackupRun = z.lazy(() =>
   z.object({
     id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
     job_id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
-    started_at: isoTimestamp,
-    ended_at: isoTimestamp.nullable().default(null),
+    started_at: isoTimestamp(),
+    ended_at: isoTimestamp().nullable().default(null),
     status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }),
     result: z.string({ error: 'must be a string' }).default(''),
   }),
@@ -76,7 +76,7 @@ export const BackupHistoryEntry = z.lazy(() =>
     field: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(64, { error: 'must be at most 64 characters' }),
     old_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
     new_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
-    changed_at: isoTimestamp,
+    changed_at: isoTimestamp(),
     changed_by: z.string({ error: 'must be a string or null' }).nullable().default(null),
   }),
 );

@@ -8,7 +8,7 @@ import {
 } from '../contract/operations.js';
 import type * as wire from '../contract/operations.js';
 import { validationFailed } from '../errors.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 import { isTimeZone } from './maintenance-windows.js';
 
 /** C0 and C1 controls and bidirectional overrides: a reason is shown on pages and in the audit log. */
@@ -22,7 +22,7 @@ const common = () => ({
     .optional(),
   force: z.boolean({ error: 'must be true or false' }).optional(),
 });
-const snapshotName = z.lazy(() =>
+const snapshotName = shared(() =>
   z.string({ error: 'must be a snapshot name' }).regex(SNAPSHOT_NAME, {
     error: 'must start with a letter and hold only letters, digits, _ and - (at most 40 characters)',
   }),
@@ -35,8 +35,8 @@ export const GuestActionBody = z.lazy(() =>
     'action',
     [
       z.object({ action: z.enum(['start', 'shutdown', 'stop', 'reboot', 'destroy']), ...common() }),
-      z.object({ action: z.literal('snapshot'), name: snapshotName, ...common() }),
-      z.object({ action: z.literal('rollback'), snapshot: snapshotName, ...common() }),
+      z.object({ action: z.literal('snapshot'), name: snapshotName(), ...common() }),
+      z.object({ action: z.literal('rollback'), snapshot: snapshotName(), ...common() }),
       z.object({
         action: z.literal('clone'),
         new_vmid: z.int({ error: VMID_ERROR }).min(100, { error: VMID_ERROR }).max(999_999_999, { error: VMID_ERROR }),
@@ -58,7 +58,7 @@ export const GuestActionBody = z.lazy(() =>
 export type GuestActionBody = wire.GuestActionRequest;
 type _GuestActionBody = Agrees<Same<z.infer<typeof GuestActionBody>, wire.GuestActionRequest>>;
 
-const isoUtc = z.lazy(() =>
+const isoUtc = shared(() =>
   z
     .string({ error: 'must be an ISO 8601 UTC time' })
     .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' }),
@@ -70,7 +70,7 @@ export const OperationResultBody = z.lazy(() =>
     {
       exit_code: z.int({ error: 'must be an integer' }).min(-1, { error: 'must be from -1 to 255' }).max(255, { error: 'must be from -1 to 255' }),
       output: z.string({ error: 'must be a string' }).max(1_000_000, { error: 'must be at most 1000000 characters' }).optional(),
-      finished_at: isoUtc.optional(),
+      finished_at: isoUtc().optional(),
     },
     { error: 'must be a JSON object' },
   ),
@@ -97,7 +97,7 @@ export const GuestConfigBody = z.lazy(() =>
 type _GuestConfigBody = Agrees<Same<z.infer<typeof GuestConfigBody>, wire.GuestConfigUpload>>;
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
-const clock = z.lazy(() => z.string({ error: 'must be a time HH:MM' }).regex(HHMM, { error: 'must be a time HH:MM (00:00 to 23:59)' }));
+const clock = shared(() => z.string({ error: 'must be a time HH:MM' }).regex(HHMM, { error: 'must be a time HH:MM (00:00 to 23:59)' }));
 
 /** PUT /api/hosts/:id/maintenance; `timezone` defaults to the server's. */
 export function maintenanceBody(defaultTimezone: string) {
@@ -112,8 +112,8 @@ export function maintenanceBody(defaultTimezone: string) {
                 .min(1, { error: 'must name at least one day' })
                 .max(7, { error: 'must name each day once' })
                 .refine((days) => new Set(days).size === days.length, { error: 'must name each day once' }),
-              start: clock,
-              end: clock,
+              start: clock(),
+              end: clock(),
             },
             { error: 'must be an object {days, start, end}' },
           ),

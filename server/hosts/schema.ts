@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import * as z from 'zod';
 import type * as wire from '../contract/hosts.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 import { guestMetricFields, HostMetrics } from '../metrics/schema.js';
 import { VERSION_PATTERN } from './releases.js';
 
@@ -28,7 +28,7 @@ export const EnrollmentTokenCreate = z.lazy(() =>
 export type EnrollmentTokenCreate = wire.EnrollmentTokenCreate;
 type _EnrollmentTokenCreate = Agrees<Same<z.infer<typeof EnrollmentTokenCreate>, wire.EnrollmentTokenCreate>>;
 
-const hostname = z.lazy(() =>
+const hostname = shared(() =>
   z
     .string({ error: 'must be a string' })
     .trim()
@@ -37,7 +37,7 @@ const hostname = z.lazy(() =>
     .regex(/^[A-Za-z0-9._-]+$/, { error: 'must be a host name (letters, digits, dot, hyphen, underscore)' }),
 );
 
-const agentVersion = z.lazy(() =>
+const agentVersion = shared(() =>
   z
     .string({ error: 'must be a string' })
     .trim()
@@ -49,14 +49,14 @@ const agentVersion = z.lazy(() =>
 export const EnrollBody = z.lazy(() =>
   z.object(
     {
-      hostname,
+      hostname: hostname(),
       machine_id: z
         .string({ error: 'must be a string' })
         .trim()
         .min(1, { error: 'must not be empty' })
         .max(128, { error: 'must be at most 128 characters' })
         .regex(/^[A-Za-z0-9._:-]+$/, { error: 'must be letters, digits, dot, colon, hyphen or underscore' }),
-      agent_version: agentVersion,
+      agent_version: agentVersion(),
     },
     { error: 'must be a JSON object' },
   ),
@@ -65,7 +65,7 @@ export type EnrollBody = wire.EnrollRequest;
 type _EnrollBody = Agrees<Same<z.infer<typeof EnrollBody>, wire.EnrollRequest>>;
 
 /** A bash agent may send numbers as digit strings (uptime straight from /proc/uptime, say); both are taken, whole seconds kept. */
-const count = z.lazy(() =>
+const count = shared(() =>
   z.union(
     [z.number().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(Math.floor), z.string().regex(/^\d{1,15}(\.\d+)?$/).transform((v) => Math.floor(Number(v)))],
     { error: 'must be a non-negative number of seconds' },
@@ -103,10 +103,10 @@ export type Guest = wire.Guest;
 type _Guest = Agrees<Same<z.infer<typeof Guest>, wire.Guest>>;
 
 /** A heartbeat's guest: the guest itself and, optionally, its numbers (server/metrics/schema.ts). */
-const GuestReport = z.lazy(() => Guest.unwrap().extend(guestMetricFields()));
+const guestReport = shared(() => Guest.unwrap().extend(guestMetricFields()));
 
 /** ISO 8601 UTC, as PRODUCT.md fixes for times sent by agents. */
-const isoUtc = z.lazy(() =>
+const isoUtc = shared(() =>
   z
     .string({ error: 'must be an ISO 8601 UTC time' })
     .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' })
@@ -124,17 +124,17 @@ const isoUtc = z.lazy(() =>
 export const HeartbeatBody = z.lazy(() =>
   z.object(
     {
-      agent_version: agentVersion,
-      started_at: isoUtc,
-      hostname,
+      agent_version: agentVersion(),
+      started_at: isoUtc(),
+      hostname: hostname(),
       addresses: z
         .array(z.string({ error: 'must be an IP address' }).refine((v) => isIP(v) !== 0, { error: 'must be an IP address' }), { error: 'must be an array of strings' })
         .max(256, { error: 'must hold at most 256 addresses' })
         .default([]),
-      uptime_s: count.optional(),
+      uptime_s: count().optional(),
       hypervisor_version: text(200).default(''),
       metrics: HostMetrics,
-      guests: z.array(GuestReport, { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
+      guests: z.array(guestReport(), { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
     },
     { error: 'must be a JSON object' },
   ),
@@ -162,7 +162,7 @@ type _HostPatch = Agrees<Same<z.infer<typeof HostPatch>, wire.HostPatch>>;
 /** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. */
 export const UpgradeRequest = z.lazy(() =>
   z
-    .object({ version: agentVersion.optional(), rollback: z.boolean({ error: 'must be true or false' }).optional() }, { error: 'must be a JSON object' })
+    .object({ version: agentVersion().optional(), rollback: z.boolean({ error: 'must be true or false' }).optional() }, { error: 'must be a JSON object' })
     .default({}),
 );
 export type UpgradeRequest = wire.UpgradeRequest;

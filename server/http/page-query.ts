@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import type * as wire from '../contract/common.js';
-import type { Agrees, Same } from './validate.js';
+import { shared, type Agrees, type Same } from './validate.js';
 
 /** `limit` of the lists of alerts and deliveries: a whole number from 1 to 1000 (each list has its own default). */
-export const LimitParam = z.lazy(() =>
+export const LimitParam = shared(() =>
   z
     .string()
     .regex(/^\d{1,4}$/, { error: 'must be a whole number from 1 to 1000' })

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { REDACTED, REQUIRED_CONFIG, SECRET_FIELDS, type JobBase, type JobKey } from '../contract/jobs.js';
 import type * as wire from '../contract/jobs.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 
 /** Runs kept per job: on reads, after each run, at start-up and after import. */
 export const RUNS_KEPT = 10;
@@ -26,7 +26,7 @@ export const JOB_DEFINITIONS: Record<JobKey, { name: string; description: string
 };
 
 /** An http(s) URL without credentials (fetch refuses those, and they would be a secret outside the secret fields). */
-const httpUrl = z.lazy(() =>
+const httpUrl = shared(() =>
   z
     .string({ error: 'must be a string' })
     .refine((value) => {
@@ -44,13 +44,13 @@ const httpUrl = z.lazy(() =>
 const configError = (issue: { code?: string; keys?: string[] }) =>
   issue.code === 'unrecognized_keys' ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.join(', ')}` : 'must be a JSON object';
 
-const text = z.lazy(() => z.string({ error: 'must be a string' }).max(4096, { error: 'must be at most 4096 characters' }));
+const text = shared(() => z.string({ error: 'must be a string' }).max(4096, { error: 'must be at most 4096 characters' }));
 /**
  * A secret goes into an HTTP header; a control character there makes fetch throw an error that
  * quotes the header, secret included. Refused when saved rather than found at run time.
  */
-const secret = z.lazy(() => text.refine((value) => !/[\u0000-\u001f\u007f-\u009f]/.test(value), { error: 'must not contain control characters (line breaks, tabs)' }));
-const runOnCreate = z.lazy(() => z.boolean({ error: 'must be true or false' }));
+const secret = shared(() => text().refine((value) => !/[\u0000-\u001f\u007f-\u009f]/.test(value), { error: 'must not contain control characters (line breaks, tabs)' }));
+const runOnCreate = shared(() => z.boolean({ error: 'must be true or false' }));
 
 /**
  * Stored config per key. Strict: an unknown field is a 400, so a typo (`apikey`) is not
@@ -59,19 +59,19 @@ const runOnCreate = z.lazy(() => z.boolean({ error: 'must be true or false' }));
 export const JOB_CONFIG: Record<JobKey, z.ZodType<Record<string, unknown>>> = {
   tailscale_sync: z.lazy(() =>
     z.strictObject(
-      { api_key: secret.optional(), tailnet: text.optional(), api_url: httpUrl.optional(), run_on_create: runOnCreate.optional() },
+      { api_key: secret().optional(), tailnet: text().optional(), api_url: httpUrl().optional(), run_on_create: runOnCreate().optional() },
       { error: configError },
     ),
   ),
   patchmon_sync: z.lazy(() =>
     z.strictObject(
-      { api_url: httpUrl.optional(), api_token: secret.optional(), run_on_create: runOnCreate.optional() },
+      { api_url: httpUrl().optional(), api_token: secret().optional(), run_on_create: runOnCreate().optional() },
       { error: configError },
     ),
   ),
   semaphore_sync: z.lazy(() =>
     z.strictObject(
-      { api_url: httpUrl.optional(), api_token: secret.optional(), run_on_create: runOnCreate.optional() },
+      { api_url: httpUrl().optional(), api_token: secret().optional(), run_on_create: runOnCreate().optional() },
       { error: configError },
     ),
   ),

@@ -2,13 +2,12 @@ import * as z from 'zod';
 import { LimitParam } from '../http/page-query.js';
 import { ALERT_RULES, SEVERITIES } from '../contract/alerts.js';
 import { CHANNEL_TYPES, type ChannelInput as WireChannelInput } from '../contract/notifications.js';
-import type { Agrees, Same } from '../http/validate.js';
-import { oneOf } from '../http/validate.js';
+import { oneOf, shared, type Agrees, type Same } from '../http/validate.js';
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** An outbound URL: http or https only, no credentials in it (they belong in the secret fields). */
-export const httpUrl = z.lazy(() =>
+const httpUrl = shared(() =>
   z
     .string({ error: 'must be an http:// or https:// URL' })
     .max(2000, { error: 'must be at most 2000 characters' })
@@ -27,7 +26,7 @@ export const httpUrl = z.lazy(() =>
 );
 
 /** A value sent in a header: a line break there would end the header and start another. */
-const headerSecret = z.lazy(() =>
+const headerSecret = shared(() =>
   z
     .string({ error: 'must be a string' })
     .min(1, { error: 'must not be empty' })
@@ -43,23 +42,23 @@ const plain = (max: number) =>
     .max(max, { error: `must be at most ${max} characters` })
     .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' });
 
-const address = z.lazy(() => plain(320).refine((v) => /^[^\s@<>,;"]+@[^\s@<>,;"]+$/.test(v), { error: 'must be an e-mail address such as ops@example.org' }));
+const address = shared(() => plain(320).refine((v) => /^[^\s@<>,;"]+@[^\s@<>,;"]+$/.test(v), { error: 'must be an e-mail address() such as ops@example.org' }));
 
 /** Each channel type's config, as PRODUCT.md lists its fields. */
 export const CHANNEL_CONFIGS = {
-  webhook: z.lazy(() => z.object({ url: httpUrl, secret: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(1000, { error: 'must be at most 1000 characters' }).optional() }, { error: 'must be an object' })),
+  webhook: z.lazy(() => z.object({ url: httpUrl(), secret: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(1000, { error: 'must be at most 1000 characters' }).optional() }, { error: 'must be an object' })),
   ntfy: z.lazy(() =>
     z.object(
       {
-        server: httpUrl.default('https://ntfy.sh'),
+        server: httpUrl().default('https://ntfy.sh'),
         topic: z.string({ error: 'must be a topic name' }).regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, - or _' }),
-        token: headerSecret.optional(),
+        token: headerSecret().optional(),
       },
       { error: 'must be an object' },
     ),
   ),
-  gotify: z.lazy(() => z.object({ server: httpUrl, token: headerSecret }, { error: 'must be an object' })),
-  discord: z.lazy(() => z.object({ webhook_url: httpUrl }, { error: 'must be an object' })),
+  gotify: z.lazy(() => z.object({ server: httpUrl(), token: headerSecret() }, { error: 'must be an object' })),
+  discord: z.lazy(() => z.object({ webhook_url: httpUrl() }, { error: 'must be an object' })),
   email: z.lazy(() =>
     z.object(
       {
@@ -68,7 +67,7 @@ export const CHANNEL_CONFIGS = {
         secure: z.boolean({ error: 'must be true or false' }).default(false),
         user: plain(320).optional(),
         password: z.string({ error: 'must be a string' }).max(1000, { error: 'must be at most 1000 characters' }).optional(),
-        from: address,
+        from: address(),
         to: plain(2000).refine((v) => v.split(',').every((a) => /^\s*[^\s@<>,;"]+@[^\s@<>,;"]+\s*$/.test(a)), { error: 'must be e-mail addresses separated by commas' }),
       },
       { error: 'must be an object' },
@@ -125,7 +124,7 @@ type _ChannelInput = Agrees<Same<z.input<typeof ChannelInput>, Omit<WireChannelI
 
 export const DeliveriesQuery = z.lazy(() =>
   z.object({
-    limit: LimitParam.optional(),
+    limit: LimitParam().optional(),
     channel_id: z.string().regex(/^\d{1,12}$/, { error: 'must be a channel id' }).transform(Number).optional(),
   }),
 );

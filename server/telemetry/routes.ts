@@ -7,13 +7,13 @@ import { jsonBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
 import { PageQuery } from '../http/page-query.js';
 import { bearerCredential, secretsEqual } from '../http/secrets.js';
-import { parseWith } from '../http/validate.js';
+import { parseWith, shared } from '../http/validate.js';
 import { isoMillis } from '../time.js';
 import type { TelemetryRepo } from './repo.js';
 
-const Event = z.lazy(() => z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' }));
+const Event = shared(() => z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' }));
 const TelemetryBody = z.lazy(() =>
-  z.union([Event, z.array(Event).min(1, 'must hold at least one event')], {
+  z.union([Event(), z.array(Event()).min(1, 'must hold at least one event')], {
     error: 'must be a JSON object or an array of objects',
   }),
 );

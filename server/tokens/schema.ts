@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import { ROLES } from '../contract/access.js';
 import type * as wire from '../contract/tokens.js';
-import { oneOf, type Agrees, type Same } from '../http/validate.js';
+import { oneOf, shared, type Agrees, type Same } from '../http/validate.js';
 
-const RoleName = z.lazy(() => oneOf(ROLES));
+const RoleName = shared(() => oneOf(ROLES));
 
 // The wire types are written once, in server/contract; the schemas below are checked against them
 // (the views only describe the answers for the API document).
@@ -16,7 +16,7 @@ export const TokenCreateBody = z.lazy(() =>
       .trim()
       .min(1, { error: 'is required', abort: true })
       .max(100, 'must be at most 100 characters'),
-    role: RoleName,
+    role: RoleName(),
     expires_at: z
       .iso.datetime({ offset: true, error: 'must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z' })
       .nullish()
@@ -40,7 +40,7 @@ export const ApiTokenView = z.lazy(() =>
   z.object({
     id: z.int(),
     name: z.string(),
-    role: RoleName,
+    role: RoleName(),
     user: z.object({ id: z.int(), username: z.string() }),
     created_at: z.string().describe('ISO 8601 UTC, seconds'),
     expires_at: z.string().nullable().describe('ISO 8601 UTC; null: never'),

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type * as wire from '../contract/usage.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 
 /** Bounds of the stored texts; a 16 KiB body could hold more, the table should not. */
 export const LIMITS = { shortText: 64, nsapp: 128, status: 32, error: 2000 } as const;
@@ -9,7 +9,7 @@ const text = (max: number) =>
   z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` });
 
 /** Sizes are numbers, or null when the script had nothing numeric to send. */
-const size = z.lazy(() =>
+const size = shared(() =>
   z
     .number({ error: 'must be a number or null' })
     .nonnegative({ error: 'must not be negative' })
@@ -18,7 +18,7 @@ const size = z.lazy(() =>
     .default(null),
 );
 
-const randomId = z.lazy(() =>
+const randomId = shared(() =>
   z
     .uuid({ error: 'must be a UUID' })
     .transform((id) => id.toLowerCase()),
@@ -30,9 +30,9 @@ export const UsageStart = z.lazy(() =>
     {
       ct_type: z.int({ error: 'must be an integer or null' }).min(0).max(255).nullable().default(null),
       type: z.enum(['lxc', 'vm'], { error: 'must be lxc or vm' }),
-      disk_size: size,
-      core_count: size,
-      ram_size: size,
+      disk_size: size(),
+      core_count: size(),
+      ram_size: size(),
       os_type: text(LIMITS.shortText).default(''),
       os_version: text(LIMITS.shortText).default(''),
       disableip6: text(LIMITS.shortText).default(''),
@@ -40,7 +40,7 @@ export const UsageStart = z.lazy(() =>
       method: text(LIMITS.shortText).default(''),
       pve_version: text(LIMITS.shortText).default('not found'),
       status: z.literal('installing', { error: 'must be installing' }),
-      random_id: randomId,
+      random_id: randomId(),
     },
     { error: 'must be a JSON object' },
   ),
@@ -55,7 +55,7 @@ export const UsageUpdate = z.lazy(() =>
     {
       status: text(LIMITS.status).min(1, { error: 'must not be empty' }).default('failed'),
       error: text(LIMITS.error).default('No error message'),
-      random_id: randomId,
+      random_id: randomId(),
     },
     { error: 'must be a JSON object' },
   ),
