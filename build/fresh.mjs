@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+const TEST_FILE = /\.test\.[cm]?[jt]sx?$/;
+
 /** Each target's output, and the files and folders it is built from (build.mjs adds how). */
 export const OUTPUTS = {
   server: { sources: ['server', 'package.json', 'build/server-main.mjs'], outfile: 'dist/server/main.js' },
@@ -18,15 +20,23 @@ export const OUTPUTS = {
  * code in cost the server that follows in this process 4 MB of RSS.
  */
 function newestMtime(full, seen) {
-  if (seen.has(full)) return seen.get(full);
   const stat = fs.statSync(full, { throwIfNoEntry: false });
+  return stat?.isDirectory() ? newestInFolder(full, seen) : (stat?.mtimeMs ?? 0);
+}
+
+/**
+ * newestMtime of a folder. The listing tells folders from files, so only files are stat'ed, and test
+ * files not at all: no target is built from them (they were a quarter of the files a start looked at).
+ */
+function newestInFolder(folder, seen) {
+  if (seen.has(folder)) return seen.get(folder);
   let newest = 0;
-  if (stat?.isDirectory()) {
-    for (const child of fs.readdirSync(full)) newest = Math.max(newest, newestMtime(`${full}/${child}`, seen));
-  } else if (stat) {
-    newest = stat.mtimeMs;
+  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+    const full = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) newest = Math.max(newest, newestInFolder(full, seen));
+    else if (!TEST_FILE.test(entry.name)) newest = Math.max(newest, newestMtime(full, seen));
   }
-  seen.set(full, newest);
+  seen.set(folder, newest);
   return newest;
 }
 

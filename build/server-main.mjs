@@ -20,9 +20,11 @@ const writeCache = Boolean(process.env.HOMEFLEET_WRITE_CODE_CACHE);
 
 /** The compiled bundle; the file's bytes and the cache are not kept past this (a megabyte and more of RSS). */
 function compile() {
-  // The bundle is ASCII (build.mjs), so latin1 reads it straight into a one-byte string.
-  const source = fs.readFileSync(filename, 'latin1');
-  const digest = crypto.createHash('sha256').update(source, 'latin1').digest();
+  // The bundle is ASCII (build.mjs), so latin1 reads it straight into a one-byte string. The digest is
+  // of the bytes as read: hashing the string made them again from it first.
+  const bytes = fs.readFileSync(filename);
+  const digest = crypto.createHash('sha256').update(bytes).digest();
+  const source = bytes.toString('latin1');
   let cachedData;
   try {
     const cache = writeCache ? undefined : fs.readFileSync(cacheFile);

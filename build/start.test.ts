@@ -50,6 +50,13 @@ describe('staleTargets (file times only, no esbuild)', () => {
     expect(staleTargets(base)).toEqual(['server', 'electron', 'renderer']);
   });
 
+  it('does not rebuild for a test file, which no target is built from', () => {
+    const base = checkout('test-file');
+    put(base, 'server/registry/repo.test.ts', '', 0);
+    put(base, 'renderer/pages/Hosts.test.tsx', '', 0);
+    expect(staleTargets(base)).toEqual([]);
+  });
+
   it('names a target whose output is missing', () => {
     const base = checkout('missing');
     fs.rmSync(path.join(base, 'dist/renderer/index.html'));

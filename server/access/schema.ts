@@ -1,69 +1,83 @@
 import * as z from 'zod';
 import { ROLES } from '../contract/access.js';
 import type * as wire from '../contract/access.js';
-import { oneOf, type Agrees, type Same } from '../http/validate.js';
+import { oneOf, shared, type Agrees, type Same } from '../http/validate.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 
-export const Username = z
-  .string({ error: 'is required' })
-  .trim()
-  .min(1, { error: 'is required', abort: true })
-  .max(64, 'must be at most 64 characters')
-  .regex(/^[A-Za-z0-9._@-]+$/, 'may contain only letters, digits and . _ @ -');
+const Username = shared(() =>
+  z
+    .string({ error: 'is required' })
+    .trim()
+    .min(1, { error: 'is required', abort: true })
+    .max(64, 'must be at most 64 characters')
+    .regex(/^[A-Za-z0-9._@-]+$/, 'may contain only letters, digits and . _ @ -'),
+);
 
-export const DisplayName = z
-  .string({ error: 'is required' })
-  .trim()
-  .min(1, 'is required')
-  .max(100, 'must be at most 100 characters');
+const DisplayName = shared(() =>
+  z
+    .string({ error: 'is required' })
+    .trim()
+    .min(1, 'is required')
+    .max(100, 'must be at most 100 characters'),
+);
 
-export const Password = z
-  .string({ error: 'is required' })
-  .min(PASSWORD_MIN, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
-  .max(PASSWORD_MAX, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+const Password = shared(() =>
+  z
+    .string({ error: 'is required' })
+    .min(PASSWORD_MIN, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
+    .max(PASSWORD_MAX, `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`),
+);
 
-export const RoleName = oneOf(ROLES);
+const RoleName = shared(() => oneOf(ROLES));
 
 // The wire types are written once, in server/contract; the schemas below are checked against them.
 
-export const SetupBody = z.object({
-  setup_token: z.string({ error: 'is required' }).max(1024, 'is too long'),
-  username: Username,
-  display_name: DisplayName,
-  password: Password,
-});
+export const SetupBody = z.lazy(() =>
+  z.object({
+    setup_token: z.string({ error: 'is required' }).max(1024, 'is too long'),
+    username: Username(),
+    display_name: DisplayName(),
+    password: Password(),
+  }),
+);
 export type SetupBody = wire.SetupRequest;
 type _SetupBody = Agrees<Same<z.infer<typeof SetupBody>, wire.SetupRequest>>;
 
 /** Login takes any text up to a sane size; a wrong length simply does not match. */
-export const LoginBody = z.object({
-  username: z.string({ error: 'is required' }).max(256, 'is too long'),
-  password: z.string({ error: 'is required' }).max(1024, 'is too long'),
-});
+export const LoginBody = z.lazy(() =>
+  z.object({
+    username: z.string({ error: 'is required' }).max(256, 'is too long'),
+    password: z.string({ error: 'is required' }).max(1024, 'is too long'),
+  }),
+);
 export type LoginBody = wire.LoginRequest;
 type _LoginBody = Agrees<Same<z.infer<typeof LoginBody>, wire.LoginRequest>>;
 
 /** A temporary password "changed" to itself would leave the one the administrator knows in use. */
-export const PasswordChangeBody = z
-  .object({
-    current_password: z.string({ error: 'is required' }).max(1024, 'is too long'),
-    new_password: Password,
-  })
-  .refine((b) => b.new_password.normalize('NFC') !== b.current_password.normalize('NFC'), {
-    error: 'must differ from the current password',
-    path: ['new_password'],
-  });
+export const PasswordChangeBody = z.lazy(() =>
+  z
+    .object({
+      current_password: z.string({ error: 'is required' }).max(1024, 'is too long'),
+      new_password: Password(),
+    })
+    .refine((b) => b.new_password.normalize('NFC') !== b.current_password.normalize('NFC'), {
+      error: 'must differ from the current password',
+      path: ['new_password'],
+    }),
+);
 export type PasswordChangeBody = wire.PasswordChange;
 type _PasswordChangeBody = Agrees<Same<z.infer<typeof PasswordChangeBody>, wire.PasswordChange>>;
 
-export const UserCreateBody = z.object({ username: Username, display_name: DisplayName, role: RoleName });
+export const UserCreateBody = z.lazy(() => z.object({ username: Username(), display_name: DisplayName(), role: RoleName() }));
 export type UserCreateBody = wire.UserCreate;
 type _UserCreateBody = Agrees<Same<z.infer<typeof UserCreateBody>, wire.UserCreate>>;
 
-export const UserPatchBody = z.object({
-  display_name: DisplayName.optional(),
-  role: RoleName.optional(),
-  enabled: z.boolean({ error: 'must be true or false' }).optional(),
-});
+export const UserPatchBody = z.lazy(() =>
+  z.object({
+    display_name: DisplayName().optional(),
+    role: RoleName().optional(),
+    enabled: z.boolean({ error: 'must be true or false' }).optional(),
+  }),
+);
 export type UserPatchBody = wire.UserPatch;
 type _UserPatchBody = Agrees<Same<z.infer<typeof UserPatchBody>, wire.UserPatch>>;

@@ -6,23 +6,27 @@ import type { Agrees, Same } from '../http/validate.js';
 import { oneOf } from '../http/validate.js';
 
 /** PUT /api/alerts/rules/:rule; whether the rule has `percent` or `days` is checked by the service. */
-export const RuleUpdate = z
-  .object(
-    {
-      enabled: z.boolean({ error: 'must be true or false' }).optional(),
-      severity: oneOf(SEVERITIES).optional(),
-      for_s: z.int({ error: 'must be a whole number of seconds' }).min(0, { error: 'must be at least 0' }).max(30 * 86_400, { error: 'must be at most 2592000 (30 days)' }).optional(),
-      percent: z.number({ error: 'must be a number from 1 to 100' }).min(1, { error: 'must be a number from 1 to 100' }).max(100, { error: 'must be a number from 1 to 100' }).optional(),
-      days: z.int({ error: 'must be a whole number of days' }).min(1, { error: 'must be from 1 to 365' }).max(365, { error: 'must be from 1 to 365' }).optional(),
-    },
-    { error: 'must be a JSON object' },
-  )
-  .strict();
+export const RuleUpdate = z.lazy(() =>
+  z
+    .object(
+      {
+        enabled: z.boolean({ error: 'must be true or false' }).optional(),
+        severity: oneOf(SEVERITIES).optional(),
+        for_s: z.int({ error: 'must be a whole number of seconds' }).min(0, { error: 'must be at least 0' }).max(30 * 86_400, { error: 'must be at most 2592000 (30 days)' }).optional(),
+        percent: z.number({ error: 'must be a number from 1 to 100' }).min(1, { error: 'must be a number from 1 to 100' }).max(100, { error: 'must be a number from 1 to 100' }).optional(),
+        days: z.int({ error: 'must be a whole number of days' }).min(1, { error: 'must be from 1 to 365' }).max(365, { error: 'must be from 1 to 365' }).optional(),
+      },
+      { error: 'must be a JSON object' },
+    )
+    .strict(),
+);
 export type RuleUpdate = wire.AlertRuleUpdate;
 type _RuleUpdate = Agrees<Same<z.infer<typeof RuleUpdate>, wire.AlertRuleUpdate>>;
 
 /** GET /api/alerts */
-export const AlertsQuery = z.object({
-  status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }).optional(),
-  limit: LimitParam.optional(),
-});
+export const AlertsQuery = z.lazy(() =>
+  z.object({
+    status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }).optional(),
+    limit: LimitParam().optional(),
+  }),
+);

@@ -2,74 +2,84 @@ import * as z from 'zod';
 import type * as wire from '../contract/backup.js';
 import { JOB_KEYS, RUN_STATUSES, type JobRun } from '../contract/jobs.js';
 import { FLAGS, STACKS, STATES } from '../contract/registry.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 // A backup's rows are held to the rules of the features' own writes: their schemas, not copies.
 import { JOB_CONFIG, MAX_SCHEDULE } from '../jobs/schema.js';
 import { InstanceInput, IPV4 } from '../registry/schema.js';
 
 export { BACKUP_VERSION } from '../contract/backup.js';
 
-const isoTimestamp = z
-  .string({ error: 'must be an ISO 8601 UTC timestamp' })
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/, { error: 'must be an ISO 8601 UTC timestamp' });
+const isoTimestamp = shared(() =>
+  z
+    .string({ error: 'must be an ISO 8601 UTC timestamp' })
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/, { error: 'must be an ISO 8601 UTC timestamp' }),
+);
 
 /**
  * An instance row of a backup: the instance as written by a client (missing flags 0,
  * missing tailscale_ip ""), with its timestamps when the backup has them.
  */
-export const BackupInstance = InstanceInput.extend({
-  created_at: isoTimestamp.optional(),
-  updated_at: isoTimestamp.optional(),
-});
+export const BackupInstance = z.lazy(() =>
+  InstanceInput.unwrap().extend({
+    created_at: isoTimestamp().optional(),
+    updated_at: isoTimestamp().optional(),
+  }),
+);
 export type BackupInstance = wire.BackupInstance;
 type _BackupInstance = Agrees<Same<z.infer<typeof BackupInstance>, wire.BackupInstance>>;
 
-const flag = z.union([z.literal(0), z.literal(1), z.boolean()], { error: 'must be 0 or 1' }).transform((v) => (v === true || v === 1 ? 1 : 0));
+const flag = shared(() => z.union([z.literal(0), z.literal(1), z.boolean()], { error: 'must be 0 or 1' }).transform((v) => (v === true || v === 1 ? 1 : 0)));
 
 /** A job row with its raw config; run summaries (last_run_at, ...) are ignored. */
-export const BackupJob = z
-  .object({
-    id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
-    key: z.enum(JOB_KEYS, { error: `must be one of ${JOB_KEYS.join(', ')}` }),
-    name: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
-    description: z.string({ error: 'must be a string' }).default(''),
-    enabled: flag.default(0),
-    schedule: z
-      .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-      .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-      .max(MAX_SCHEDULE, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-      .default(15),
-    config: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).default({}),
-  })
-  .superRefine((job, ctx) => {
-    const parsed = JOB_CONFIG[job.key].safeParse(job.config);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['config', ...issue.path], message: issue.message });
-    }
-  });
+export const BackupJob = z.lazy(() =>
+  z
+    .object({
+      id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+      key: z.enum(JOB_KEYS, { error: `must be one of ${JOB_KEYS.join(', ')}` }),
+      name: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
+      description: z.string({ error: 'must be a string' }).default(''),
+      enabled: flag().default(0),
+      schedule: z
+        .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+        .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+        .max(MAX_SCHEDULE, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+        .default(15),
+      config: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).default({}),
+    })
+    .superRefine((job, ctx) => {
+      const parsed = JOB_CONFIG[job.key].safeParse(job.config);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['config', ...issue.path], message: issue.message });
+      }
+    }),
+);
 export type BackupJob = wire.BackupJob;
 type _BackupJob = Agrees<Same<z.infer<typeof BackupJob>, wire.BackupJob>>;
 
-export const BackupRun = z.object({
-  id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
-  job_id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
-  started_at: isoTimestamp,
-  ended_at: isoTimestamp.nullable().default(null),
-  status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }),
-  result: z.string({ error: 'must be a string' }).default(''),
-});
+export const BackupRun = z.lazy(() =>
+  z.object({
+    id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+    job_id: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+    started_at: isoTimestamp(),
+    ended_at: isoTimestamp().nullable().default(null),
+    status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }),
+    result: z.string({ error: 'must be a string' }).default(''),
+  }),
+);
 export type BackupRun = JobRun;
 type _BackupRun = Agrees<Same<z.infer<typeof BackupRun>, JobRun>>;
 
 /** One entry of an instance's change timeline, as the export writes it (the vmid says whose). */
-export const BackupHistoryEntry = z.object({
-  vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
-  field: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(64, { error: 'must be at most 64 characters' }),
-  old_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
-  new_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
-  changed_at: isoTimestamp,
-  changed_by: z.string({ error: 'must be a string or null' }).nullable().default(null),
-});
+export const BackupHistoryEntry = z.lazy(() =>
+  z.object({
+    vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+    field: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(64, { error: 'must be at most 64 characters' }),
+    old_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
+    new_value: z.string({ error: 'must be a string or null' }).nullable().default(null),
+    changed_at: isoTimestamp(),
+    changed_by: z.string({ error: 'must be a string or null' }).nullable().default(null),
+  }),
+);
 export type BackupHistoryEntry = wire.BackupHistoryRow;
 type _BackupHistoryEntry = Agrees<Same<z.infer<typeof BackupHistoryEntry>, wire.BackupHistoryRow>>;
 

@@ -7,9 +7,11 @@ import type { EventHub } from './hub.js';
 
 // For the API document: what the stream reads and answers.
 const documented = {
-  documentedQuery: z.object({
-    last_event_id: z.string().optional().describe('The last event id seen, for a new connection that cannot send the Last-Event-ID header'),
-  }),
+  documentedQuery: z.lazy(() =>
+    z.object({
+      last_event_id: z.string().optional().describe('The last event id seen, for a new connection that cannot send the Last-Event-ID header'),
+    }),
+  ),
   documentedResponse: {
     status: 200,
     contentType: 'text/event-stream',

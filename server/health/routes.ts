@@ -7,7 +7,7 @@ import { VERSION } from '../version.js';
 export function registerHealthRoutes(routes: RouteTable, { db }: AppContext): void {
   const ping = db.prepare('SELECT 1');
   // For the API document only: the answer's shape (server/contract's Health).
-  const HealthDoc = z.object({ status: z.literal('ok'), version: z.string() });
+  const HealthDoc = z.lazy(() => z.object({ status: z.literal('ok'), version: z.string() }));
   routes.get('/api/health', { access: 'public', documentedResponse: { status: 200, schema: HealthDoc } }, (): Health => {
     ping.get();
     return { status: 'ok', version: VERSION };

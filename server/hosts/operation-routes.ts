@@ -12,14 +12,16 @@ import type { HostService } from './service.js';
 import { bearerOfKind, sha256 } from './tokens.js';
 
 const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
-const OperationQueryDoc = z.object({
-  host_id: z.string().optional().describe('only this host'),
-  vmid: z.string().optional().describe('only this guest'),
-  status: z.string().optional().describe('pending, sent, succeeded, failed, expired or cancelled'),
-  limit: z.string().optional().describe('1 to 1000 (100)'),
-});
-const WaitDoc = z.object({ wait: z.string().optional().describe('seconds to wait for a command, 0 to 30 (25)') });
-const AgainstDoc = z.object({ against: z.string().optional().describe('the version to compare with (default: the one before)') });
+const OperationQueryDoc = z.lazy(() =>
+  z.object({
+    host_id: z.string().optional().describe('only this host'),
+    vmid: z.string().optional().describe('only this guest'),
+    status: z.string().optional().describe('pending, sent, succeeded, failed, expired or cancelled'),
+    limit: z.string().optional().describe('1 to 1000 (100)'),
+  }),
+);
+const WaitDoc = z.lazy(() => z.object({ wait: z.string().optional().describe('seconds to wait for a command, 0 to 30 (25)') }));
+const AgainstDoc = z.lazy(() => z.object({ against: z.string().optional().describe('the version to compare with (default: the one before)') }));
 
 const id = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 const vmidOf = (raw: string | undefined) => parseIntegerParam(raw, 'invalid vmid');
@@ -82,7 +84,7 @@ export function registerOperationRoutes(routes: RouteTable, hosts: HostService):
   routes.get('/api/hosts/:id/maintenance', { access: 'hosts.read', documentedResponse: doc(200, "The host's maintenance policy") }, (req) => maintenance.get(id(req.params.id)));
   routes.put(
     '/api/hosts/:id/maintenance',
-    { access: 'settings.manage', documentedBody: maintenanceBody('UTC'), documentedResponse: doc(200, 'The policy as stored') },
+    { access: 'settings.manage', documentedBody: z.lazy(() => maintenanceBody('UTC')), documentedResponse: doc(200, 'The policy as stored') },
     (req, res) => {
       const hostId = id(req.params.id);
       // Without a zone, the server's own.

@@ -8,64 +8,72 @@ import {
 } from '../contract/operations.js';
 import type * as wire from '../contract/operations.js';
 import { validationFailed } from '../errors.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 import { isTimeZone } from './maintenance-windows.js';
 
 /** C0 and C1 controls and bidirectional overrides: a reason is shown on pages and in the audit log. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-const common = {
+const common = () => ({
   reason: z
     .string({ error: 'must be a string' })
     .max(500, { error: 'must be at most 500 characters' })
     .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' })
     .optional(),
   force: z.boolean({ error: 'must be true or false' }).optional(),
-};
-const snapshotName = z.string({ error: 'must be a snapshot name' }).regex(SNAPSHOT_NAME, {
-  error: 'must start with a letter and hold only letters, digits, _ and - (at most 40 characters)',
 });
+const snapshotName = shared(() =>
+  z.string({ error: 'must be a snapshot name' }).regex(SNAPSHOT_NAME, {
+    error: 'must start with a letter and hold only letters, digits, _ and - (at most 40 characters)',
+  }),
+);
 const VMID_ERROR = 'must be a guest id from 100 to 999999999';
 
 /** POST /api/hosts/:id/guests/:vmid/actions: "400 unknown action or bad field (errors)". */
-export const GuestActionBody = z.discriminatedUnion(
-  'action',
-  [
-    z.object({ action: z.enum(['start', 'shutdown', 'stop', 'reboot', 'destroy']), ...common }),
-    z.object({ action: z.literal('snapshot'), name: snapshotName, ...common }),
-    z.object({ action: z.literal('rollback'), snapshot: snapshotName, ...common }),
-    z.object({
-      action: z.literal('clone'),
-      new_vmid: z.int({ error: VMID_ERROR }).min(100, { error: VMID_ERROR }).max(999_999_999, { error: VMID_ERROR }),
-      name: z.string({ error: 'must be a guest name' }).regex(GUEST_NAME, { error: 'must be a DNS name: letters, digits, - and . (at most 63 characters)' }),
-      full: z.boolean({ error: 'must be true or false' }).optional(),
-      ...common,
-    }),
-  ],
-  {
-    error: (issue) =>
-      issue.code === 'invalid_union'
-        ? 'must be one of start, shutdown, stop, reboot, snapshot, rollback, clone, destroy'
-        : issue.code === 'invalid_type' && issue.path?.length === 0
-          ? 'must be a JSON object'
-          : undefined,
-  },
+export const GuestActionBody = z.lazy(() =>
+  z.discriminatedUnion(
+    'action',
+    [
+      z.object({ action: z.enum(['start', 'shutdown', 'stop', 'reboot', 'destroy']), ...common() }),
+      z.object({ action: z.literal('snapshot'), name: snapshotName(), ...common() }),
+      z.object({ action: z.literal('rollback'), snapshot: snapshotName(), ...common() }),
+      z.object({
+        action: z.literal('clone'),
+        new_vmid: z.int({ error: VMID_ERROR }).min(100, { error: VMID_ERROR }).max(999_999_999, { error: VMID_ERROR }),
+        name: z.string({ error: 'must be a guest name' }).regex(GUEST_NAME, { error: 'must be a DNS name: letters, digits, - and . (at most 63 characters)' }),
+        full: z.boolean({ error: 'must be true or false' }).optional(),
+        ...common(),
+      }),
+    ],
+    {
+      error: (issue) =>
+        issue.code === 'invalid_union'
+          ? 'must be one of start, shutdown, stop, reboot, snapshot, rollback, clone, destroy'
+          : issue.code === 'invalid_type' && issue.path?.length === 0
+            ? 'must be a JSON object'
+            : undefined,
+    },
+  ),
 );
 export type GuestActionBody = wire.GuestActionRequest;
 type _GuestActionBody = Agrees<Same<z.infer<typeof GuestActionBody>, wire.GuestActionRequest>>;
 
-const isoUtc = z
-  .string({ error: 'must be an ISO 8601 UTC time' })
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' });
+const isoUtc = shared(() =>
+  z
+    .string({ error: 'must be an ISO 8601 UTC time' })
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' }),
+);
 
 /** POST /api/agent/operations/:operation_id/result; the output is cut to its last 4 KiB when stored. */
-export const OperationResultBody = z.object(
-  {
-    exit_code: z.int({ error: 'must be an integer' }).min(-1, { error: 'must be from -1 to 255' }).max(255, { error: 'must be from -1 to 255' }),
-    output: z.string({ error: 'must be a string' }).max(1_000_000, { error: 'must be at most 1000000 characters' }).optional(),
-    finished_at: isoUtc.optional(),
-  },
-  { error: 'must be a JSON object' },
+export const OperationResultBody = z.lazy(() =>
+  z.object(
+    {
+      exit_code: z.int({ error: 'must be an integer' }).min(-1, { error: 'must be from -1 to 255' }).max(255, { error: 'must be from -1 to 255' }),
+      output: z.string({ error: 'must be a string' }).max(1_000_000, { error: 'must be at most 1000000 characters' }).optional(),
+      finished_at: isoUtc().optional(),
+    },
+    { error: 'must be a JSON object' },
+  ),
 );
 type _OperationResultBody = Agrees<Same<z.infer<typeof OperationResultBody>, wire.OperationResult>>;
 
@@ -73,21 +81,23 @@ type _OperationResultBody = Agrees<Same<z.infer<typeof OperationResultBody>, wir
 export const MAX_CONFIG_BYTES = 64 * 1024;
 
 /** POST /api/agent/guest-configs */
-export const GuestConfigBody = z.object(
-  {
-    vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
-    sha256: z.string({ error: 'must be a SHA-256 in hex' }).regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 in hex' }),
-    text: z
-      .string({ error: 'must be a string' })
-      .refine((v) => Buffer.byteLength(v) <= MAX_CONFIG_BYTES, { error: `must be at most ${MAX_CONFIG_BYTES} bytes` })
-      .refine((v) => !v.includes('\u0000'), { error: 'must be text' }),
-  },
-  { error: 'must be a JSON object' },
+export const GuestConfigBody = z.lazy(() =>
+  z.object(
+    {
+      vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }),
+      sha256: z.string({ error: 'must be a SHA-256 in hex' }).regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 in hex' }),
+      text: z
+        .string({ error: 'must be a string' })
+        .refine((v) => Buffer.byteLength(v) <= MAX_CONFIG_BYTES, { error: `must be at most ${MAX_CONFIG_BYTES} bytes` })
+        .refine((v) => !v.includes('\u0000'), { error: 'must be text' }),
+    },
+    { error: 'must be a JSON object' },
+  ),
 );
 type _GuestConfigBody = Agrees<Same<z.infer<typeof GuestConfigBody>, wire.GuestConfigUpload>>;
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
-const clock = z.string({ error: 'must be a time HH:MM' }).regex(HHMM, { error: 'must be a time HH:MM (00:00 to 23:59)' });
+const clock = shared(() => z.string({ error: 'must be a time HH:MM' }).regex(HHMM, { error: 'must be a time HH:MM (00:00 to 23:59)' }));
 
 /** PUT /api/hosts/:id/maintenance; `timezone` defaults to the server's. */
 export function maintenanceBody(defaultTimezone: string) {
@@ -102,8 +112,8 @@ export function maintenanceBody(defaultTimezone: string) {
                 .min(1, { error: 'must name at least one day' })
                 .max(7, { error: 'must name each day once' })
                 .refine((days) => new Set(days).size === days.length, { error: 'must name each day once' }),
-              start: clock,
-              end: clock,
+              start: clock(),
+              end: clock(),
             },
             { error: 'must be an object {days, start, end}' },
           ),

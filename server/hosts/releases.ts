@@ -68,7 +68,8 @@ interface AgentRelease extends ManifestAgent {
  */
 export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) {
   const privateKey = loadSigningKey(dbPath);
-  const publicKeyPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+  // Derived when an agent first enrolls, not at every start (a millisecond of it).
+  let publicKeyPem: string | undefined;
   let cache: { key: string; releases: AgentRelease[] } | undefined;
   let signed: { key: string; bytes: Buffer; signature: string } | undefined;
 
@@ -133,7 +134,11 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
   }
 
   return {
-    publicKeyPem,
+    /** The manifest signing key's public half (PEM), given to each enrolling agent. */
+    get publicKeyPem(): string {
+      publicKeyPem ??= createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+      return publicKeyPem;
+    },
     /** The version in reporter/host-agent.sh, or undefined when the file is missing or declares none. */
     currentVersion(): string | undefined {
       const first = releases()[0];

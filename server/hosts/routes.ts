@@ -19,7 +19,7 @@ import * as z from 'zod';
 
 // For the API document only: what these routes answer (their handlers set the status themselves).
 const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
-const HostDeleteQueryDoc = z.object({ force: z.enum(['true', 'false']).optional().describe('`true`: remove at once, without waiting for the host\'s receipt') });
+const HostDeleteQueryDoc = z.lazy(() => z.object({ force: z.enum(['true', 'false']).optional().describe('`true`: remove at once, without waiting for the host\'s receipt') }));
 
 declare module '../http/credentials.js' {
   interface AgentCredentials {

@@ -1,65 +1,75 @@
 import { isIP } from 'node:net';
 import * as z from 'zod';
 import type * as wire from '../contract/hosts.js';
-import type { Agrees, Same } from '../http/validate.js';
-import { GuestMetricFields, HostMetrics } from '../metrics/schema.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
+import { guestMetricFields, HostMetrics } from '../metrics/schema.js';
 import { VERSION_PATTERN } from './releases.js';
 
 export const DAY_S = 24 * 60 * 60;
 
 /** POST /api/hosts/enrollment-tokens */
-export const EnrollmentTokenCreate = z.object(
-  {
-    name: z.string({ error: 'must be a string' }).trim().max(100, { error: 'must be at most 100 characters' }).default(''),
-    expires_in_s: z
-      .int({ error: 'must be an integer number of seconds' })
-      .min(60, { error: 'must be at least 60' })
-      .max(30 * DAY_S, { error: 'must be at most 2592000 (30 days)' })
-      .default(DAY_S),
-    max_uses: z.int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).default(1),
-    /** A re-bind token: it enrolls only this host's machine id again (onto the same host, with a new host token). */
-    host_id: z.int({ error: 'must be a host id' }).positive({ error: 'must be a host id' }).optional(),
-  },
-  { error: 'must be a JSON object' },
-).refine((v) => v.host_id === undefined || v.max_uses === 1, { error: 'a re-bind token (host_id) is used once: max_uses must be 1', path: ['max_uses'] });
+export const EnrollmentTokenCreate = z.lazy(() =>
+  z.object(
+    {
+      name: z.string({ error: 'must be a string' }).trim().max(100, { error: 'must be at most 100 characters' }).default(''),
+      expires_in_s: z
+        .int({ error: 'must be an integer number of seconds' })
+        .min(60, { error: 'must be at least 60' })
+        .max(30 * DAY_S, { error: 'must be at most 2592000 (30 days)' })
+        .default(DAY_S),
+      max_uses: z.int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).default(1),
+      /** A re-bind token: it enrolls only this host's machine id again (onto the same host, with a new host token). */
+      host_id: z.int({ error: 'must be a host id' }).positive({ error: 'must be a host id' }).optional(),
+    },
+    { error: 'must be a JSON object' },
+  ).refine((v) => v.host_id === undefined || v.max_uses === 1, { error: 'a re-bind token (host_id) is used once: max_uses must be 1', path: ['max_uses'] }),
+);
 // The wire types are written once, in server/contract; the schemas are checked against them.
 export type EnrollmentTokenCreate = wire.EnrollmentTokenCreate;
 type _EnrollmentTokenCreate = Agrees<Same<z.infer<typeof EnrollmentTokenCreate>, wire.EnrollmentTokenCreate>>;
 
-const hostname = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .min(1, { error: 'must not be empty' })
-  .max(253, { error: 'must be at most 253 characters' })
-  .regex(/^[A-Za-z0-9._-]+$/, { error: 'must be a host name (letters, digits, dot, hyphen, underscore)' });
+const hostname = shared(() =>
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(253, { error: 'must be at most 253 characters' })
+    .regex(/^[A-Za-z0-9._-]+$/, { error: 'must be a host name (letters, digits, dot, hyphen, underscore)' }),
+);
 
-const agentVersion = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .regex(VERSION_PATTERN, { error: 'must be a version such as 1.2.3' })
-  .max(64, { error: 'must be at most 64 characters' });
+const agentVersion = shared(() =>
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .regex(VERSION_PATTERN, { error: 'must be a version such as 1.2.3' })
+    .max(64, { error: 'must be at most 64 characters' }),
+);
 
 /** POST /api/agent/enroll */
-export const EnrollBody = z.object(
-  {
-    hostname,
-    machine_id: z
-      .string({ error: 'must be a string' })
-      .trim()
-      .min(1, { error: 'must not be empty' })
-      .max(128, { error: 'must be at most 128 characters' })
-      .regex(/^[A-Za-z0-9._:-]+$/, { error: 'must be letters, digits, dot, colon, hyphen or underscore' }),
-    agent_version: agentVersion,
-  },
-  { error: 'must be a JSON object' },
+export const EnrollBody = z.lazy(() =>
+  z.object(
+    {
+      hostname: hostname(),
+      machine_id: z
+        .string({ error: 'must be a string' })
+        .trim()
+        .min(1, { error: 'must not be empty' })
+        .max(128, { error: 'must be at most 128 characters' })
+        .regex(/^[A-Za-z0-9._:-]+$/, { error: 'must be letters, digits, dot, colon, hyphen or underscore' }),
+      agent_version: agentVersion(),
+    },
+    { error: 'must be a JSON object' },
+  ),
 );
 export type EnrollBody = wire.EnrollRequest;
 type _EnrollBody = Agrees<Same<z.infer<typeof EnrollBody>, wire.EnrollRequest>>;
 
 /** A bash agent may send numbers as digit strings (uptime straight from /proc/uptime, say); both are taken, whole seconds kept. */
-const count = z.union(
-  [z.number().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(Math.floor), z.string().regex(/^\d{1,15}(\.\d+)?$/).transform((v) => Math.floor(Number(v)))],
-  { error: 'must be a non-negative number of seconds' },
+const count = shared(() =>
+  z.union(
+    [z.number().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(Math.floor), z.string().regex(/^\d{1,15}(\.\d+)?$/).transform((v) => Math.floor(Number(v)))],
+    { error: 'must be a non-negative number of seconds' },
+  ),
 );
 
 /**
@@ -73,95 +83,107 @@ const text = (max: number) =>
     .max(max, { error: `must be at most ${max} characters` })
     .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' });
 
-export const Guest = z.object(
-  {
-    vmid: z.union([z.int().positive(), z.string().regex(/^[1-9]\d{0,14}$/).transform(Number)], { error: 'must be a positive integer' }),
-    // A Proxmox guest name is a DNS name; markup in one is an attempt to inject it where names are shown.
-    name: text(200)
-      .refine((v) => !/[<>]/.test(v), { error: 'must not contain < or >' })
-      .default(''),
-    type: z.enum(['qemu', 'lxc'], { error: 'must be qemu or lxc' }),
-    status: text(32).default(''),
-    // PRODUCT.md: "each heartbeat guest may carry config_sha256, the SHA-256 of its config as the agent uploads it"
-    config_sha256: z.string({ error: 'must be a SHA-256 in hex' }).regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 in hex' }).nullable().optional(),
-  },
-  { error: 'must be an object' },
+export const Guest = z.lazy(() =>
+  z.object(
+    {
+      vmid: z.union([z.int().positive(), z.string().regex(/^[1-9]\d{0,14}$/).transform(Number)], { error: 'must be a positive integer' }),
+      // A Proxmox guest name is a DNS name; markup in one is an attempt to inject it where names are shown.
+      name: text(200)
+        .refine((v) => !/[<>]/.test(v), { error: 'must not contain < or >' })
+        .default(''),
+      type: z.enum(['qemu', 'lxc'], { error: 'must be qemu or lxc' }),
+      status: text(32).default(''),
+      // PRODUCT.md: "each heartbeat guest may carry config_sha256, the SHA-256 of its config as the agent uploads it"
+      config_sha256: z.string({ error: 'must be a SHA-256 in hex' }).regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 in hex' }).nullable().optional(),
+    },
+    { error: 'must be an object' },
+  ),
 );
 export type Guest = wire.Guest;
 type _Guest = Agrees<Same<z.infer<typeof Guest>, wire.Guest>>;
 
 /** A heartbeat's guest: the guest itself and, optionally, its numbers (server/metrics/schema.ts). */
-const GuestReport = Guest.extend(GuestMetricFields);
+const guestReport = shared(() => Guest.unwrap().extend(guestMetricFields()));
 
 /** ISO 8601 UTC, as PRODUCT.md fixes for times sent by agents. */
-const isoUtc = z
-  .string({ error: 'must be an ISO 8601 UTC time' })
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' })
-  .transform((v, ctx) => {
-    const ms = Date.parse(v);
-    if (Number.isNaN(ms)) {
-      ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' });
-      return z.NEVER;
-    }
-    return ms;
-  });
+const isoUtc = shared(() =>
+  z
+    .string({ error: 'must be an ISO 8601 UTC time' })
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' })
+    .transform((v, ctx) => {
+      const ms = Date.parse(v);
+      if (Number.isNaN(ms)) {
+        ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+);
 
 /** POST /api/agent/heartbeat */
-export const HeartbeatBody = z.object(
-  {
-    agent_version: agentVersion,
-    started_at: isoUtc,
-    hostname,
-    addresses: z
-      .array(z.string({ error: 'must be an IP address' }).refine((v) => isIP(v) !== 0, { error: 'must be an IP address' }), { error: 'must be an array of strings' })
-      .max(256, { error: 'must hold at most 256 addresses' })
-      .default([]),
-    uptime_s: count.optional(),
-    hypervisor_version: text(200).default(''),
-    metrics: HostMetrics,
-    guests: z.array(GuestReport, { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
-  },
-  { error: 'must be a JSON object' },
+export const HeartbeatBody = z.lazy(() =>
+  z.object(
+    {
+      agent_version: agentVersion(),
+      started_at: isoUtc(),
+      hostname: hostname(),
+      addresses: z
+        .array(z.string({ error: 'must be an IP address' }).refine((v) => isIP(v) !== 0, { error: 'must be an IP address' }), { error: 'must be an array of strings' })
+        .max(256, { error: 'must hold at most 256 addresses' })
+        .default([]),
+      uptime_s: count().optional(),
+      hypervisor_version: text(200).default(''),
+      metrics: HostMetrics,
+      guests: z.array(guestReport(), { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
+    },
+    { error: 'must be a JSON object' },
+  ),
 );
 /** As the server reads it: times in ms, counts as numbers. */
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
 type _HeartbeatBody = Agrees<Same<z.input<typeof HeartbeatBody>, wire.HeartbeatRequest>>;
 
 /** PATCH /api/hosts/:id */
-export const HostPatch = z
-  .object(
-    {
-      sync_registry: z.boolean({ error: 'must be true or false' }).optional(),
-      // Allowing any enrollment token to re-bind the host was a takeover window; say what replaced it.
-      allow_rebind: z.never({ error: 'is replaced by re-bind tokens: POST /api/hosts/enrollment-tokens with {"host_id": <this host>}' }).optional(),
-    },
-    { error: 'must be a JSON object' },
-  )
-  .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' });
+export const HostPatch = z.lazy(() =>
+  z
+    .object(
+      {
+        sync_registry: z.boolean({ error: 'must be true or false' }).optional(),
+        // Allowing any enrollment token to re-bind the host was a takeover window; say what replaced it.
+        allow_rebind: z.never({ error: 'is replaced by re-bind tokens: POST /api/hosts/enrollment-tokens with {"host_id": <this host>}' }).optional(),
+      },
+      { error: 'must be a JSON object' },
+    )
+    .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' }),
+);
 export type HostPatch = wire.HostPatch;
 type _HostPatch = Agrees<Same<z.infer<typeof HostPatch>, wire.HostPatch>>;
 
 /** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. */
-export const UpgradeRequest = z
-  .object({ version: agentVersion.optional(), rollback: z.boolean({ error: 'must be true or false' }).optional() }, { error: 'must be a JSON object' })
-  .default({});
+export const UpgradeRequest = z.lazy(() =>
+  z
+    .object({ version: agentVersion().optional(), rollback: z.boolean({ error: 'must be true or false' }).optional() }, { error: 'must be a JSON object' })
+    .default({}),
+);
 export type UpgradeRequest = wire.UpgradeRequest;
 type _UpgradeRequest = Agrees<Same<z.infer<typeof UpgradeRequest>, wire.UpgradeRequest>>;
 
 /** POST /api/hosts/:id/drift/apply */
-export const DriftApply = z
-  .object(
-    {
-      all: z.boolean({ error: 'must be true or false' }).optional(),
-      items: z
-        .array(z.object({ vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }) }), {
-          error: 'must be an array of {vmid}',
-        })
-        .max(10_000)
-        .optional(),
-    },
-    { error: 'must be a JSON object' },
-  )
-  .refine((v) => v.all === true || (v.items && v.items.length > 0), { error: 'give items or all: true' });
+export const DriftApply = z.lazy(() =>
+  z
+    .object(
+      {
+        all: z.boolean({ error: 'must be true or false' }).optional(),
+        items: z
+          .array(z.object({ vmid: z.int({ error: 'must be a positive integer' }).positive({ error: 'must be a positive integer' }) }), {
+            error: 'must be an array of {vmid}',
+          })
+          .max(10_000)
+          .optional(),
+      },
+      { error: 'must be a JSON object' },
+    )
+    .refine((v) => v.all === true || (v.items && v.items.length > 0), { error: 'give items or all: true' }),
+);
 export type DriftApply = wire.DriftApply;
 type _DriftApply = Agrees<Same<z.infer<typeof DriftApply>, wire.DriftApply>>;

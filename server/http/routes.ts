@@ -35,7 +35,11 @@ export interface RouteOptions<B> {
    * route: a token gets 401. An agent kind on a machine route: only that kind of agent token.
    */
   credentials?: readonly Credential[];
-  /** Schema of the JSON body; the handler sees the parsed value as `req.body`. */
+  /**
+   * Schema of the JSON body; the handler sees the parsed value as `req.body`. Feature schemas are
+   * `z.lazy(() => ...)`, built at their first use: registering a route must not build them, as
+   * building them all at module evaluation was a tenth of the server's start.
+   */
   body?: ZodType<B>;
   /** Schema of the query string; the handler sees the parsed value as `req.query`. */
   query?: ZodType;

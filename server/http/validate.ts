@@ -10,6 +10,15 @@ export function fieldErrors(error: ZodError): FieldError[] {
   }));
 }
 
+/**
+ * A schema part several schemas share, built when one of them is first built (they are z.lazy) and
+ * the same instance after. A z.lazy of its own would cost every parse a step per field.
+ */
+export function shared<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => (built ??= build());
+}
+
 /** Parses a value with a schema or throws the 400 `{errors: [...]}` the API promises. */
 export function parseWith<T>(schema: ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);

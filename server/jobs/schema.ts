@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { REDACTED, REQUIRED_CONFIG, SECRET_FIELDS, type JobBase, type JobKey } from '../contract/jobs.js';
 import type * as wire from '../contract/jobs.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 
 /** Runs kept per job: on reads, after each run, at start-up and after import. */
 export const RUNS_KEPT = 10;
@@ -26,70 +26,82 @@ export const JOB_DEFINITIONS: Record<JobKey, { name: string; description: string
 };
 
 /** An http(s) URL without credentials (fetch refuses those, and they would be a secret outside the secret fields). */
-const httpUrl = z
-  .string({ error: 'must be a string' })
-  .refine((value) => {
-    if (value === '') return true;
-    try {
-      const url = new URL(value);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  }, { error: 'must be an http(s) URL without credentials' });
+const httpUrl = shared(() =>
+  z
+    .string({ error: 'must be a string' })
+    .refine((value) => {
+      if (value === '') return true;
+      try {
+        const url = new URL(value);
+        return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
+      } catch {
+        return false;
+      }
+    }, { error: 'must be an http(s) URL without credentials' }),
+);
 
 /** "unknown field api_key" names the typo; anything else about the object is its type. */
 const configError = (issue: { code?: string; keys?: string[] }) =>
   issue.code === 'unrecognized_keys' ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.join(', ')}` : 'must be a JSON object';
 
-const text = z.string({ error: 'must be a string' }).max(4096, { error: 'must be at most 4096 characters' });
+const text = shared(() => z.string({ error: 'must be a string' }).max(4096, { error: 'must be at most 4096 characters' }));
 /**
  * A secret goes into an HTTP header; a control character there makes fetch throw an error that
  * quotes the header, secret included. Refused when saved rather than found at run time.
  */
-const secret = text.refine((value) => !/[\u0000-\u001f\u007f-\u009f]/.test(value), { error: 'must not contain control characters (line breaks, tabs)' });
-const runOnCreate = z.boolean({ error: 'must be true or false' });
+const secret = shared(() => text().refine((value) => !/[\u0000-\u001f\u007f-\u009f]/.test(value), { error: 'must not contain control characters (line breaks, tabs)' }));
+const runOnCreate = shared(() => z.boolean({ error: 'must be true or false' }));
 
 /**
  * Stored config per key. Strict: an unknown field is a 400, so a typo (`apikey`) is not
  * silently kept. Empty strings mean "not set".
  */
 export const JOB_CONFIG: Record<JobKey, z.ZodType<Record<string, unknown>>> = {
-  tailscale_sync: z.strictObject(
-    { api_key: secret.optional(), tailnet: text.optional(), api_url: httpUrl.optional(), run_on_create: runOnCreate.optional() },
-    { error: configError },
+  tailscale_sync: z.lazy(() =>
+    z.strictObject(
+      { api_key: secret().optional(), tailnet: text().optional(), api_url: httpUrl().optional(), run_on_create: runOnCreate().optional() },
+      { error: configError },
+    ),
   ),
-  patchmon_sync: z.strictObject(
-    { api_url: httpUrl.optional(), api_token: secret.optional(), run_on_create: runOnCreate.optional() },
-    { error: configError },
+  patchmon_sync: z.lazy(() =>
+    z.strictObject(
+      { api_url: httpUrl().optional(), api_token: secret().optional(), run_on_create: runOnCreate().optional() },
+      { error: configError },
+    ),
   ),
-  semaphore_sync: z.strictObject(
-    { api_url: httpUrl.optional(), api_token: secret.optional(), run_on_create: runOnCreate.optional() },
-    { error: configError },
+  semaphore_sync: z.lazy(() =>
+    z.strictObject(
+      { api_url: httpUrl().optional(), api_token: secret().optional(), run_on_create: runOnCreate().optional() },
+      { error: configError },
+    ),
   ),
 };
 
 /** PUT /api/jobs/:id. Omitted fields are unchanged; unknown top-level fields are ignored. */
-export const JobUpdate = z.object(
-  {
-    enabled: z.boolean({ error: 'must be true or false' }).optional(),
-    schedule: z
-      .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-      .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-      .max(MAX_SCHEDULE, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-      .optional(),
-    config: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
-  },
-  { error: 'must be a JSON object' },
+export const JobUpdate = z.lazy(() =>
+  z.object(
+    {
+      enabled: z.boolean({ error: 'must be true or false' }).optional(),
+      schedule: z
+        .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+        .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+        .max(MAX_SCHEDULE, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
+        .optional(),
+      config: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
+    },
+    { error: 'must be a JSON object' },
+  ),
 );
 // The wire types are written once, in server/contract; the schemas are checked against them.
 export type JobUpdate = wire.JobUpdate;
 type _JobUpdate = Agrees<Same<z.infer<typeof JobUpdate>, wire.JobUpdate>>;
 
 /** POST /api/jobs/:id/run: `dry_run=true` previews the changes and writes nothing. */
-export const RunQuery = z.object({
-  dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('`true`: answer what a run would change, writing nothing'),
-});
+export const RunQuery = z.lazy(() =>
+  z.object({
+    dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('`true`: answer what a run would change, writing nothing'),
+  }),
+);
 export type RunQuery = wire.RunQuery;
 type _RunQuery = Agrees<Same<z.infer<typeof RunQuery>, wire.RunQuery>>;
 

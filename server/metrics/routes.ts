@@ -44,7 +44,7 @@ export function registerMetricRoutes(routes: RouteTable, { metrics, hostName, ga
   );
 
   // "for a personal API token with fleet.read": a scraper has no browser session to offer.
-  routes.get('/metrics', { access: 'fleet.read', credentials: ['token'], documentedQuery: z.object({}), documentedResponse: doc(200, 'Prometheus text format', 'text/plain') }, async (_req, res) => {
+  routes.get('/metrics', { access: 'fleet.read', credentials: ['token'], documentedQuery: z.lazy(() => z.object({})), documentedResponse: doc(200, 'Prometheus text format', 'text/plain') }, async (_req, res) => {
     // prom-client is loaded on the first scrape: a server nobody scrapes does not hold it in memory.
     const { scrape } = await import('./prometheus.js');
     const { contentType, text } = await scrape(gauges, metrics.latest);

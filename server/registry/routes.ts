@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import type { AppContext } from '../context.js';
 import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
@@ -24,7 +25,7 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
     return instances.create(req.body, changedBy(req, res));
   });
 
-  routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: InstanceInput.partial() }, (req, res) => {
+  routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: z.lazy(() => InstanceInput.unwrap().partial()) }, (req, res) => {
     const vmid = vmidParam(req.params.vmid);
     return instances.update(vmid, req.body, changedBy(req, res)).instance;
   });

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { FLAGS, SORT_KEYS, STACKS, STATES, type SortKey } from '../contract/registry.js';
 import type * as wire from '../contract/registry.js';
-import type { Agrees, Same } from '../http/validate.js';
+import { shared, type Agrees, type Same } from '../http/validate.js';
 import { validationFailed } from '../errors.js';
 
 /** The writable fields, in the order they are stored, shown and compared for history. */
@@ -15,34 +15,36 @@ const OCTET = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 /** Dotted-quad IPv4 without leading zeros (which some parsers read as octal). */
 export const IPV4 = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
 
-const flag = z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' });
+const flag = shared(() => z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }));
 
 /** An instance as written by a client: create bodies, and update bodies once merged. */
-export const InstanceInput = z.object(
-  {
-    vmid: z
-      .int({ error: required('must be a positive integer') })
-      .positive({ error: 'must be a positive integer' }),
-    name: z
-      .string({ error: required('must be a string') })
-      .trim()
-      .min(1, { error: 'must not be empty' })
-      .max(200, { error: 'must be at most 200 characters' }),
-    state: z.enum(STATES, { error: required(`must be one of ${STATES.join(', ')}`) }),
-    stack: z.enum(STACKS, { error: required(`must be one of ${STACKS.join(', ')}`) }),
-    tailscale_ip: z
-      .string({ error: 'must be an IPv4 address or empty' })
-      .refine((ip) => ip === '' || IPV4.test(ip), { error: 'must be an IPv4 address or empty' })
-      .default(''),
-    atlas: flag.default(0),
-    argus: flag.default(0),
-    semaphore: flag.default(0),
-    patchmon: flag.default(0),
-    tailscale: flag.default(0),
-    andromeda: flag.default(0),
-    hardware_acceleration: flag.default(0),
-  },
-  { error: 'must be a JSON object' },
+export const InstanceInput = z.lazy(() =>
+  z.object(
+    {
+      vmid: z
+        .int({ error: required('must be a positive integer') })
+        .positive({ error: 'must be a positive integer' }),
+      name: z
+        .string({ error: required('must be a string') })
+        .trim()
+        .min(1, { error: 'must not be empty' })
+        .max(200, { error: 'must be at most 200 characters' }),
+      state: z.enum(STATES, { error: required(`must be one of ${STATES.join(', ')}`) }),
+      stack: z.enum(STACKS, { error: required(`must be one of ${STACKS.join(', ')}`) }),
+      tailscale_ip: z
+        .string({ error: 'must be an IPv4 address or empty' })
+        .refine((ip) => ip === '' || IPV4.test(ip), { error: 'must be an IPv4 address or empty' })
+        .default(''),
+      atlas: flag().default(0),
+      argus: flag().default(0),
+      semaphore: flag().default(0),
+      patchmon: flag().default(0),
+      tailscale: flag().default(0),
+      andromeda: flag().default(0),
+      hardware_acceleration: flag().default(0),
+    },
+    { error: 'must be a JSON object' },
+  ),
 );
 // The wire type is written once, in server/contract; the schema is checked against it.
 export type InstanceInput = wire.InstanceInput;

@@ -7,14 +7,16 @@ import { jsonBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
 import { PageQuery } from '../http/page-query.js';
 import { bearerCredential, secretsEqual } from '../http/secrets.js';
-import { parseWith } from '../http/validate.js';
+import { parseWith, shared } from '../http/validate.js';
 import { isoMillis } from '../time.js';
 import type { TelemetryRepo } from './repo.js';
 
-const Event = z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' });
-const TelemetryBody = z.union([Event, z.array(Event).min(1, 'must hold at least one event')], {
-  error: 'must be a JSON object or an array of objects',
-});
+const Event = shared(() => z.record(z.string(), z.unknown(), { error: 'must be a JSON object or an array of objects' }));
+const TelemetryBody = z.lazy(() =>
+  z.union([Event(), z.array(Event()).min(1, 'must hold at least one event')], {
+    error: 'must be a JSON object or an array of objects',
+  }),
+);
 
 /** Deeper than this, an event is refused: storing it (JSON.stringify) would overflow the stack, a 500. */
 export const MAX_EVENT_DEPTH = 64;

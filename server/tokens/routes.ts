@@ -10,7 +10,7 @@ import type { TokenService } from './service.js';
  * may list and revoke everyone's. These routes need a browser session: a token cannot make tokens.
  */
 export function registerTokenRoutes(routes: RouteTable, tokens: TokenService): void {
-  routes.get('/api/tokens', { access: 'self', query: TokenListQuery, documentedResponse: { status: 200, schema: z.array(ApiTokenView) } }, (req, res) => {
+  routes.get('/api/tokens', { access: 'self', query: TokenListQuery, documentedResponse: { status: 200, schema: z.lazy(() => z.array(ApiTokenView)) } }, (req, res) => {
     const query = req.query as TokenListQuery;
     return tokens.list(userOf(res), query.user === 'all');
   });

@@ -11,13 +11,17 @@ import { fixedWindowThrottle } from './throttle.js';
 import * as z from 'zod';
 
 // For the API document only: the handlers parse these themselves (400 `invalid limit`, say).
-const UsageListQueryDoc = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE).optional().describe(`Reports per page (default ${DEFAULT_PAGE})`),
-  before: z.coerce.number().int().optional().describe('Only reports with a smaller id (the next page)'),
-});
-const UsageStatsQueryDoc = z.object({
-  days: z.coerce.number().int().min(1).max(MAX_STATS_DAYS).optional().describe(`Days the charts cover (default ${DEFAULT_STATS_DAYS})`),
-});
+const UsageListQueryDoc = z.lazy(() =>
+  z.object({
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE).optional().describe(`Reports per page (default ${DEFAULT_PAGE})`),
+    before: z.coerce.number().int().optional().describe('Only reports with a smaller id (the next page)'),
+  }),
+);
+const UsageStatsQueryDoc = z.lazy(() =>
+  z.object({
+    days: z.coerce.number().int().min(1).max(MAX_STATS_DAYS).optional().describe(`Days the charts cover (default ${DEFAULT_STATS_DAYS})`),
+  }),
+);
 
 /** Ingestion is open to anyone (part B: no authentication), so each peer address gets a budget. */
 export const INGEST_LIMIT = { limit: 60, windowMs: 60_000 } as const;

@@ -4,14 +4,16 @@ import { createNameMatcher } from '../matcher.js';
 import { configText, missingConfigFields } from '../schema.js';
 import { missingConfig, type JobHandler } from './types.js';
 
-const Hosts = z.object({
-  hosts: z.array(
-    z.looseObject({
-      hostname: z.string().nullish(),
-      friendly_name: z.string().nullish(),
-    }),
-  ),
-});
+const Hosts = z.lazy(() =>
+  z.object({
+    hosts: z.array(
+      z.looseObject({
+        hostname: z.string().nullish(),
+        friendly_name: z.string().nullish(),
+      }),
+    ),
+  }),
+);
 
 /** "when api_token contains a colon it is base64-encoded before sending, otherwise it is sent as given" */
 export function basicCredential(token: string): string {

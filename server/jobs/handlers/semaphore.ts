@@ -6,10 +6,12 @@ import { createNameMatcher } from '../matcher.js';
 import { configText, missingConfigFields } from '../schema.js';
 import { missingConfig, type JobHandler } from './types.js';
 
-const Inventory = z.looseObject({
-  type: z.string(),
-  inventory: z.string().nullish(),
-});
+const Inventory = z.lazy(() =>
+  z.looseObject({
+    type: z.string(),
+    inventory: z.string().nullish(),
+  }),
+);
 
 /** The host names an inventory holds, by its `type`; any other type fails the run naming it. */
 export async function inventoryHosts(type: string, inventory: string): Promise<string[]> {

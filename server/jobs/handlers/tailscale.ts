@@ -5,15 +5,17 @@ import { nameKeys } from '../matcher.js';
 import { configText, missingConfigFields } from '../schema.js';
 import { missingConfig, type Change, type JobHandler } from './types.js';
 
-const Devices = z.object({
-  devices: z.array(
-    z.looseObject({
-      hostname: z.string().nullish(),
-      name: z.string().nullish(),
-      addresses: z.array(z.string()).nullish(),
-    }),
-  ),
-});
+const Devices = z.lazy(() =>
+  z.object({
+    devices: z.array(
+      z.looseObject({
+        hostname: z.string().nullish(),
+        name: z.string().nullish(),
+        addresses: z.array(z.string()).nullish(),
+      }),
+    ),
+  }),
+);
 
 /**
  * Lists the tailnet's devices; an instance whose name is a device's hostname (or the first
