@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { isFresh, OUTPUTS } from './fresh.mjs';
+import { isFresh, OUTPUTS } from './fresh.cjs';
 import { buildRenderer } from './renderer.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -222,14 +222,15 @@ async function buildAsciiOnly(options) {
 
 /**
  * The server target: the helper programs (recover, restore, snapshot-worker) as ES modules sharing
- * chunks, and the server as one CommonJS file, server.cjs, that main.js (build/server-main.mjs) runs
- * from V8's code cache; serverCodeCache makes that cache.
+ * chunks, and the server as one CommonJS file, server.cjs, that main.cjs (build/server-main.cjs) runs
+ * from V8's code cache; serverCodeCache makes that cache. main.js, the documented `node
+ * dist/server/main.js`, is one import of main.cjs.
  */
 async function buildServer(options) {
   const result = await buildAsciiOnly(options);
   const { entryPoints: _helpers, splitting: _splitting, chunkNames: _chunks, banner: _banner, ...common } = options;
   const dir = path.join(root, options.outdir);
-  // A cache of the previous bundle would only be refused (see server-main.mjs); it goes first.
+  // A cache of the previous bundle would only be refused (see server-main.cjs); it goes first.
   fs.rmSync(path.join(dir, 'server.cjs.cache'), { force: true });
   const commonjs = {
     ...common,
@@ -249,8 +250,9 @@ async function buildServer(options) {
   // the X.509 library of built-in HTTPS and the YAML parser of inventory jobs stay out of every start.
   await buildAsciiOnly({ ...commonjs, entryPoints: LAZY_MODULES });
   fs.rmSync(path.join(dir, 'main.js.map'), { force: true });
-  fs.copyFileSync(path.join(root, 'build/server-main.mjs'), path.join(dir, 'main.js'));
-  await serverCodeCache(path.join(dir, 'main.js'));
+  fs.copyFileSync(path.join(root, 'build/server-main.cjs'), path.join(dir, 'main.cjs'));
+  fs.writeFileSync(path.join(dir, 'main.js'), "// `node dist/server/main.js`: the server, through its CommonJS loader (build/server-main.cjs).\nimport './main.cjs';\n");
+  await serverCodeCache(path.join(dir, 'main.cjs'));
   return result;
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listeningUrl } from '../test/helpers/listening.js';
-import { staleTargets } from './fresh.mjs';
+import { staleTargets } from './fresh.cjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-start-'));
@@ -25,7 +25,7 @@ function checkout(name: string) {
   const base = path.join(dir, name);
   put(base, 'package.json', '{ "type": "module" }', 2 * HOUR);
   for (const source of ['server/main.ts', 'server/contract/access.ts', 'electron/main.ts', 'renderer/main.tsx', 'build/renderer.mjs']) put(base, source, '', 2 * HOUR);
-  for (const output of ['dist/server/main.js', 'dist/electron/main.cjs', 'dist/renderer/index.html']) put(base, output, '', HOUR);
+  for (const output of ['dist/server/main.cjs', 'dist/electron/main.cjs', 'dist/renderer/index.html']) put(base, output, '', HOUR);
   return base;
 }
 
@@ -64,15 +64,15 @@ describe('staleTargets (file times only, no esbuild)', () => {
   });
 });
 
-describe('build/start.mjs', () => {
-  /** A miniature checkout with the real start.mjs and fresh.mjs, a build that records its process, and a "server" that does too. */
+describe('build/start.cjs', () => {
+  /** A miniature checkout with the real start.cjs and fresh.cjs, a build that records its process, and a "server" that does too. */
   function withStart(name: string, build: string) {
     const base = checkout(name);
-    for (const file of ['start.mjs', 'fresh.mjs']) fs.copyFileSync(path.join(root, 'build', file), path.join(base, 'build', file));
+    for (const file of ['start.cjs', 'fresh.cjs']) fs.copyFileSync(path.join(root, 'build', file), path.join(base, 'build', file));
     put(base, 'build/build.mjs', `import fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(base, 'build.json'))}, JSON.stringify({ pid: process.pid, args: process.argv.slice(2) }));\n${build}`, 2 * HOUR);
-    put(base, 'dist/server/main.js', `import fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(base, 'server.json'))}, JSON.stringify({ pid: process.pid, args: process.argv.slice(2) }));\n`, HOUR);
+    put(base, 'dist/server/main.cjs', `const fs = require('node:fs');\nfs.writeFileSync(${JSON.stringify(path.join(base, 'server.json'))}, JSON.stringify({ pid: process.pid, args: process.argv.slice(2) }));\n`, HOUR);
     const read = (file: string) => (fs.existsSync(path.join(base, file)) ? JSON.parse(fs.readFileSync(path.join(base, file), 'utf8')) : undefined);
-    return { base, start: () => execa(process.execPath, [path.join(base, 'build/start.mjs'), 'server', '--flag'], { reject: false }), read };
+    return { base, start: () => execa(process.execPath, [path.join(base, 'build/start.cjs'), 'server', '--flag'], { reject: false }), read };
   }
 
   it('runs a fresh build\'s server at once, in its own process, with the arguments after the command', async () => {
@@ -101,16 +101,21 @@ describe('build/start.mjs', () => {
   });
 
   it('never loads esbuild into the process that serves (the real checkout, built)', async () => {
-    // Every module the process resolves is written down by a loader hook. To a file, synchronously: the
-    // hooks run on a thread of their own, whose stderr reaches the process's only through the main
-    // thread, and on a loaded machine lines still on their way were lost when the server stopped.
+    // Every module the process resolves is written down: what it imports by a loader hook, what it
+    // requires by a wrapper of CommonJS's resolver. To a file, synchronously: the hooks run on a thread
+    // of their own, whose stderr reaches the process's only through the main thread, and on a loaded
+    // machine lines still on their way were lost when the server stopped.
     const log = path.join(dir, 'resolved.log');
     fs.writeFileSync(
       path.join(dir, 'hooks.mjs'),
       `import fs from 'node:fs';\nexport async function resolve(s, c, next) { const r = await next(s, c); fs.appendFileSync(${JSON.stringify(log)}, \`resolved \${r.url}\\n\`); return r; }\n`,
     );
     fs.writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${path.join(dir, 'hooks.mjs')}`).href)});\n`);
-    const child = execa(process.execPath, ['--import', path.join(dir, 'register.mjs'), 'build/start.mjs', 'server'], {
+    fs.writeFileSync(
+      path.join(dir, 'requires.cjs'),
+      `const fs = require('node:fs');\nconst Module = require('node:module');\nconst resolve = Module._resolveFilename;\nModule._resolveFilename = function (...args) { const r = resolve.apply(this, args); fs.appendFileSync(${JSON.stringify(log)}, \`resolved file://\${r}\\n\`); return r; };\n`,
+    );
+    const child = execa(process.execPath, ['--import', path.join(dir, 'register.mjs'), '--require', path.join(dir, 'requires.cjs'), 'build/start.cjs', 'server'], {
       cwd: root,
       env: { PORT: '0', HOST: '127.0.0.1', DB_PATH: path.join(dir, 'start.db'), LOG_LEVEL: 'info' },
       reject: false,
@@ -119,7 +124,7 @@ describe('build/start.mjs', () => {
     child.kill('SIGTERM');
     await child;
     const resolved = fs.readFileSync(log, 'utf8').split('\n').filter((line) => line.startsWith('resolved '));
-    expect(resolved, resolved.join('\n')).toContain(`resolved file://${root}/dist/server/main.js`);
+    expect(resolved, resolved.join('\n')).toContain(`resolved file://${root}/dist/server/main.cjs`);
     expect(resolved.filter((line) => /esbuild|build\/build\.mjs/.test(line))).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@
 //   BENCH_ROUNDS=7 BENCH_SECONDS=2   rounds per measure and seconds per throughput round
 //   BENCH_ONLY=search,create         run some measures only (search, list, create, logins, import, start)
 //   BENCH_CPU_PROF=dir               both servers run with --cpu-prof, their profiles written there on exit
-//   BENCH_ROOT=dir                   measure another checkout's build (its dist/ and build/start.mjs)
+//   BENCH_ROOT=dir                   measure another checkout's build (its dist/ and build/start.cjs)
 //   BENCH_KEEP=1                     keep the temporary folder (seeded databases, the servers' log) and print its path
 import { fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -300,7 +300,7 @@ async function main() {
 }
 
 /**
- * Start to healthy: `node build/start.mjs server` (what `npm start` runs, on the seeded database) from
+ * Start to healthy: `node build/start.cjs server` (what `npm start` runs, on the seeded database) from
  * spawn to its first 200 on /api/health. The goal's floor is the command the goal names, `node -e
  * "require('better-sqlite3')"`, from spawn to exit; a stricter floor is printed beside it: that require
  * plus opening the same database and answering the same poll over node:http.
@@ -323,9 +323,9 @@ async function startMeasures(dbPath) {
     return { ms: performance.now() - since };
   };
   const floors = async () => ({ ms: (await requireOnly()).ms, serving: (await toHealthy(['-e', serving])()).ms });
-  const pairs = await alternate(ROUNDS, floors, toHealthy([path.join(root, 'build/start.mjs'), 'server']));
+  const pairs = await alternate(ROUNDS, floors, toHealthy([path.join(root, 'build/start.cjs'), 'server']));
   const ms = (pick) => median(pairs.map(pick)).toFixed(0);
-  record('start to healthy, node build/start.mjs server (vs node -e "require(\'better-sqlite3\')")', '<= 2.5', median(pairs.map((p) => p.app.ms / p.floor.ms)),
+  record('start to healthy, node build/start.cjs server (vs node -e "require(\'better-sqlite3\')")', '<= 2.5', median(pairs.map((p) => p.app.ms / p.floor.ms)),
     `homefleet ${ms((p) => p.app.ms)} ms, floor ${ms((p) => p.floor.ms)} ms, on the seeded 10,000-instance database`);
   record('start to healthy (vs that require, opening the database and answering /api/health over node:http)', null, median(pairs.map((p) => p.app.ms / p.floor.serving)),
     `that floor ${ms((p) => p.floor.serving)} ms`);
@@ -338,11 +338,11 @@ async function startMeasures(dbPath) {
     const npm = start('npm', ['start'], { PORT: String(port), HOST: '127.0.0.1', DB_PATH: dbPath });
     const ms = await untilHealthy(port, npm, since);
     await sleep(1000);
-    const server = descendants(npm.pid).find((pid) => readProc(pid, 'cmdline').split('\0')[1]?.endsWith('build/start.mjs'));
-    if (!server) throw new Error('npm start: no build/start.mjs process under npm');
+    const server = descendants(npm.pid).find((pid) => readProc(pid, 'cmdline').split('\0')[1]?.endsWith('build/start.cjs'));
+    if (!server) throw new Error('npm start: no build/start.cjs process under npm');
     rounds.push({ ms, rss: Number(/VmRSS:\s+(\d+)/.exec(readProc(server, 'status'))[1]) / 1024 });
     await stop(npm);
-    // start.mjs notices its parent is gone within half a second and stops the server (see its header).
+    // start.cjs notices its parent is gone within half a second and stops the server (see its header).
     for (let i = 0; i < 200 && /State:\s+[^Z]/.test(readProc(server, 'status')); i++) await sleep(50);
     if (/State:\s+[^Z]/.test(readProc(server, 'status'))) throw new Error('npm start: the server outlived npm by 10 s');
   }

@@ -1,14 +1,16 @@
 // Which build targets are missing or older than their sources, from file times alone. `npm start`
 // asks before every start: loading esbuild only to learn there is nothing to build cost the server
 // process ~10 MB of RSS for its life and ~150 ms of start-up.
-import fs from 'node:fs';
-import path from 'node:path';
+// CommonJS, as start.cjs that requires it: see the top of start.cjs.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
 
 const TEST_FILE = /\.test\.[cm]?[jt]sx?$/;
 
 /** Each target's output, and the files and folders it is built from (build.mjs adds how). */
-export const OUTPUTS = {
-  server: { sources: ['server', 'package.json', 'build/server-main.mjs'], outfile: 'dist/server/main.js' },
+const OUTPUTS = {
+  server: { sources: ['server', 'package.json', 'build/server-main.cjs'], outfile: 'dist/server/main.cjs' },
   electron: { sources: ['electron', 'server', 'package.json'], outfile: 'dist/electron/main.cjs' },
   // The dashboard imports nothing of the server but its contract (build/dependency-cruiser.cjs checks it).
   renderer: { sources: ['renderer', 'server/contract', 'package.json', 'build/renderer.mjs'], outfile: 'dist/renderer/index.html' },
@@ -41,13 +43,15 @@ function newestInFolder(folder, seen) {
 }
 
 /** True when `target.outfile` exists and no source is newer than it; `seen` keeps times across targets that share sources. */
-export function isFresh(root, target, seen = new Map()) {
+function isFresh(root, target, seen = new Map()) {
   const built = fs.statSync(path.join(root, target.outfile), { throwIfNoEntry: false })?.mtimeMs;
   return built !== undefined && target.sources.every((source) => newestMtime(path.join(root, source), seen) <= built);
 }
 
 /** The names of the targets that `node build/build.mjs --if-missing` would build. */
-export function staleTargets(root) {
+function staleTargets(root) {
   const seen = new Map();
   return Object.entries(OUTPUTS).filter(([, target]) => !isFresh(root, target, seen)).map(([name]) => name);
 }
+
+module.exports = { OUTPUTS, isFresh, staleTargets };

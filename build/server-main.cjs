@@ -1,4 +1,5 @@
-// dist/server/main.js (build.mjs copies this file there): runs the server bundle, server.cjs, from V8's
+// dist/server/main.cjs (build.mjs copies this file there; `npm start` requires it, and
+// dist/server/main.js only imports it): runs the server bundle, server.cjs, from V8's
 // code cache when the build left a valid one beside it. Compiling the 1 MB bundle and the functions a
 // start calls was a third of the CPU time from spawn to the first answer; with the cache V8
 // deserializes that code instead. Node 20 has no code cache for ES modules, hence CommonJS and vm.
@@ -7,14 +8,14 @@
 // the bundle it was made from; any other bundle compiles from source, as one without a cache does.
 // HOMEFLEET_WRITE_CODE_CACHE=1 (the build's cache step, nothing else) writes the cache at exit, after
 // the server has started, answered a request and stopped, so it holds the code of all three.
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import Module, { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+'use strict';
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const Module = require('node:module');
+const path = require('node:path');
+const vm = require('node:vm');
 
-const filename = path.join(path.dirname(fileURLToPath(import.meta.url)), 'server.cjs');
+const filename = path.join(__dirname, 'server.cjs');
 const cacheFile = `${filename}.cache`;
 const writeCache = Boolean(process.env.HOMEFLEET_WRITE_CODE_CACHE);
 
@@ -37,7 +38,7 @@ function compile() {
   return script;
 }
 
-const module = new Module(filename);
-module.filename = filename;
-module.paths = Module._nodeModulePaths(path.dirname(filename));
-compile().runInThisContext().call(module.exports, module.exports, createRequire(filename), module, filename, path.dirname(filename));
+const bundle = new Module(filename);
+bundle.filename = filename;
+bundle.paths = Module._nodeModulePaths(path.dirname(filename));
+compile().runInThisContext().call(bundle.exports, bundle.exports, Module.createRequire(filename), bundle, filename, path.dirname(filename));
