@@ -118,11 +118,12 @@ export function jsonBody(limit: string, { strict = true }: { strict?: boolean } 
 
 /** express.urlencoded (flat fields, as the setup page posts them), refusing charsets other than UTF-8 and ISO-8859-1 (415) before anything is read. */
 export function formBody(limit: string, parameterLimit: number): RequestHandler {
-  const parse = express.urlencoded({ extended: false, limit, parameterLimit, verify: decodeAfterReading });
+  // Made on the first form: body-parser is loaded then, not at start (build.mjs, bodyParsersOnFirstUse).
+  let parse: RequestHandler | undefined;
   return (req, res, next) => {
     const refusal = charsetRefusal(req.headers['content-type']);
     if (refusal) next(unsupportedMediaType(refusal));
-    else parse(req, res, next);
+    else (parse ??= express.urlencoded({ extended: false, limit, parameterLimit, verify: decodeAfterReading }))(req, res, next);
   };
 }
 

@@ -1,5 +1,7 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { SLOTS, WIDTH, type Frame } from './frame.js';
+
+/** node:zlib, loaded when a chunk is first sealed or read rather than at every start (~1 ms of it). */
+const zlib = () => process.getBuiltinModule('node:zlib');
 
 /**
  * A sealed span of one host's buckets, packed for years of keeping: per subject, each of its
@@ -78,7 +80,7 @@ export function encodeChunk(frames: readonly (Frame | undefined)[]): Buffer {
         previous = q;
       }
     }
-    const block = deflateRawSync(Buffer.from(w.bytes));
+    const block = zlib().deflateRawSync(Buffer.from(w.bytes));
     head.uint(vmid);
     head.uint(block.length);
     blocks.push(block);
@@ -111,7 +113,7 @@ function directory(data: Uint8Array): Directory {
 
 /** One subject's columns: columns[col][k], in the frame's units again. */
 function readBlock(data: Uint8Array, vmid: number, start: number, length: number, buckets: number): Float64Array[] {
-  const r = new Reader(inflateRawSync(data.subarray(start, start + length)));
+  const r = new Reader(zlib().inflateRawSync(data.subarray(start, start + length)));
   const columns: Float64Array[] = [];
   for (let col = 0; col < WIDTH; col++) {
     const scale = col % 3 === 0 ? 1 : scaleOf(vmid, Math.floor(col / 3));
