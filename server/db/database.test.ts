@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrate, openDatabase } from './database.js';
+import { createApp } from '../app.js';
+import { migrate, openDatabase, prepareAll } from './database.js';
 import { migrations } from './migrations/index.js';
 
 const dirs: string[] = [];
@@ -75,6 +76,32 @@ describe('the database file', () => {
       expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('statements prepared on first use', () => {
+  it('apply the modes set before, and report SQL that does not compile when first used', () => {
+    const db = openDatabase(':memory:');
+    db.exec('CREATE TABLE t (n INTEGER) STRICT; INSERT INTO t VALUES (1), (2)');
+    const plucked = db.prepare('SELECT n FROM t ORDER BY n').pluck();
+    const raw = db.prepare('SELECT n, n * 10 AS m FROM t ORDER BY n').raw(true);
+    const broken = db.prepare('SELECT n FROM nowhere');
+    expect(plucked.all()).toEqual([1, 2]);
+    expect(raw.get()).toEqual([1, 10]);
+    expect(plucked.reader).toBe(true);
+    expect(() => broken.get()).toThrow(/no such table: nowhere/);
+    db.close();
+  });
+
+  it('every statement the server prepares compiles against the schema', async () => {
+    const app = createApp({ dbPath: path.join(tempDir(), 'homefleet.db') });
+    try {
+      // Those the start itself ran are prepared already; the rest would wait for their first request.
+      expect(prepareAll(app.db)).toBeGreaterThan(100);
+      expect(prepareAll(app.db)).toBe(0);
+    } finally {
+      await app.close();
     }
   });
 });

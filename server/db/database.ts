@@ -15,17 +15,101 @@ export type Db = Database.Database;
  */
 const retained: object[] = [];
 
-/** Opens a better-sqlite3 database whose statements are never garbage-collected (see `retained`). */
+/** The statements of each database not prepared yet: `prepareAll` prepares them (tests check every one compiles). */
+const unprepared = new WeakMap<Db, Set<LazyStatement>>();
+
+/**
+ * A statement prepared on first use. Services prepare theirs when they are built, ~200 at every
+ * start, and SQLite's parse and plan of them was ~4 ms of a ~75 ms start; most wait for a request
+ * that may never come. Modes set before (pluck, raw, expand, safeIntegers) are applied on preparing.
+ */
+class LazyStatement {
+  #statement: Database.Statement | undefined;
+  readonly #modes: Array<(statement: Database.Statement) => void> = [];
+
+  constructor(
+    readonly database: Db,
+    readonly source: string,
+    private readonly prepareNow: (source: string) => Database.Statement,
+  ) {}
+
+  prepared(): Database.Statement {
+    if (this.#statement) return this.#statement;
+    const statement = this.prepareNow(this.source);
+    for (const mode of this.#modes) mode(statement);
+    retained.push(statement);
+    unprepared.get(this.database)?.delete(this);
+    return (this.#statement = statement);
+  }
+
+  #mode(apply: (statement: Database.Statement) => void): this {
+    if (this.#statement) apply(this.#statement);
+    else this.#modes.push(apply);
+    return this;
+  }
+
+  run(...params: unknown[]) {
+    return this.prepared().run(...params);
+  }
+  get(...params: unknown[]) {
+    return this.prepared().get(...params);
+  }
+  all(...params: unknown[]) {
+    return this.prepared().all(...params);
+  }
+  iterate(...params: unknown[]) {
+    return this.prepared().iterate(...params);
+  }
+  bind(...params: unknown[]): this {
+    this.prepared().bind(...params);
+    return this;
+  }
+  columns() {
+    return this.prepared().columns();
+  }
+  get reader(): boolean {
+    return this.prepared().reader;
+  }
+  get readonly(): boolean {
+    return this.prepared().readonly;
+  }
+  get busy(): boolean {
+    return this.#statement?.busy ?? false;
+  }
+  pluck(...on: [boolean?]): this {
+    return this.#mode((s) => s.pluck(...(on as [boolean])));
+  }
+  expand(...on: [boolean?]): this {
+    return this.#mode((s) => s.expand(...(on as [boolean])));
+  }
+  raw(...on: [boolean?]): this {
+    return this.#mode((s) => s.raw(...(on as [boolean])));
+  }
+  safeIntegers(...on: [boolean?]): this {
+    return this.#mode((s) => s.safeIntegers(...(on as [boolean])));
+  }
+}
+
+/** Opens a better-sqlite3 database whose statements are prepared on first use and never garbage-collected (see `retained`). */
 export function openRetained(dbPath: string, options?: Database.Options): Db {
   const db = new Database(dbPath, options);
   retained.push(db);
-  const prepare = db.prepare.bind(db);
+  const prepareNow = db.prepare.bind(db);
+  const waiting = new Set<LazyStatement>();
+  unprepared.set(db, waiting);
   db.prepare = ((source: string) => {
-    const statement = prepare(source);
-    retained.push(statement);
+    const statement = new LazyStatement(db, source, prepareNow);
+    waiting.add(statement);
     return statement;
-  }) as Db['prepare'];
+  }) as unknown as Db['prepare'];
   return db;
+}
+
+/** Prepares every statement of `db` not prepared yet; throws SQLite's error for one that does not compile. Returns how many. */
+export function prepareAll(db: Db): number {
+  const waiting = [...(unprepared.get(db) ?? [])];
+  for (const statement of waiting) statement.prepared();
+  return waiting.length;
 }
 
 /** Deletes a database file with the journal, WAL and shared-memory files SQLite keeps beside it; missing ones are fine. */
