@@ -2,7 +2,7 @@
 // `npm run bench:server`: homefleet's request path against its floor, measured from outside.
 //
 // Three kinds of process, each with its own event loop and heap: the built server
-// (dist/server/main.js, as `npm start` runs it, logging at its default level to a file), the floor
+// (dist/server/main.js, the documented way to run it, logging at its default level to a file), the floor
 // (floor-server.mjs: bare node:http + better-sqlite3 running the same SQL on a copy of the same
 // database), and the load generator (load.mjs: node:http keep-alive client, 16 connections). This
 // script only seeds, starts, stops and prints; it is idle while a round runs. Rounds alternate
