@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from './database.js';
 import { createTransactions } from './tx.js';
 
@@ -111,137 +111,113 @@ describe('group commit (the server)', () => {
     const transactions = createTransactions(db, (err) => errors.push(err), { group: true });
     const insert = db.prepare<[number, number | null]>('INSERT INTO t (n, parent) VALUES (?, ?)');
     const seen = () => other.prepare('SELECT n FROM t ORDER BY n').pluck().all();
-    const close = () => {
+    onTestFinished(() => {
       other.close();
       db.close();
       fs.rmSync(dir, { recursive: true, force: true });
-    };
-    return { db, transactions, insert, seen, errors, close };
+    });
+    return { db, transactions, insert, seen, errors };
   }
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
   it('commits the transactions of one turn together, after the turn, then runs their after-commit work', async () => {
-    const { transactions, insert, seen, close } = setUpFile();
-    try {
-      const { transaction, afterCommit, whenCommitted } = transactions;
-      const heard: string[] = [];
-      const add = transaction((n: number) => {
-        insert.run(n, null);
-        afterCommit(() => heard.push(`${n} committed, another connection sees ${seen().join(',')}`));
-      });
-      add(1);
-      add(2);
-      let answered = false;
-      expect(whenCommitted(() => (answered = true))).toBe(true);
-      expect(seen()).toEqual([]);
-      expect(heard).toEqual([]);
-      await nextTurn();
-      expect(answered).toBe(true);
-      expect(heard).toEqual(['1 committed, another connection sees 1,2', '2 committed, another connection sees 1,2']);
-      expect(whenCommitted(() => {})).toBe(false);
-    } finally {
-      close();
-    }
+    const { transactions, insert, seen } = setUpFile();
+    const { transaction, afterCommit, whenCommitted } = transactions;
+    const heard: string[] = [];
+    const add = transaction((n: number) => {
+      insert.run(n, null);
+      afterCommit(() => heard.push(`${n} committed, another connection sees ${seen().join(',')}`));
+    });
+    add(1);
+    add(2);
+    let answered = false;
+    expect(whenCommitted(() => (answered = true))).toBe(true);
+    expect(seen()).toEqual([]);
+    expect(heard).toEqual([]);
+    await nextTurn();
+    expect(answered).toBe(true);
+    expect(heard).toEqual(['1 committed, another connection sees 1,2', '2 committed, another connection sees 1,2']);
+    expect(whenCommitted(() => {})).toBe(false);
   });
 
   it('rolls back a transaction that throws alone: the rest of its group commits', async () => {
-    const { transactions, insert, seen, close } = setUpFile();
-    try {
-      const heard: number[] = [];
-      const add = transactions.transaction((n: number) => {
-        insert.run(n, null);
-        transactions.afterCommit(() => heard.push(n));
-        if (n === 2) throw new Error('refused 2');
-      });
-      add(1);
-      expect(() => add(2)).toThrow('refused 2');
-      add(3);
-      await nextTurn();
-      expect(seen()).toEqual([1, 3]);
-      expect(heard).toEqual([1, 3]);
-    } finally {
-      close();
-    }
+    const { transactions, insert, seen } = setUpFile();
+    const heard: number[] = [];
+    const add = transactions.transaction((n: number) => {
+      insert.run(n, null);
+      transactions.afterCommit(() => heard.push(n));
+      if (n === 2) throw new Error('refused 2');
+    });
+    add(1);
+    expect(() => add(2)).toThrow('refused 2');
+    add(3);
+    await nextTurn();
+    expect(seen()).toEqual([1, 3]);
+    expect(heard).toEqual([1, 3]);
   });
 
   it('when the COMMIT fails, drops the whole group and tells whoever waits for it', async () => {
-    const { db, transactions, insert, seen, errors, close } = setUpFile();
-    try {
-      const heard: number[] = [];
-      const add = transactions.transaction((n: number, parent: number | null) => {
-        insert.run(n, parent);
-        transactions.afterCommit(() => heard.push(n));
-      });
-      add(1, null);
-      // A deferred foreign key is checked at COMMIT: this one fails the group's.
-      add(2, 404);
-      let told: unknown = 'not yet';
-      transactions.whenCommitted((err) => (told = err));
-      await nextTurn();
-      expect((told as { code?: string }).code).toBe('SQLITE_CONSTRAINT_FOREIGNKEY');
-      expect(String(errors[0])).toMatch(/failed to commit and was rolled back/);
-      expect(db.inTransaction).toBe(false);
-      expect(seen()).toEqual([]);
-      expect(heard).toEqual([]);
-      add(3, null);
-      await nextTurn();
-      expect(seen()).toEqual([3]);
-    } finally {
-      close();
-    }
+    const { db, transactions, insert, seen, errors } = setUpFile();
+    const heard: number[] = [];
+    const add = transactions.transaction((n: number, parent: number | null) => {
+      insert.run(n, parent);
+      transactions.afterCommit(() => heard.push(n));
+    });
+    add(1, null);
+    // A deferred foreign key is checked at COMMIT: this one fails the group's.
+    add(2, 404);
+    let told: unknown = 'not yet';
+    transactions.whenCommitted((err) => (told = err));
+    await nextTurn();
+    expect((told as { code?: string }).code).toBe('SQLITE_CONSTRAINT_FOREIGNKEY');
+    expect(String(errors[0])).toMatch(/failed to commit and was rolled back/);
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual([]);
+    expect(heard).toEqual([]);
+    add(3, null);
+    await nextTurn();
+    expect(seen()).toEqual([3]);
   });
 
   it('a group SQLite rolled back by itself is reported to whoever waits; the next transaction opens a new one', async () => {
-    const { db, transactions, insert, seen, close } = setUpFile();
-    try {
-      const add = transactions.transaction((n: number) => void insert.run(n, null));
-      add(1);
-      let told: unknown = 'not yet';
-      transactions.whenCommitted((err) => (told = err));
-      // What SQLite does to the whole transaction after an I/O error or a full disk.
-      db.prepare('ROLLBACK').run();
-      add(2);
-      expect(String(told)).toMatch(/no transaction is active/);
-      await nextTurn();
-      expect(seen()).toEqual([2]);
-    } finally {
-      close();
-    }
+    const { db, transactions, insert, seen } = setUpFile();
+    const add = transactions.transaction((n: number) => void insert.run(n, null));
+    add(1);
+    let told: unknown = 'not yet';
+    transactions.whenCommitted((err) => (told = err));
+    // What SQLite does to the whole transaction after an I/O error or a full disk.
+    db.prepare('ROLLBACK').run();
+    add(2);
+    expect(String(told)).toMatch(/no transaction is active/);
+    await nextTurn();
+    expect(seen()).toEqual([2]);
   });
 
   it('commits a group that reached its bound before opening the next: a loop that never yields does not grow one without end', async () => {
-    const { transactions, insert, seen, close } = setUpFile();
-    try {
-      const add = transactions.transaction((n: number) => void insert.run(n, null));
-      for (let n = 0; n < 600; n++) add(n);
-      expect(seen()).toHaveLength(512);
-      await nextTurn();
-      expect(seen()).toHaveLength(600);
-    } finally {
-      close();
-    }
+    const { transactions, insert, seen } = setUpFile();
+    const add = transactions.transaction((n: number) => void insert.run(n, null));
+    for (let n = 0; n < 600; n++) add(n);
+    expect(seen()).toHaveLength(512);
+    await nextTurn();
+    expect(seen()).toHaveLength(600);
   });
 
   it('flush commits at once; alone() opens no group until its work is done', async () => {
-    const { db, transactions, insert, seen, close } = setUpFile();
-    try {
-      const add = transactions.transaction((n: number) => void insert.run(n, null));
-      add(1);
-      transactions.flush();
-      expect(seen()).toEqual([1]);
-      let release!: () => void;
-      const work = transactions.alone(() => new Promise<void>((resolve) => (release = resolve)));
-      add(2);
-      expect(db.inTransaction).toBe(false);
-      expect(seen()).toEqual([1, 2]);
-      release();
-      await work;
-      add(3);
-      expect(db.inTransaction).toBe(true);
-      await nextTurn();
-      expect(seen()).toEqual([1, 2, 3]);
-    } finally {
-      close();
-    }
+    const { db, transactions, insert, seen } = setUpFile();
+    const add = transactions.transaction((n: number) => void insert.run(n, null));
+    add(1);
+    transactions.flush();
+    expect(seen()).toEqual([1]);
+    let release!: () => void;
+    const work = transactions.alone(() => new Promise<void>((resolve) => (release = resolve)));
+    add(2);
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual([1, 2]);
+    release();
+    await work;
+    add(3);
+    expect(db.inTransaction).toBe(true);
+    await nextTurn();
+    expect(seen()).toEqual([1, 2, 3]);
   });
 });
