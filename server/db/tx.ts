@@ -87,13 +87,7 @@ export function createTransactions(db: Db, onError: (err: unknown) => void, { gr
       }
     }
     if (failure === undefined) runAll(group.after);
-    for (const cb of group.waiting) {
-      try {
-        cb(failure);
-      } catch (err) {
-        onError(err);
-      }
-    }
+    runAll(group.waiting.map((cb) => () => cb(failure)));
   }
 
   /** The group this transaction joins: the open one, or a new one when none is open and grouping is on. */
