@@ -23,12 +23,6 @@ export interface AlertDeps {
 const isRule = (name: string): name is AlertRuleName => (ALERT_RULES as readonly string[]).includes(name);
 
 /**
- * The built-in alert rules and their alerts. Every few seconds each rule says which conditions hold
- * now; one that has held for the rule's for_s fires (once per rule and subject), and a firing one
- * whose condition no longer holds resolves. Conditions waiting out for_s are kept in the database,
- * so a restart does not start the 24 hours of agent.outdated again.
- */
-/**
  * The facts of one evaluation, each list read at most once: five rules read the hosts and the rules
  * run one after another without a wait, so nothing they read changes in between.
  */
@@ -40,6 +34,12 @@ function onePass(facts: AlertFacts): AlertFacts {
   return { ...facts, hosts: once(facts.hosts), guests: once(facts.guests), jobs: once(facts.jobs) };
 }
 
+/**
+ * The built-in alert rules and their alerts. Every few seconds each rule says which conditions hold
+ * now; one that has held for the rule's for_s fires (once per rule and subject), and a firing one
+ * whose condition no longer holds resolves. Conditions waiting out for_s are kept in the database,
+ * so a restart does not start the 24 hours of agent.outdated again.
+ */
 export function createAlertService(ctx: AppContext, deps: AlertDeps, options: AlertsOptions = {}) {
   const repo = createAlertRepo(ctx.db);
   const { facts } = deps;
