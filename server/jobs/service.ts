@@ -9,6 +9,7 @@ import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
 import type { Change } from './handlers/types.js';
 import { jobChanges, jobSubject, previewChanges } from './changes.js';
+import { requireSecretsRetyped } from './destination.js';
 import { createHttpClient } from './http.js';
 import { createJobRepo, type JobWithLastRun } from './repo.js';
 import { Scheduler, type Timers } from './scheduler.js';
@@ -188,7 +189,8 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
   };
 
   /**
-   * Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret, null removes a field.
+   * Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret (unless api_url
+   * changes: destination.ts), null removes a field.
    * The change and its request's audit entry (fields by name, secrets without values) commit together.
    */
   const updateTx = transaction((id: number, body: JobUpdate, by: Actor | undefined) => {
@@ -205,6 +207,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
       if (!parsed.success) {
         throw validationFailed(fieldErrors(parsed.error).map((e) => ({ ...e, field: e.field === 'body' ? 'config' : `config.${e.field}` })));
       }
+      requireSecretsRetyped(row.key, config, body.config, parsed.data);
       config = parsed.data;
     }
     const enabled = body.enabled === undefined ? row.enabled : body.enabled ? 1 : 0;

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { IPV4 } from '../../registry/schema.js';
+import { TAILSCALE_API_URL } from '../destination.js';
 import { expectShape } from '../http.js';
 import { nameKeys } from '../matcher.js';
 import { configText, missingConfigFields } from '../schema.js';
@@ -25,7 +26,7 @@ const Devices = z.lazy(() =>
 export const tailscaleSync: JobHandler = async (config, instances, http) => {
   const apiKey = configText(config, 'api_key');
   if (!apiKey) throw missingConfig('tailscale_sync', missingConfigFields('tailscale_sync', config));
-  const base = (configText(config, 'api_url') ?? 'https://api.tailscale.com').replace(/\/+$/, '');
+  const base = (configText(config, 'api_url') ?? TAILSCALE_API_URL).replace(/\/+$/, '');
   const tailnet = configText(config, 'tailnet') ?? '-';
   const body = await http.getJson(`${base}/api/v2/tailnet/${encodeURIComponent(tailnet)}/devices`, {
     service: 'Tailscale',
