@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isConfigured, missingFields, notConfiguredText } from './jobConfig';
+import { isConfigured, missingFields, notConfiguredText, secretsToRetype } from './jobConfig';
 
 describe('missingFields', () => {
   it('names the unset fields each handler requires, from the redacted config', () => {
@@ -22,5 +22,21 @@ describe('notConfiguredText', () => {
   it('keeps the job key as written and says what to set', () => {
     expect(notConfiguredText({ key: 'patchmon_sync', config: {} })).toBe('patchmon_sync is not configured: set api_url and api_token');
     expect(notConfiguredText({ key: 'tailscale_sync', config: {} })).toBe('tailscale_sync is not configured: set api_key');
+  });
+});
+
+describe('secretsToRetype', () => {
+  const patchmon = { key: 'patchmon_sync', config: { api_url: 'http://pm.lan/hosts', api_token: '**REDACTED**' } };
+  it('names a stored secret left empty once the URL differs from the stored one', () => {
+    expect(secretsToRetype(patchmon, { api_url: 'http://pm.lan/hosts', api_token: '' })).toEqual([]);
+    expect(secretsToRetype(patchmon, { api_url: 'http://listener.example/hosts', api_token: '' })).toEqual(['api_token']);
+    expect(secretsToRetype(patchmon, { api_url: 'http://listener.example/hosts', api_token: 'typed' })).toEqual([]);
+    expect(secretsToRetype(patchmon, { api_url: '', api_token: '' })).toEqual([]);
+  });
+  it("Tailscale's empty URL is its default address, a destination like any other", () => {
+    const tailscale = { key: 'tailscale_sync', config: { api_key: '**REDACTED**', api_url: 'http://ts.lan' } };
+    expect(secretsToRetype(tailscale, { api_url: '', api_key: '' })).toEqual(['api_key']);
+    expect(secretsToRetype({ key: 'tailscale_sync', config: { api_key: '**REDACTED**' } }, { api_url: 'http://ts.lan', api_key: '' })).toEqual(['api_key']);
+    expect(secretsToRetype({ key: 'tailscale_sync', config: {} }, { api_url: 'http://ts.lan', api_key: '' })).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { Badge, Elapsed, Empty, Field, Loading, Notice, PageTitle, Time, useLoad
 import { useLive } from '../live';
 import { duration } from '../format';
 import { useSession } from '../session';
-import { isConfigured, isSet, missingFields, notConfiguredText } from '../jobConfig';
+import { isConfigured, isSet, missingFields, notConfiguredText, secretsToRetype } from '../jobConfig';
 import type { JobDetail, JobView as Job } from '../../server/contract/jobs';
 import { RunNow } from './Jobs';
 
@@ -159,6 +159,9 @@ function ConfigForm(props: { job: Job; onSaved: () => void }) {
   // Live: what would still be missing once saved; a value typed into its box counts as set.
   const typed = (field: string) => typeof values[field] === 'string' && (values[field] as string).trim() !== '';
   const stillMissing = missingFields(job).filter((field) => !typed(field));
+  // A stored secret is kept only for the URL it was saved with: a new URL shows it as gone.
+  const retype = secretsToRetype(job, values);
+  const secretState = (field: string) => (retype.includes(field) ? 'enter again' : isSet(job.config[field]) ? 'set' : 'not set');
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -213,16 +216,24 @@ function ConfigForm(props: { job: Job; onSaved: () => void }) {
           <Field
             key={field.name}
             id={`config-${field.name}`}
-            label={field.kind === 'secret' ? `${field.label} (${isSet(job.config[field.name]) ? 'set' : 'not set'})` : field.label}
+            label={field.kind === 'secret' ? `${field.label} (${secretState(field.name)})` : field.label}
             error={errors[field.name]}
-            hint={field.kind === 'secret' ? (isSet(job.config[field.name]) ? 'Leave empty to keep the stored value.' : 'Not set yet.') : field.hint}
+            hint={
+              field.kind !== 'secret'
+                ? field.hint
+                : retype.includes(field.name)
+                  ? 'The URL changed: enter it again. A stored secret is only sent to the address it was saved for.'
+                  : isSet(job.config[field.name])
+                    ? 'Leave empty to keep the stored value.'
+                    : 'Not set yet.'
+            }
           >
             <input
               id={`config-${field.name}`}
               name={field.name}
               type={(field.kind === 'secret' ? 'password' : field.kind === 'url' ? 'url' : 'text') as 'text'}
               autocomplete={field.kind === 'secret' ? 'new-password' : 'off'}
-              placeholder={field.kind === 'secret' && isSet(job.config[field.name]) ? '•••••••• (stored)' : ''}
+              placeholder={secretState(field.name) === 'set' && field.kind === 'secret' ? '•••••••• (stored)' : ''}
               value={String(values[field.name] ?? '')}
               onInput={(e) => setValues((v) => ({ ...v, [field.name]: e.currentTarget.value }))}
             />

@@ -25,7 +25,8 @@ const FIELDS: Record<ChannelType, { name: string; label: string; hint?: string; 
     { name: 'port', label: 'Port', number: true },
     { name: 'secure', label: 'TLS from the start (port 465)', check: true },
     { name: 'user', label: 'User (optional)' },
-    { name: 'password', label: 'Password (optional)' },
+    { name: 'password', label: 'Password (optional)', hint: 'sent only over TLS (TLS from the start, or STARTTLS)' },
+    { name: 'allow_plaintext_password', label: 'Send the password without TLS (a server that offers none)', check: true },
     { name: 'from', label: 'From' },
     { name: 'to', label: 'To', hint: 'addresses separated by commas' },
   ],
@@ -33,6 +34,10 @@ const FIELDS: Record<ChannelType, { name: string; label: string; hint?: string; 
 
 /** A stored secret reads back as this; sent back, it keeps the stored value (as for job secrets). */
 const REDACTED = '**REDACTED**';
+
+/** Where each type sends its secret (server/notifications/secrets.ts): the server keeps a secret only while these stay. */
+const DESTINATION: Record<ChannelType, string[]> = { webhook: ['url'], ntfy: ['server'], gotify: ['server'], discord: [], email: ['host', 'port', 'allow_plaintext_password'] };
+const shown = (v: string | boolean | undefined) => (v === true ? 'true' : v === false || v === undefined ? '' : v.trim());
 
 /** The form's values for a stored channel: its config as text, stored secrets left empty (kept unless typed over). */
 function valuesOf(channel: Channel): Record<string, string | boolean> {
@@ -55,6 +60,9 @@ function ChannelForm({ done, editing, cancel }: { done: () => void; editing?: Ch
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<string>();
   const stored = (field: string) => editing?.config[field] === REDACTED;
+  const saved = editing ? valuesOf(editing) : {};
+  const moved = editing !== undefined && DESTINATION[type].some((f) => shown(values[f]) !== shown(saved[f]));
+  const retype = (field: string) => moved && stored(field) && !values[field];
   const prefix = editing ? `channel-${editing.id}` : 'channel';
 
   async function save(e: Event) {
@@ -107,7 +115,13 @@ function ChannelForm({ done, editing, cancel }: { done: () => void; editing?: Ch
           key={f.name}
           id={`${prefix}-${f.name}`}
           label={f.label}
-          hint={stored(f.name) ? 'A value is stored (not shown): leave empty to keep it.' : f.hint}
+          hint={
+            retype(f.name)
+              ? 'The destination changed: enter it again. A stored secret is only sent where it was saved for.'
+              : stored(f.name)
+                ? 'A value is stored (not shown): leave empty to keep it.'
+                : f.hint
+          }
           error={errors[`config.${f.name}`]}
         >
           {f.check ? (

@@ -57,7 +57,9 @@ export interface JobDetail extends JobView {
 
 /**
  * PUT /api/jobs/:id: omitted fields are unchanged; `config` is merged over the stored one
- * (`**REDACTED**` keeps a stored secret, null removes a field). Answers the JobView.
+ * (`**REDACTED**` keeps a stored secret, null removes a field). A stored secret is kept only while
+ * `api_url` stays: an update that changes it must type the secret again, else 400 naming it.
+ * Answers the JobView.
  */
 export interface JobUpdate {
   enabled?: boolean;

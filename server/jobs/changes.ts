@@ -41,3 +41,6 @@ export function previewChanges(list: readonly Instance[], changes: readonly Chan
   }
   return out;
 }
+
+/** A run's result: the count (`Updated N of M instances`, as the spec words it), then what the handler noted. */
+export const runSummary = (count: string, notes: readonly string[] = []) => [count, ...notes].join('. ');

@@ -7,8 +7,9 @@ import type { Instance } from '../contract/registry.js';
 import type { InstanceService } from '../registry/service.js';
 import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
-import type { Change } from './handlers/types.js';
-import { jobChanges, jobSubject, previewChanges } from './changes.js';
+import type { Change, HandlerAnswer } from './handlers/types.js';
+import { jobChanges, jobSubject, previewChanges, runSummary } from './changes.js';
+import { requireSecretsRetyped } from './destination.js';
 import { createHttpClient } from './http.js';
 import { createJobRepo, type JobWithLastRun } from './repo.js';
 import { Scheduler, type Timers } from './scheduler.js';
@@ -134,10 +135,10 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     const config = parseStoredConfig(job.config);
     try {
       const list: Instance[] = instances.list({ sort: 'name', descending: false });
-      const changes = await JOB_HANDLERS[job.key](config, list, http);
+      const answer = await JOB_HANDLERS[job.key](config, list, http);
       if (!db.open) throw new Error('the server shut down during the run');
-      const updated = applyChanges(job.key, changes);
-      result = `Updated ${updated} of ${list.length} instances`;
+      const updated = applyChanges(job.key, answer.changes);
+      result = runSummary(`Updated ${updated} of ${list.length} instances`, answer.notes);
     } catch (err) {
       status = 'error';
       // The one place a run's error text is made: stored in the run, logged and sent by run-now.
@@ -188,7 +189,8 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
   };
 
   /**
-   * Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret, null removes a field.
+   * Omitted fields unchanged; config merged, `**REDACTED**` keeps a stored secret (unless api_url
+   * changes: destination.ts), null removes a field.
    * The change and its request's audit entry (fields by name, secrets without values) commit together.
    */
   const updateTx = transaction((id: number, body: JobUpdate, by: Actor | undefined) => {
@@ -205,6 +207,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
       if (!parsed.success) {
         throw validationFailed(fieldErrors(parsed.error).map((e) => ({ ...e, field: e.field === 'body' ? 'config' : `config.${e.field}` })));
       }
+      requireSecretsRetyped(row.key, config, body.config, parsed.data);
       config = parsed.data;
     }
     const enabled = body.enabled === undefined ? row.enabled : body.enabled ? 1 : 0;
@@ -280,15 +283,15 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
       const job = require(id);
       const config = parseStoredConfig(job.config);
       const list: Instance[] = instances.list({ sort: 'name', descending: false });
-      let changes: Change[];
+      let answer: HandlerAnswer;
       try {
-        changes = await JOB_HANDLERS[job.key](config, list, http);
+        answer = await JOB_HANDLERS[job.key](config, list, http);
       } catch (err) {
         throw new HttpError(500, { error: scrubSecrets(errorText(err), config) });
       }
-      const fields = previewChanges(list, changes);
+      const fields = previewChanges(list, answer.changes);
       const touched = new Set(fields.map((change) => change.vmid)).size;
-      const summary = `Would update ${touched} of ${list.length} instances`;
+      const summary = runSummary(`Would update ${touched} of ${list.length} instances`, answer.notes);
       if (by?.request) {
         const words = `${nameOf(by.actor)} previewed a run of job “${job.name}” (dry run, nothing changed): ${summary}`;
         audit.write({ ...by, action: 'request', target: `job ${job.id}`, subject: jobSubject(job), summary: words, detail: { name: job.name, dry_run: true } });

@@ -67,6 +67,8 @@ export const CHANNEL_CONFIGS = {
         secure: z.boolean({ error: 'must be true or false' }).default(false),
         user: plain(320).optional(),
         password: z.string({ error: 'must be a string' }).max(1000, { error: 'must be at most 1000 characters' }).optional(),
+        // Without it a password goes only over TLS: `secure`, or STARTTLS that must succeed.
+        allow_plaintext_password: z.boolean({ error: 'must be true or false' }).optional(),
         from: address(),
         to: plain(2000).refine((v) => v.split(',').every((a) => /^\s*[^\s@<>,;"]+@[^\s@<>,;"]+\s*$/.test(a)), { error: 'must be e-mail addresses separated by commas' }),
       },

@@ -11,7 +11,7 @@ import { createDeliveryQueue, type DeliveryOptions } from './queue.js';
 import { inQuietHours } from './quiet-hours.js';
 import { createNotificationRepo, type StoredChannel } from './repo.js';
 import { CHANNEL_CONFIGS, type ChannelInput } from './schema.js';
-import { configChanges, keepSecrets, redact } from './secrets.js';
+import { configChanges, keepSecrets, redact, requireSecretsRetyped } from './secrets.js';
 
 export interface NotificationDeps {
   audit: AuditLog;
@@ -64,6 +64,8 @@ export function createNotificationService(ctx: AppContext, deps: NotificationDep
       if (body?.errors) throw validationFailed(body.errors.map((e) => ({ field: `config.${e.field}`, message: e.message })));
       throw err;
     }
+    // Inside the update's transaction: checked against the channel as stored now.
+    if (stored) requireSecretsRetyped(input.type, kept.kept, stored.config, config);
     return { name: input.name, type: input.type, config, rules: input.rules, min_severity: input.min_severity, quiet_hours: input.quiet_hours ?? null };
   }
 

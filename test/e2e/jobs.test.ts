@@ -103,7 +103,8 @@ describe('jobs in Chromium', () => {
 
   it('a failing run shows the error and is listed as an error run; Run now keeps its size', async () => {
     const job = await semaphoreJob();
-    expect((await dash.server.client.put(`/api/jobs/${job.id}`, { config: { api_url: `${mock.url}/api/project/1/inventory/9` } })).status).toBe(200);
+    // Another address: the stored token is kept only for the one it was saved with, so it is sent again.
+    expect((await dash.server.client.put(`/api/jobs/${job.id}`, { config: { api_url: `${mock.url}/api/project/1/inventory/9`, api_token: 'sem-secret-token' } })).status).toBe(200);
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', `/jobs/${job.id}`);
     const button = page.getByRole('button', { name: 'Run now' });
@@ -190,6 +191,32 @@ describe('jobs in Chromium', () => {
     for (const job of jobs) {
       await page.goto(`/jobs/${job.id}`);
       await expect.poll(() => page.getByRole('checkbox', { name: 'Also run after an instance is created' }).count(), { message: job.key }).toBe(1);
+    }
+  });
+
+  it('a new URL shows the stored token as to be entered again; saved without it, the refusal is beside the box and nothing reaches the new address', async () => {
+    const job = await semaphoreJob();
+    const stored = `${mock.url}/api/project/1/inventory/1`;
+    expect((await dash.server.client.put(`/api/jobs/${job.id}`, { config: { api_url: stored, api_token: 'sem-secret-token' } })).status).toBe(200);
+    const listener = await startMockSemaphore();
+    try {
+      const page = await dash.newPage();
+      await signIn(page, dash.server, 'administrator', `/jobs/${job.id}`);
+      await expect.poll(() => page.getByLabel(/API token \(set\)/).getAttribute('placeholder')).toBe('•••••••• (stored)');
+      await page.getByLabel(/Inventory endpoint URL/).fill(`${listener.url}/api/project/1/inventory/1`);
+      const token = page.getByLabel(/API token \(enter again\)/);
+      await expect.poll(() => token.getAttribute('placeholder')).toBe('');
+      expect(await page.locator('#config-api_token-hint').textContent()).toBe('The URL changed: enter it again. A stored secret is only sent to the address it was saved for.');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await expect.poll(() => page.locator('#config-api_token-error').textContent()).toBe('must be entered again when api_url changes');
+      expect(await page.locator('#settings').getByRole('alert').textContent()).toBe('api_token must be entered again when api_url changes.');
+      expect((await dash.server.client.get(`/api/jobs/${job.id}`)).body.config.api_url).toBe(stored);
+      // Back to the stored address, the stored token is kept again.
+      await page.getByLabel(/Inventory endpoint URL/).fill(stored);
+      await expect.poll(() => page.getByLabel(/API token \(set\)/).count()).toBe(1);
+      expect(listener.seen).toEqual([]);
+    } finally {
+      await listener.close();
     }
   });
 

@@ -29,5 +29,5 @@ export const patchmonSync: JobHandler = async (config, instances, http) => {
   const body = await http.getJson(url!, { service: 'PatchMon', headers: { authorization: `Basic ${basicCredential(token!)}` } });
   const { hosts } = expectShape(Hosts, body, 'PatchMon');
   const matches = createNameMatcher(hosts.flatMap((host) => [host.hostname, host.friendly_name]));
-  return instances.map((instance) => ({ vmid: instance.vmid, patch: { patchmon: matches(instance.name) ? 1 : 0 } }));
+  return { changes: instances.map((instance) => ({ vmid: instance.vmid, patch: { patchmon: matches(instance.name) ? 1 : 0 } })) };
 };

@@ -29,5 +29,5 @@ export const semaphoreSync: JobHandler = async (config, instances, http) => {
   const body = await http.getJson(url!, { service: 'Semaphore', headers: { authorization: `Bearer ${token}` } });
   const answer = expectShape(Inventory, body, 'Semaphore');
   const matches = createNameMatcher(await inventoryHosts(answer.type, answer.inventory ?? ''));
-  return instances.map((instance) => ({ vmid: instance.vmid, patch: { semaphore: matches(instance.name) ? 1 : 0 } }));
+  return { changes: instances.map((instance) => ({ vmid: instance.vmid, patch: { semaphore: matches(instance.name) ? 1 : 0 } })) };
 };

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { IPV4 } from '../../registry/schema.js';
+import { TAILSCALE_API_URL } from '../destination.js';
 import { expectShape } from '../http.js';
 import { nameKeys } from '../matcher.js';
 import { configText, missingConfigFields } from '../schema.js';
@@ -16,33 +17,62 @@ const Devices = z.lazy(() =>
     ),
   }),
 );
+type Device = z.infer<typeof Devices>['devices'][number];
+
+/** How many devices, and how many ambiguous names, a run's result spells out. */
+const LISTED = 5;
+const NOTED = 20;
+
+const ipv4Of = (device: Device) => device.addresses?.find((address) => IPV4.test(address)) ?? '';
+/** The first label of the MagicDNS name: Tailscale makes it unique (`adguard-1`) where hostnames repeat. */
+const magicShortName = (device: Device) => nameKeys(device.name).at(-1);
+const described = (device: Device) => `${device.name?.trim() || device.hostname?.trim() || 'a device without a name'} ${ipv4Of(device) || '(no IPv4)'}`;
+
+function listed(devices: readonly Device[]): string {
+  const shown = devices.slice(0, LISTED).map(described);
+  return devices.length > LISTED ? `${shown.join(', ')} and ${devices.length - LISTED} more` : shown.join(', ');
+}
 
 /**
  * Lists the tailnet's devices; an instance whose name is a device's hostname (or the first
  * label of its MagicDNS name) gets `tailscale` 1 and the device's IPv4 address, any other
- * `tailscale` 0 and `tailscale_ip` "".
+ * `tailscale` 0 and `tailscale_ip` "". A name two devices answer to is not settled silently: the
+ * device whose MagicDNS short name is exactly the instance's name wins, else the instance is left
+ * as it is; either way the run's result says which devices were involved and what was taken.
  */
 export const tailscaleSync: JobHandler = async (config, instances, http) => {
   const apiKey = configText(config, 'api_key');
   if (!apiKey) throw missingConfig('tailscale_sync', missingConfigFields('tailscale_sync', config));
-  const base = (configText(config, 'api_url') ?? 'https://api.tailscale.com').replace(/\/+$/, '');
+  const base = (configText(config, 'api_url') ?? TAILSCALE_API_URL).replace(/\/+$/, '');
   const tailnet = configText(config, 'tailnet') ?? '-';
   const body = await http.getJson(`${base}/api/v2/tailnet/${encodeURIComponent(tailnet)}/devices`, {
     service: 'Tailscale',
     headers: { authorization: `Bearer ${apiKey}` },
   });
   const { devices } = expectShape(Devices, body, 'Tailscale');
-
-  const addressByName = new Map<string, string>();
+  const byName = new Map<string, Device[]>();
   for (const device of devices) {
-    const ipv4 = device.addresses?.find((address) => IPV4.test(address)) ?? '';
-    const keys = [...nameKeys(device.hostname), ...nameKeys(device.name).slice(-1)];
-    for (const key of keys) if (!addressByName.has(key) || (ipv4 && !addressByName.get(key))) addressByName.set(key, ipv4);
+    for (const key of new Set([...nameKeys(device.hostname), ...nameKeys(device.name).slice(-1)])) byName.set(key, [...(byName.get(key) ?? []), device]);
   }
-  return instances.map((instance): Change => {
-    const address = addressByName.get(instance.name.trim().toLowerCase());
-    return address === undefined
-      ? { vmid: instance.vmid, patch: { tailscale: 0, tailscale_ip: '' } }
-      : { vmid: instance.vmid, patch: { tailscale: 1, tailscale_ip: address } };
-  });
+
+  const notes = new Set<string>();
+  const changes: Change[] = [];
+  for (const instance of instances) {
+    const key = instance.name.trim().toLowerCase();
+    const matched = byName.get(key) ?? [];
+    let device = matched.length === 1 ? matched[0] : undefined;
+    if (matched.length > 1) {
+      const exact = matched.filter((candidate) => magicShortName(candidate) === key);
+      device = exact.length === 1 ? exact[0] : undefined;
+      const outcome = device
+        ? `took ${described(device)}, whose MagicDNS name is ${key}`
+        : `took none, ${instance.name} left unchanged`;
+      notes.add(`“${instance.name}” matches ${matched.length} devices (${listed(matched)}): ${outcome}`);
+      if (!device) continue;
+    }
+    changes.push(device ? { vmid: instance.vmid, patch: { tailscale: 1, tailscale_ip: ipv4Of(device) } } : { vmid: instance.vmid, patch: { tailscale: 0, tailscale_ip: '' } });
+  }
+  const all = [...notes];
+  const shown = all.length > NOTED ? [...all.slice(0, NOTED), `and ${all.length - NOTED} more ambiguous names`] : all;
+  return { changes, notes: shown.length ? [`Ambiguous: ${shown.join('; ')}`] : [] };
 };

@@ -7,11 +7,17 @@ export interface Change {
   patch: Partial<Pick<Instance, 'tailscale' | 'tailscale_ip' | 'patchmon' | 'semaphore'>>;
 }
 
+/** What a handler wants changed, and what the run's result should say beyond the count (ambiguous names). */
+export interface HandlerAnswer {
+  changes: Change[];
+  notes?: string[];
+}
+
 /**
  * A sync job: reads its config, asks its remote service, and says what each instance should
  * look like. It writes nothing; a throw fails the run with the error's message.
  */
-export type JobHandler = (config: Record<string, unknown>, instances: readonly Instance[], http: HttpClient) => Promise<Change[]>;
+export type JobHandler = (config: Record<string, unknown>, instances: readonly Instance[], http: HttpClient) => Promise<HandlerAnswer>;
 
 /** Required config missing: thrown before anything is contacted, naming exactly what to set. */
 export function missingConfig(key: string, fields: readonly string[]): Error {
