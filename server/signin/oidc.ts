@@ -14,7 +14,7 @@ import { HttpError, notFound } from '../errors.js';
 import { newToken, secretsEqual, sha256 } from '../http/secrets.js';
 import { isoSeconds } from '../time.js';
 import type { SignInRepo } from './repo.js';
-import { claimValues, mapRole, uniqueUsername } from './roles.js';
+import { claimValues, mapRole, nextPath, uniqueUsername } from './roles.js';
 
 type OpenIdClient = typeof import('openid-client');
 type ClientConfiguration = InstanceType<OpenIdClient['Configuration']>;
@@ -206,7 +206,7 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
         return { token: accounts.openSession(result.row, 'oidc', by) };
       })();
       if ('refused' in outcome) refuse(outcome.refused, by, outcome.who);
-      return { token: outcome.token, next: flow.next };
+      return { token: outcome.token, next: nextPath(flow.next) };
     },
   };
 }

@@ -10,7 +10,7 @@ import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { presentAccount } from '../access/accounts.js';
 import { FLOW_COOKIE, FLOW_MS, SignInRefused } from './oidc.js';
-import { sameOriginPath } from './roles.js';
+import { nextPath } from './roles.js';
 import { OidcStartQuery, PasskeyRegistrationBody, PasskeyRenameBody, PasskeySignInBody, TotpConfirmBody, TotpLoginBody, TotpRemoveBody } from './schema.js';
 import type { SignIn } from './service.js';
 
@@ -32,7 +32,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
 
   // Single sign-on: both ends are page loads, so failures go back to the sign-in page with a fixed code.
   routes.get('/api/auth/oidc/start', { access: 'public', query: OidcStartQuery }, async (req, res) => {
-    const next = sameOriginPath((req.query as { next?: string }).next);
+    const next = nextPath((req.query as { next?: string }).next);
     res.set('Cache-Control', 'no-store');
     try {
       const { url, binding } = await oidc.start(req, next);

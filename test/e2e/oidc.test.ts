@@ -69,8 +69,8 @@ const landed = (url: URL) => url.origin === server.url && url.pathname !== '/api
  * Starts a flow in `page`'s browser and follows the provider's redirects (with the browser's cookies)
  * up to, not into, homefleet's callback: the address the provider sends the browser back to.
  */
-async function providerAnswer(page: Page): Promise<string> {
-  let url = `${server.url}/api/auth/oidc/start?next=%2Finstances`;
+async function providerAnswer(page: Page, next = '/instances'): Promise<string> {
+  let url = `${server.url}/api/auth/oidc/start?next=${encodeURIComponent(next)}`;
   for (let hops = 0; hops < 10; hops++) {
     const res = await page.context().request.get(url, { maxRedirects: 0 });
     const location = res.headers().location;
@@ -169,7 +169,15 @@ describe('single sign-on through an OpenID provider (built server, Chromium)', (
     await page.goto(await providerAnswer(page));
     expect((await session(page)).status).toBe(200);
 
-    // `next` never leaves the origin.
+    // `next` never leaves the origin, also when its dot segments resolve to `//host` (issue 34): the
+    // callback's Location is read, not followed, so a regression sends no browser to the internet.
+    for (const next of ['/.//evil.example', '/..//evil.example/x', '/%2e%2e//evil.example', '/./\\evil.example', '/\tevil.example', '/\t/evil.example', '/\n/evil.example']) {
+      const back = await page.context().request.get(await providerAnswer(page, next), { maxRedirects: 0 });
+      const location = back.headers().location ?? '';
+      expect([next, back.status(), location.startsWith('/') && !location.startsWith('//') && !location.startsWith('/\\')]).toEqual([next, 303, true]);
+      expect([next, new URL(location, server.url).origin]).toEqual([next, server.url]);
+    }
+    expect((await session(page)).status).toBe(200);
     for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', 'javascript:alert(1)']) {
       await page.goto(`/api/auth/oidc/start?next=${encodeURIComponent(next)}`);
       await page.waitForURL(landed);
