@@ -1,3 +1,5 @@
+import type { Passkey } from './signin.js';
+
 /** Capability names of PRODUCT.md's table. */
 export const CAPABILITIES = [
   'fleet.read',
@@ -70,9 +72,28 @@ export interface SessionAnswer extends UserAnswer {
   second_factor_required: boolean;
 }
 
-/** The 200 of POST /api/auth/login for an account with TOTP: no session yet, POST /api/auth/login/totp completes it. */
+/** A second step of a password sign-in: a code from the authenticator app (or a recovery code), or one of the account's passkeys. */
+export type SecondFactorKind = 'totp' | 'passkey';
+
+/**
+ * The 200 of POST /api/auth/login for an account with TOTP or a passkey: no session yet, only the
+ * pending cookie. POST /api/auth/login/totp, or POST /api/auth/login/passkey/options and then
+ * POST /api/auth/login/passkey, completes it.
+ */
 export interface SecondFactorAsked {
-  second_factor: 'totp';
+  /** The step to ask for first: `totp` whenever TOTP is on (what clients from before passkeys read), else `passkey`. */
+  second_factor: SecondFactorKind;
+  /** Every step that completes this sign-in, `second_factor` first. */
+  second_factors: SecondFactorKind[];
+}
+
+/**
+ * The 200 of POST /api/auth/password: the new session is in the cookie. The passkeys added since the
+ * password changed before, oldest first: whoever held the old password or a session could have added
+ * them, and they would outlive this change; the page offers to remove any the person does not know.
+ */
+export interface PasswordChanged {
+  passkeys_added_since_last_change: Passkey[];
 }
 
 /** POST /api/auth/password. */

@@ -59,6 +59,18 @@ export interface Passkey {
   name: string;
   created_at: string;
   last_used_at: string | null;
+  /** Added after the account's password was last set: the own-account page marks it, so a passkey someone else added is seen. */
+  added_since_password_change: boolean;
+}
+
+/**
+ * POST /api/auth/passkeys/register/options: adding a passkey needs the password, or a current code of
+ * the authenticator app, so a stolen session cannot add one (an account that signs in through single
+ * sign-on and has neither may send nothing within 5 minutes of signing in).
+ */
+export interface PasskeyProof {
+  password?: string;
+  code?: string;
 }
 
 /** POST /api/auth/passkeys/register/verify: what the browser's navigator.credentials.create() answered, and a name for it. */

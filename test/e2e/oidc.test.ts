@@ -1,10 +1,11 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../../build/chromium.mjs';
-import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { sendBytes, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 
 // The built server (dist/server/main.js) signing people in through a real OpenID provider on 127.0.0.1,
@@ -168,6 +169,26 @@ describe('single sign-on through an OpenID provider (built server, Chromium)', (
     // The untouched answer in the browser that started signs in.
     await page.goto(await providerAnswer(page));
     expect((await session(page)).status).toBe(200);
+
+    // 2,000 anonymous starts from one client (issue 34: they pushed every flow out of a 1,000-entry
+    // store) leave the flow this browser started before them intact.
+    const started = await providerAnswer(page, '/jobs');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    try {
+      let sent = 0;
+      const statuses = new Set<number>();
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (sent < 2000) {
+          sent++;
+          statuses.add((await sendBytes(`${server.url}/api/auth/oidc/start?next=%2F`, 'GET', {}, undefined, agent)).status);
+        }
+      }));
+      expect([...statuses]).toEqual([302]);
+    } finally {
+      agent.destroy();
+    }
+    await page.goto(started);
+    expect([new URL(page.url()).pathname, (await session(page)).status]).toEqual(['/jobs', 200]);
 
     // `next` never leaves the origin, also when its dot segments resolve to `//host` (issue 34): the
     // callback's Location is read, not followed, so a regression sends no browser to the internet.
