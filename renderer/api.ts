@@ -27,7 +27,17 @@ export function signInUrl(from: string = currentUrl()): string {
 }
 
 /** Calls with their own meaning for 401 (wrong password), where a redirect to sign-in would be wrong. */
-const OWN_401 = ['/api/auth/login', '/api/auth/login/totp', '/api/auth/password', '/api/auth/session', '/api/auth/passkeys/verify', '/api/auth/totp'];
+const OWN_401 = [
+  '/api/auth/login',
+  '/api/auth/login/totp',
+  '/api/auth/login/passkey',
+  '/api/auth/login/passkey/options',
+  '/api/auth/password',
+  '/api/auth/session',
+  '/api/auth/passkeys/verify',
+  '/api/auth/passkeys/register/options',
+  '/api/auth/totp',
+];
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;

@@ -9,6 +9,13 @@ describe('safeNext', () => {
       expect(safeNext(hostile)).toBe('/instances');
     }
   });
+
+  it('checks the path a browser would follow, not the text: dot segments and %2e cannot make //evil.example', () => {
+    for (const hostile of ['/.//evil.example', '/..//evil.example/x', '/%2e%2e//evil.example', '/./\\evil.example', '/\t/evil.example', '/\n/evil.example', '/./login?next=/x']) {
+      expect([hostile, safeNext(hostile)]).toEqual([hostile, '/instances']);
+    }
+    expect(safeNext('/jobs/./x/../y?a=1')).toBe('/jobs/y?a=1');
+  });
 });
 
 describe('previewBackup', () => {

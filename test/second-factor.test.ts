@@ -37,7 +37,7 @@ async function turnOnTotp(browser: Record<string, string>): Promise<{ secret: st
 /** A password login of `username` that stops at the second step: the pending cookie. */
 async function passwordStep(username: string, password: string): Promise<Record<string, string>> {
   const res = await rawRequest(base, 'POST', '/api/auth/login', { origin: base }, { username, password });
-  expect([res.status, res.body]).toEqual([200, { second_factor: 'totp' }]);
+  expect([res.status, res.body]).toEqual([200, { second_factor: 'totp', second_factors: ['totp'] }]);
   expect(res.headers['set-cookie']).toHaveLength(1);
   expect(res.headers['set-cookie']![0]).toMatch(/^homefleet_pending_dev=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=300; HttpOnly; SameSite=Lax$/);
   return { origin: base, cookie: cookieOf(res) };
@@ -79,16 +79,18 @@ describe('TOTP second step (built server)', () => {
     const localOrigin = `http://localhost:${port}`;
     const atLocalhost: Record<string, string> = { ...session, host: `localhost:${port}`, origin: localOrigin };
     const key = softPasskey();
-    const registration = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', atLocalhost);
+    const registration = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', atLocalhost, { password: 'headless-password' });
     const added = await rawRequest(base, 'POST', '/api/auth/passkeys/register/verify', atLocalhost, { name: 'Laptop', response: key.register(registration.body, localOrigin) });
     expect([added.status, added.body.name]).toEqual([201, 'Laptop']);
     const anonymous = { host: `localhost:${port}`, origin: localOrigin };
     const challenge = await rawRequest(base, 'POST', '/api/auth/passkeys/options', anonymous);
+    const withChallenge = { ...anonymous, cookie: cookieOf(challenge) };
     const assertion = key.assert(challenge.body, anonymous.origin);
-    const byPasskey = await rawRequest(base, 'POST', '/api/auth/passkeys/verify', anonymous, { response: assertion });
+    const byPasskey = await rawRequest(base, 'POST', '/api/auth/passkeys/verify', withChallenge, { response: assertion });
     expect([byPasskey.status, byPasskey.body.user?.username]).toEqual([200, 'root']);
     expect(byPasskey.headers['set-cookie']?.some((c) => c.startsWith('homefleet_session'))).toBe(true);
-    expect((await rawRequest(base, 'POST', '/api/auth/passkeys/verify', anonymous, { response: assertion })).status).toBe(401);
+    // Replayed with the same challenge cookie: each challenge signs in once.
+    expect((await rawRequest(base, 'POST', '/api/auth/passkeys/verify', withChallenge, { response: assertion })).status).toBe(401);
     // The passkey sign-in ended root's other session ("one browser session per account"): go on with the new one.
     const bySession = { origin: base, cookie: byPasskey.headers['set-cookie']!.find((c) => c.startsWith('homefleet_session'))!.split(';')[0]! };
     Object.assign(session, bySession);
@@ -117,9 +119,9 @@ describe('TOTP second step (built server)', () => {
     expect(passkeyAnswers).toEqual([401, 401, 429]);
 
     // Passkey routes with bad input: 400/404, never a 500.
-    const byIp = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', session);
+    const byIp = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', session, { password: 'headless-password' });
     expect([byIp.status, byIp.body.error]).toEqual([400, expect.stringMatching(/^passkeys need a host name/)]);
-    const options = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', atLocalhost);
+    const options = await rawRequest(base, 'POST', '/api/auth/passkeys/register/options', atLocalhost, { password: 'headless-password' });
     expect([options.status, options.body.rp]).toEqual([200, { name: 'homefleet', id: 'localhost' }]);
     const garbage = { name: 'Laptop', response: { id: 'abc', rawId: 'abc', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'AAAA' } } };
     expect((await rawRequest(base, 'POST', '/api/auth/passkeys/register/verify', atLocalhost, garbage)).body).toEqual({ error: 'the passkey could not be verified; try again' });

@@ -147,6 +147,7 @@ function TotpCard({ onAdded }: { onAdded: () => Promise<void> }) {
 function PasskeysCard({ available, onAdded }: { available: boolean; onAdded: () => Promise<void> }) {
   const list = useLoad(() => api<Passkey[]>('GET', '/api/auth/passkeys'), []);
   const [name, setName] = useState('');
+  const [proof, setProof] = useState('');
   const [renaming, setRenaming] = useState<{ id: number; name: string }>();
   const [removing, setRemoving] = useState<number>();
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
@@ -166,7 +167,12 @@ function PasskeysCard({ available, onAdded }: { available: boolean; onAdded: () 
 
   async function add(event: Event) {
     event.preventDefault();
-    const added = await run(async () => (await import('./passkeyPrompts')).registerPasskey(name.trim()), `Passkey “${name.trim()}” added.`);
+    // Six digits are a code from the authenticator app (a password has at least 8 characters); nothing at all is
+    // for an account of the single sign-on provider that signed in a moment ago.
+    const typed = proof.replace(/\s+/g, '');
+    const given = /^\d{6}$/.test(typed) ? { code: typed } : proof === '' ? {} : { password: proof };
+    const added = await run(async () => (await import('./passkeyPrompts')).registerPasskey(name.trim(), given), `Passkey “${name.trim()}” added.`);
+    setProof('');
     if (added) {
       setName('');
       await onAdded();
@@ -196,6 +202,11 @@ function PasskeysCard({ available, onAdded }: { available: boolean; onAdded: () 
                 <>
                   <strong>{key.name}</strong> <span class="muted">added</span> <Time iso={key.created_at} exact={false} />, <span class="muted">last used</span>{' '}
                   <Time iso={key.last_used_at} exact={false} />{' '}
+                  {key.added_since_password_change && (
+                    <span class="badge" data-testid="added-since-password-change" title="Added after your password was last set: remove it if you do not know it.">
+                      since your last password change
+                    </span>
+                  )}{' '}
                   <button type="button" onClick={() => setRenaming({ id: key.id, name: key.name })}>
                     Rename
                   </button>{' '}
@@ -222,6 +233,9 @@ function PasskeysCard({ available, onAdded }: { available: boolean; onAdded: () 
         <form onSubmit={add}>
           <Field id="passkey_name" label="Name of the new passkey" hint="Where it lives, e.g. “Laptop” or “Phone”.">
             <input id="passkey_name" required maxLength={60} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <Field id="passkey_proof" label="Your password" hint="Or a 6-digit code from your authenticator app: a passkey signs in as you, so homefleet asks first.">
+            <input id="passkey_proof" type="password" autocomplete="current-password" value={proof} onInput={(e) => setProof(e.currentTarget.value)} />
           </Field>
           <button type="submit" class="primary">
             Add a passkey

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Field, Notice, PageTitle } from '../components/ui';
 import { navigate } from '../router';
-import type { SecondFactorAsked, UserAnswer } from '../../server/contract/access';
+import type { SecondFactorAsked, SecondFactorKind, UserAnswer } from '../../server/contract/access';
 import type { SignInMethods } from '../../server/contract/signin';
 import { useSession } from '../session';
 import { safeNext } from '../safeNext';
@@ -37,8 +37,8 @@ export function LoginPage() {
   const [busy, setBusy] = useState(false);
   const [setupOpen, setSetupOpen] = useState(false);
   const [methods, setMethods] = useState<SignInMethods>({ password: true, oidc: null, passkeys: false });
-  /** The password was right and the account has TOTP: the code (or a recovery code) is asked next. */
-  const [secondStep, setSecondStep] = useState(false);
+  /** The password was right and the account has a second factor: the steps that may finish the sign-in. */
+  const [secondStep, setSecondStep] = useState<SecondFactorKind[]>();
 
   useEffect(() => {
     // The first-administrator page answers 404 once setup is closed; offer it only while it is open.
@@ -62,7 +62,7 @@ export function LoginPage() {
       const answer = await api<UserAnswer | SecondFactorAsked>('POST', '/api/auth/login', { username, password });
       if ('second_factor' in answer) {
         setPassword('');
-        setSecondStep(true);
+        setSecondStep(answer.second_factors ?? [answer.second_factor]);
         setBusy(false);
         return;
       }
@@ -88,7 +88,7 @@ export function LoginPage() {
     }
   }
 
-  if (secondStep) return <SecondStep onDone={signedIn} onRestart={() => setSecondStep(false)} />;
+  if (secondStep) return <SecondStep factors={secondStep} onDone={signedIn} onRestart={() => setSecondStep(undefined)} />;
 
   return (
     <div class="auth-page">
@@ -143,8 +143,9 @@ export function LoginPage() {
   );
 }
 
-/** The second step of a password sign-in: the authenticator app's code, or one recovery code. */
-function SecondStep({ onDone, onRestart }: { onDone: (user: UserAnswer['user']) => Promise<void>; onRestart: () => void }) {
+/** The second step of a password sign-in: the authenticator app's code, one recovery code, or one of the account's passkeys. */
+function SecondStep({ factors, onDone, onRestart }: { factors: SecondFactorKind[]; onDone: (user: UserAnswer['user']) => Promise<void>; onRestart: () => void }) {
+  const totp = factors.includes('totp');
   const [recovery, setRecovery] = useState(false);
   const [value, setValue] = useState('');
   const [error, setError] = useState<string>();
@@ -167,6 +168,45 @@ function SecondStep({ onDone, onRestart }: { onDone: (user: UserAnswer['user']) 
     }
   }
 
+  async function withPasskey() {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const { confirmWithPasskey } = await import('./passkeyPrompts');
+      await onDone(await confirmWithPasskey());
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 429) setError(tooMany(e));
+      else if (e instanceof ApiError && e.status === 401 && /expired/.test(e.message)) setError('The sign-in took too long. Enter your password again.');
+      else setError(e instanceof ApiError ? 'The passkey was not accepted.' : 'The passkey prompt was closed or failed. Try again.');
+      setBusy(false);
+    }
+  }
+
+  const passkeyButton = factors.includes('passkey') && (
+    <button type="button" class={totp ? 'passkey' : 'primary'} disabled={busy} onClick={() => void withPasskey()}>
+      Use your passkey
+    </button>
+  );
+
+  if (!totp) {
+    return (
+      <div class="auth-page">
+        <div class="card auth-card" aria-labelledby="login-title">
+          <p class="brand">homefleet</p>
+          <PageTitle title="Two-step sign-in" />
+          {error && <Notice kind="error">{error}</Notice>}
+          <p>Confirm it is you with one of your passkeys.</p>
+          {passkeyButton}
+          <p class="hint">
+            <button type="button" class="link" onClick={onRestart}>
+              Start over
+            </button>
+          </p>
+        </div>
+      </div>
+    );
+  }
+
   return (
     <div class="auth-page">
       <form class="card auth-card" onSubmit={submit} aria-labelledby="login-title">
@@ -185,6 +225,7 @@ function SecondStep({ onDone, onRestart }: { onDone: (user: UserAnswer['user']) 
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Checking…' : 'Continue'}
         </button>
+        {passkeyButton}
         <p class="hint">
           <button type="button" class="link" onClick={() => (setRecovery(!recovery), setValue(''), setError(undefined))}>
             {recovery ? 'Use the authenticator app' : 'Use a recovery code'}

@@ -4,6 +4,7 @@ import { Field, Notice, PageTitle } from '../components/ui';
 import { navigate } from '../router';
 import { useSession } from '../session';
 import { safeNext } from '../safeNext';
+import type { Passkey } from '../../server/contract/signin';
 
 export function PasswordPage() {
   const session = useSession();
@@ -14,6 +15,8 @@ export function PasswordPage() {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<string>();
   const [done, setDone] = useState(false);
+  /** Passkeys added since the password before this one was set: whoever held it could have added them. */
+  const [added, setAdded] = useState<Passkey[]>([]);
   const [busy, setBusy] = useState(false);
 
   async function submit(event: Event) {
@@ -27,12 +30,14 @@ export function PasswordPage() {
     setBusy(true);
     try {
       await api('POST', '/api/auth/password', { current_password: current, new_password: next });
+      const marked = (await api<Passkey[]>('GET', '/api/auth/passkeys').catch(() => [] as Passkey[])).filter((k) => k.added_since_password_change);
+      setAdded(marked);
       await session.refresh();
       setCurrent('');
       setNext('');
       setConfirm('');
       setDone(true);
-      if (forced) navigate(safeNext(new URLSearchParams(location.search).get('next')), { replace: true });
+      if (forced && marked.length === 0) navigate(safeNext(new URLSearchParams(location.search).get('next')), { replace: true });
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setErrors({ current_password: 'is not your current password' });
       else if (e instanceof ApiError) {
@@ -49,6 +54,14 @@ export function PasswordPage() {
       <PageTitle title="Change password" />
       {forced && <Notice kind="warning">Your password is temporary. Choose a new one to continue.</Notice>}
       {done && <Notice kind="success">Password changed. Other sessions were signed out.</Notice>}
+      {done && added.length > 0 && (
+        <Notice kind="warning">
+          <span data-testid="passkeys-added-since">
+            {added.length === 1 ? 'This passkey was' : 'These passkeys were'} added since your password last changed: {added.map((k) => `“${k.name}”`).join(', ')}.
+          </span>{' '}
+          A passkey signs in without the password: <a href="/account">remove any you do not know</a>.
+        </Notice>
+      )}
       {error && <Notice kind="error">{error}</Notice>}
       <Field id="current_password" label="Current password" error={errors.current_password}>
         <input id="current_password" type="password" autocomplete="current-password" value={current} onInput={(e) => setCurrent(e.currentTarget.value)} />

@@ -1,6 +1,6 @@
 import { nameOf, type Actor, type AuditChange, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
-import type { Account } from '../contract/access.js';
+import type { Account, SecondFactorKind } from '../contract/access.js';
 import { userUpdateWords } from '../contract/audit.js';
 import type { Db } from '../db/database.js';
 import { conflict, HttpError, notFound, tooManyRequests, unauthorized } from '../errors.js';
@@ -44,6 +44,7 @@ const METHOD_WORDS: Record<SignInMethod, string> = {
   totp: 'a password and a one-time code',
   recovery_code: 'a password and a recovery code',
   passkey: 'a passkey',
+  password_passkey: 'a password and a passkey',
   oidc: 'single sign-on',
 };
 
@@ -62,14 +63,14 @@ export interface NewAccount {
 }
 
 /** How a sign-in proved who it was, for its audit entry: a password alone, or a password and a second factor, a passkey, a provider. */
-export type SignInMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'oidc';
+export type SignInMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'password_passkey' | 'oidc';
 
-/** A password login: a session, or (the account has a second factor) the token of the wait for it. */
-export type LoginResult = { account: Account; token: string } | { secondFactor: 'totp'; pending: string };
+/** A password login: a session, or (the account has a second factor) the steps that may follow and the token of the wait for them. */
+export type LoginResult = { account: Account; token: string } | { secondFactors: SecondFactorKind[]; pending: string };
 
 export interface AccountOptions {
-  /** The second factor a password login must be followed by, if any (server/signin hands it in through the composition root). */
-  secondFactorOf?: (accountId: number) => 'totp' | undefined;
+  /** The second steps a password login must be followed by, none when empty (server/signin hands it in through the composition root). */
+  secondFactorsOf?: (accountId: number) => SecondFactorKind[];
   /** Removes the account's second factors (the recovery command); returns what was removed in words, if any. */
   clearSecondFactors?: (accountId: number) => string | undefined;
 }
@@ -182,7 +183,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       const password = temporaryPassword();
       const hash = await hashPassword(password);
       transaction(() => {
-        repo.setPassword(row.id, hash, true);
+        repo.setPassword(row.id, hash, true, isoSeconds(clock.now()));
         sessions.revokeAll(row.id, 'password reset by an administrator');
         audit.write({ ...by, action: 'user.reset_password', target: row.username, subject: userSubject(row), summary: `${nameOf(by.actor)} reset the password of ${row.username}`, detail: { id } });
       })();
@@ -220,8 +221,9 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       }
       return transaction((): LoginResult => {
         throttle.release(slots);
-        const factor = options.secondFactorOf?.(current.id);
-        if (factor) return { secondFactor: factor, pending: pending.start({ accountId: current.id, passwordHash: current.password_hash }) };
+        // "A password sign-in of an account with passkeys needs the passkey (or TOTP) as its second step" (issue 34).
+        const factors = options.secondFactorsOf?.(current.id) ?? [];
+        if (factors.length > 0) return { secondFactors: factors, pending: pending.start({ accountId: current.id, passwordHash: current.password_hash }) };
         const token = openSession(current, 'password', by);
         return { account: presentAccount(getRow(current.id)), token };
       })();
@@ -246,7 +248,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         const now = repo.byId(accountId);
         if (!now || !now.enabled || !repo.sessionById(sessionId)) throw unauthorized('authentication required');
         if (now.password_hash !== row.password_hash) throw conflict('password was changed meanwhile; sign in again');
-        repo.setPassword(accountId, hash, false);
+        repo.setPassword(accountId, hash, false, isoSeconds(clock.now()));
         const token = sessions.issue(accountId, 'password changed');
         audit.write({ ...where, actor: row.username, action: 'password.change', target: row.username, subject: userSubject(row), summary: `${row.username} changed their own password` });
         return token;
@@ -261,7 +263,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       if (!row.enabled) return `${row.username} is disabled`;
       const hash = await hashPassword(password);
       return transaction(() => {
-        repo.setPassword(row.id, hash, false);
+        repo.setPassword(row.id, hash, false, isoSeconds(clock.now()));
         sessions.revokeAll(row.id, 'password recovered');
         // Whoever runs the command holds the database file already; a lost phone must not lock the last administrator out.
         const cleared = options.clearSecondFactors?.(row.id);

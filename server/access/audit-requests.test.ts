@@ -49,7 +49,7 @@ const passkeyUser = async () => {
   await server.accounts.create({ username, display_name: username, role: 'viewer', password: USER_PASSWORD }, { actor: null, ip: null });
   const browser = await logIn(new Client(server.baseUrl.replace('127.0.0.1', 'localhost')), username, USER_PASSWORD);
   const key = softPasskey();
-  const options = (await browser.post('/api/auth/passkeys/register/options')).body;
+  const options = (await browser.post('/api/auth/passkeys/register/options', { password: USER_PASSWORD })).body;
   const added = await browser.post('/api/auth/passkeys/register/verify', { name: 'Laptop', response: key.register(options, browser.baseUrl) });
   expect(added.status, added.text).toBe(201);
   return { browser, id: added.body.id as number };
@@ -86,11 +86,11 @@ const writes: Record<string, () => Promise<Send>> = {
   },
   'POST /api/auth/passkeys/register/options': async () => {
     const { browser } = await passkeyUser();
-    return (h) => browser.post('/api/auth/passkeys/register/options', undefined, h);
+    return (h) => browser.post('/api/auth/passkeys/register/options', { password: USER_PASSWORD }, h);
   },
   'POST /api/auth/passkeys/register/verify': async () => {
     const { browser } = await passkeyUser();
-    const options = (await browser.post('/api/auth/passkeys/register/options')).body;
+    const options = (await browser.post('/api/auth/passkeys/register/options', { password: USER_PASSWORD })).body;
     return (h) => browser.post('/api/auth/passkeys/register/verify', { name: 'Phone', response: softPasskey().register(options, browser.baseUrl) }, h);
   },
   'PATCH /api/auth/passkeys/:id': async () => {

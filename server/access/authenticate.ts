@@ -47,12 +47,14 @@ export function createAuthentication(config: Config, throttle: Pick<Throttle, 'r
   function viaToken(route: RouteRecord, access: Capability, token: string, req: Request, res: Response): void {
     if (!route.credentials.includes('token')) throw unauthorized('this route needs a browser session, not an API token');
     const ip = req.ip ?? '';
-    // Failed token checks share the login throttle's table; the check and the count run without an
-    // await in between, so parallel guesses cannot all pass the check before any is counted.
-    const wait = throttle.retryAfter('token.ip', ip);
-    if (wait > 0) throw tooManyRequests(wait);
+    // "Throttling never locks a valid credential out": the token is looked up first (its SHA-256,
+    // as cheap as the throttle's own read), so a stale token beside it cannot take a working job
+    // down. Only a failed check meets the window; the check and the count run without an await in
+    // between, so parallel guesses cannot all pass the check before any is counted.
     const principal = resolvers.token.resolve(token, req.ip ?? null);
     if (!principal) {
+      const wait = throttle.retryAfter('token.ip', ip);
+      if (wait > 0) throw tooManyRequests(wait);
       throttle.recordFailure('token.ip', ip);
       throw invalidToken();
     }

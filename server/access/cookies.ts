@@ -43,6 +43,13 @@ export function readStepCookie(req: Request, config: CookieConfig, kind: string)
   return value && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined;
 }
 
+/** A sealed step cookie's text (server/access/sealed.ts): base64url, a dot, the 43-character MAC; under the 4 KiB a browser keeps. */
+export function readSealedCookie(req: Request, config: CookieConfig, kind: string): string | undefined {
+  const name = stepCookieName(req, config, kind);
+  const value = name && parseCookies(req.get('cookie')).get(name);
+  return value && value.length <= 3800 && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined;
+}
+
 export function clearStepCookie(req: Request, res: Response, config: CookieConfig, kind: string): void {
   setStepCookie(req, res, config, kind, '', 0);
 }

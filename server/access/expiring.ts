@@ -1,9 +1,10 @@
 import type { Clock } from '../time.js';
 
 /**
- * Short-lived sign-in state kept in memory, keyed by the SHA-256 of a token the browser holds: a
- * password waiting for its second factor, an OpenID Connect flow, a WebAuthn challenge. Bounded:
- * anonymous requests create entries, so past `max` the oldest goes. A restart forgets them all,
+ * Short-lived sign-in state kept in memory: a password waiting for its second factor (keyed by the
+ * SHA-256 of the pending cookie's token), a passkey registration, a challenge already used. Bounded:
+ * past `max` the oldest goes, so only what a right password or a session creates is kept here; what
+ * anonymous requests start travels in signed cookies instead (sealed.ts). A restart forgets them all,
  * which costs a person one more try and nothing else.
  */
 export function createExpiringMap<V>(clock: Clock, ttlMs: number, max: number) {

@@ -107,7 +107,7 @@ describe('npm run recover -- <username>', () => {
     const spare = await logIn(server.anonymous(), 'spare', 'spare-password');
     const { secret } = (await spare.post('/api/auth/totp/setup')).body;
     expect((await spare.post('/api/auth/totp/confirm', { code: new TOTP({ secret }).generate() })).status).toBe(200);
-    expect((await server.anonymous().post('/api/auth/login', { username: 'spare', password: 'spare-password' })).body).toEqual({ second_factor: 'totp' });
+    expect((await server.anonymous().post('/api/auth/login', { username: 'spare', password: 'spare-password' })).body).toEqual({ second_factor: 'totp', second_factors: ['totp'] });
     await server.stop();
 
     const result = await recover(['spare'], 'spare-recovered-1\nspare-recovered-1\n');

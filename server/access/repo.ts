@@ -11,6 +11,10 @@ export interface AccountRow {
   password_hash: string;
   created_at: string;
   last_login_at: string | null;
+  /** When the password was last set; null: not since the account was made (before migration 13). */
+  password_changed_at: string | null;
+  /** When the password before this one was set: passkeys added since are marked for review. */
+  previous_password_changed_at?: string | null;
 }
 
 export interface SessionRow {
@@ -48,8 +52,8 @@ export function createAccountRepo(db: Db) {
     update: db.prepare<[string, Role, number, number], void>(
       'UPDATE accounts SET display_name = ?, role = ?, enabled = ? WHERE id = ?',
     ),
-    setPassword: db.prepare<[string, number, number], void>(
-      'UPDATE accounts SET password_hash = ?, must_change_password = ? WHERE id = ?',
+    setPassword: db.prepare<[string, number, string, number], void>(
+      'UPDATE accounts SET password_hash = ?, must_change_password = ?, previous_password_changed_at = coalesce(password_changed_at, created_at), password_changed_at = ? WHERE id = ?',
     ),
     setLastLogin: db.prepare<[string, number], void>('UPDATE accounts SET last_login_at = ? WHERE id = ?'),
     enabledAdmins: db.prepare<[], { n: number }>(
@@ -62,7 +66,8 @@ export function createAccountRepo(db: Db) {
       `SELECT s.id, s.account_id, s.created_at, s.last_seen,
               a.id AS a_id, a.username AS a_username, a.display_name AS a_display_name, a.role AS a_role,
               a.enabled AS a_enabled, a.must_change_password AS a_must_change_password,
-              a.password_hash AS a_password_hash, a.created_at AS a_created_at, a.last_login_at AS a_last_login_at
+              a.password_hash AS a_password_hash, a.created_at AS a_created_at, a.last_login_at AS a_last_login_at,
+              a.password_changed_at AS a_password_changed_at
        FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ?`,
     ),
     sessionById: db.prepare<[number], SessionRow>('SELECT id, account_id, created_at, last_seen FROM sessions WHERE id = ?'),
@@ -89,7 +94,7 @@ export function createAccountRepo(db: Db) {
       write(s.insert.get(a.username, a.display_name, a.role, a.must_change_password ? 1 : 0, a.password_hash, a.created_at)!.id),
     update: (id: number, a: { display_name: string; role: Role; enabled: boolean }) =>
       write(s.update.run(a.display_name, a.role, a.enabled ? 1 : 0, id)),
-    setPassword: (id: number, hash: string, mustChange: boolean) => write(s.setPassword.run(hash, mustChange ? 1 : 0, id)),
+    setPassword: (id: number, hash: string, mustChange: boolean, at: string) => write(s.setPassword.run(hash, mustChange ? 1 : 0, at, id)),
     setLastLogin: (id: number, at: string) => write(s.setLastLogin.run(at, id)),
     enabledAdmins: () => s.enabledAdmins.get()!.n,
     insertSession: (accountId: number, tokenHash: string, now: number) => write(s.insertSession.run(accountId, tokenHash, now, now)),
@@ -118,6 +123,7 @@ export function createAccountRepo(db: Db) {
           password_hash: row.a_password_hash,
           created_at: row.a_created_at,
           last_login_at: row.a_last_login_at,
+          password_changed_at: row.a_password_changed_at,
         },
       };
       // Not what a transaction sees before it commits: it may yet roll back.

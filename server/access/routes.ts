@@ -29,10 +29,10 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   routes.post('/api/auth/login', { access: 'public', before: [...passwordSignIn, sameOrigin, secure], body: LoginBody }, async (req, res): Promise<UserAnswer | SecondFactorAsked> => {
     const result = await accounts.login(req.body.username, req.body.password, whereFrom(req, res));
     res.set('Cache-Control', 'no-store');
-    if ('secondFactor' in result) {
-      // No session yet: the pending cookie lets POST /api/auth/login/totp finish this sign-in.
+    if ('secondFactors' in result) {
+      // No session yet: the pending cookie lets POST /api/auth/login/totp or /api/auth/login/passkey finish this sign-in.
       setStepCookie(req, res, ctx.config, PENDING_COOKIE, result.pending, PENDING_MS / 1000);
-      return { second_factor: result.secondFactor };
+      return { second_factor: result.secondFactors[0]!, second_factors: result.secondFactors };
     }
     setSessionCookie(req, res, result.token, ctx.config);
     return { user: result.account };
@@ -59,7 +59,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     const { user, session } = sessionOf(res);
     const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password, whereFrom(req, res));
     setSessionCookie(req, res, token, ctx.config);
-    res.status(204).end();
+    res.set('Cache-Control', 'no-store').status(204).end();
   });
 
   routes.get('/api/users', { access: 'users.manage' }, (): Account[] => accounts.list());

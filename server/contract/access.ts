@@ -1,3 +1,5 @@
+import type { Passkey } from './signin.js';
+
 /** Capability names of PRODUCT.md's table. */
 export const CAPABILITIES = [
   'fleet.read',
@@ -70,9 +72,19 @@ export interface SessionAnswer extends UserAnswer {
   second_factor_required: boolean;
 }
 
-/** The 200 of POST /api/auth/login for an account with TOTP: no session yet, POST /api/auth/login/totp completes it. */
+/** A second step of a password sign-in: a code from the authenticator app (or a recovery code), or one of the account's passkeys. */
+export type SecondFactorKind = 'totp' | 'passkey';
+
+/**
+ * The 200 of POST /api/auth/login for an account with TOTP or a passkey: no session yet, only the
+ * pending cookie. POST /api/auth/login/totp, or POST /api/auth/login/passkey/options and then
+ * POST /api/auth/login/passkey, completes it.
+ */
 export interface SecondFactorAsked {
-  second_factor: 'totp';
+  /** The step to ask for first: `totp` whenever TOTP is on (what clients from before passkeys read), else `passkey`. */
+  second_factor: SecondFactorKind;
+  /** Every step that completes this sign-in, `second_factor` first. */
+  second_factors: SecondFactorKind[];
 }
 
 /** POST /api/auth/password. */

@@ -59,6 +59,21 @@ export interface Passkey {
   name: string;
   created_at: string;
   last_used_at: string | null;
+  /**
+   * Added since the password before the current one was set (or since the account was made): the own-account
+   * and password pages mark it, so a passkey added with a stolen password or session is seen after the change.
+   */
+  added_since_password_change: boolean;
+}
+
+/**
+ * POST /api/auth/passkeys/register/options: adding a passkey needs the password, or a current code of
+ * the authenticator app, so a stolen session cannot add one (an account that signs in through single
+ * sign-on and has neither may send nothing within 5 minutes of signing in).
+ */
+export interface PasskeyProof {
+  password?: string;
+  code?: string;
 }
 
 /** POST /api/auth/passkeys/register/verify: what the browser's navigator.credentials.create() answered, and a name for it. */

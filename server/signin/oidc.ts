@@ -1,20 +1,20 @@
 import type { Request } from 'express';
 import type { AccountService } from '../access/accounts.js';
 import { from, userSubject } from '../access/accounts.js';
-import { createExpiringMap } from '../access/expiring.js';
 import { allowedOrigins } from '../access/origin.js';
 import { hashPassword } from '../access/passwords.js';
 import type { AccountRow } from '../access/repo.js';
+import type { Sealer } from '../access/sealed.js';
 import type { ThrottleKey } from '../access/throttle.js';
 import type { Actor, AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { OidcConfig } from '../config.js';
 import type { Role } from '../contract/access.js';
 import { HttpError, notFound } from '../errors.js';
-import { newToken, secretsEqual, sha256 } from '../http/secrets.js';
+import { newToken, secretsEqual } from '../http/secrets.js';
 import { isoSeconds } from '../time.js';
 import type { SignInRepo } from './repo.js';
-import { claimValues, mapRole, uniqueUsername } from './roles.js';
+import { claimValues, mapRole, nextPath, uniqueUsername } from './roles.js';
 
 type OpenIdClient = typeof import('openid-client');
 type ClientConfiguration = InstanceType<OpenIdClient['Configuration']>;
@@ -57,13 +57,13 @@ const loadClient = () => (openid ??= import('openid-client'));
 
 /**
  * Single sign-on with an OpenID provider: authorization code with PKCE (S256), a `state` bound to
- * the browser that started (a 10-minute cookie whose hash finds the flow) and a `nonce`; the ID
+ * the browser that started (the whole flow travels in a signed 10-minute cookie, so no anonymous
+ * start can push another person's flow out of a store) and a `nonce`; the ID
  * token's signature is checked against the issuer's keys although it came from the token endpoint
  * (enableNonRepudiationChecks), and `iss`, `aud`, `exp` and `nonce` by the client.
  */
-export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transaction' | 'logger'>, accounts: AccountService, repo: SignInRepo, audit: AuditLog) {
+export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transaction' | 'logger'>, accounts: AccountService, repo: SignInRepo, audit: AuditLog, sealer: Sealer) {
   const { clock, config, transaction, logger } = ctx;
-  const flows = createExpiringMap<Flow>(clock, FLOW_MS, 1000);
   let discovered: Promise<ClientConfiguration> | undefined;
 
   async function discover(oidc: OidcConfig): Promise<ClientConfiguration> {
@@ -143,8 +143,8 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
   }
 
   return {
-    /** The provider's authorization URL, and the token for the browser's flow cookie. */
-    async start(req: Request, next: string): Promise<{ url: string; binding: string }> {
+    /** The provider's authorization URL, and the sealed flow for the browser's flow cookie. */
+    async start(req: Request, next: string): Promise<{ url: string; cookie: string }> {
       const oidc = configured();
       const redirectUri = callbackUrl(req);
       const configuration = await clientConfiguration(oidc);
@@ -159,13 +159,11 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
         state: flow.state,
         nonce: flow.nonce,
       });
-      const binding = newToken();
-      flows.put(sha256(binding), flow);
-      return { url: url.href, binding };
+      return { url: url.href, cookie: sealer.seal(FLOW_COOKIE, flow, FLOW_MS) };
     },
 
     /** The provider's redirect back: a session like a password login's, and where to go next. */
-    async finish(binding: string | undefined, query: URLSearchParams, by: Omit<Actor, 'actor'>): Promise<{ token: string; next: string }> {
+    async finish(cookie: string | undefined, query: URLSearchParams, by: Omit<Actor, 'actor'>): Promise<{ token: string; next: string }> {
       const oidc = configured();
       const slot: ThrottleKey = ['login.ip', by.ip ?? ''];
       try {
@@ -174,7 +172,7 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
         if (err instanceof HttpError && err.status === 429) throw new SignInRefused('throttled');
         throw err;
       }
-      const flow = binding ? flows.take(sha256(binding)) : undefined;
+      const flow = sealer.open<Flow>(FLOW_COOKIE, cookie);
       // The state must be the one this browser's cookie started: a link someone else started is refused.
       if (!flow || !secretsEqual(query.get('state') ?? '', flow.state)) refuse('state', by);
       if (query.has('error')) refuse('denied', by);
@@ -206,7 +204,7 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
         return { token: accounts.openSession(result.row, 'oidc', by) };
       })();
       if ('refused' in outcome) refuse(outcome.refused, by, outcome.who);
-      return { token: outcome.token, next: flow.next };
+      return { token: outcome.token, next: nextPath(flow.next) };
     },
   };
 }

@@ -1,36 +1,35 @@
 import { isIP } from 'node:net';
 import type { Request } from 'express';
 import type { AccountService } from '../access/accounts.js';
-import { from, userSubject } from '../access/accounts.js';
+import { userSubject } from '../access/accounts.js';
 import { createExpiringMap } from '../access/expiring.js';
 import { originAllowed, plainHttpLoginAllowed } from '../access/origin.js';
-import type { ThrottleKey } from '../access/throttle.js';
 import type { Actor, AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Passkey } from '../contract/signin.js';
 import { badRequest, conflict, HttpError, notFound } from '../errors.js';
 import type { SessionRef, SessionUser } from '../http/credentials.js';
 import { isoSeconds } from '../time.js';
+import { presentPasskey } from './present.js';
 import type { PasskeyRow, SignInRepo } from './repo.js';
 
 const MAX_PASSKEYS = 20;
 /** A WebAuthn prompt the person does not answer within 5 minutes has to be started again. */
-const CHALLENGE_MS = 5 * 60 * 1000;
+export const CHALLENGE_MS = 5 * 60 * 1000;
 
 type WebAuthn = typeof import('@simplewebauthn/server');
 let webauthn: Promise<WebAuthn> | undefined;
 // Loaded on first use only: the library and its ASN.1 parsers stay out of a server nobody registers a passkey on.
-const loadWebAuthn = () => (webauthn ??= import('@simplewebauthn/server'));
+export const loadWebAuthn = () => (webauthn ??= import('@simplewebauthn/server'));
 
-interface RelyingParty {
+export interface RelyingParty {
   rpID: string;
   origin: string;
 }
 
-export const presentPasskey = (row: PasskeyRow): Passkey => ({ id: row.id, name: row.name, created_at: row.created_at, last_used_at: row.last_used_at });
 
 /** The challenge the browser signed, from the answer's clientDataJSON; the library checks the rest. */
-function challengeOf(response: Record<string, unknown>): string | undefined {
+export function challengeOf(response: Record<string, unknown>): string | undefined {
   const inner = response.response as Record<string, unknown>;
   if (typeof inner.clientDataJSON !== 'string' || inner.clientDataJSON.length > 4096) return undefined;
   try {
@@ -41,19 +40,28 @@ function challengeOf(response: Record<string, unknown>): string | undefined {
   }
 }
 
-const notVerified = () => new HttpError(401, { error: 'the passkey could not be verified' });
+export const notVerified = () => new HttpError(401, { error: 'the passkey could not be verified' });
 
 /** Passkeys (WebAuthn): several per account, named, removable; signing in with one counts as both factors. */
 export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'transaction'>, accounts: AccountService, repo: SignInRepo, audit: AuditLog) {
   const { clock, config, transaction } = ctx;
-  // Registration challenges by session; sign-in challenges by the challenge itself, each usable once.
+  // Registration challenges by session: only a signed-in account that confirmed its password adds one, one per session.
   const registering = createExpiringMap<RelyingParty & { challenge: string }>(clock, CHALLENGE_MS, 10_000);
-  const signingIn = createExpiringMap<RelyingParty>(clock, CHALLENGE_MS, 10_000);
 
   /**
    * "The relying party ID is the host of the configured origin", or in loopback development the
    * host the browser is on: a name, since browsers refuse an IP address as a relying party ID.
    */
+  /**
+   * A passkey added since the previous password was set is marked: whoever held that password or a
+   * session under it could have added it, and it outlives the change that ended those sessions.
+   */
+  const passwordSetAt = (accountId: number) => {
+    const account = accounts.repo.byId(accountId);
+    return account?.previous_password_changed_at ?? account?.password_changed_at ?? account?.created_at ?? '';
+  };
+  const present = (row: PasskeyRow) => presentPasskey(row, passwordSetAt(row.account_id));
+
   function relyingParty(req: Request): RelyingParty {
     if (config.publicOrigin) return { rpID: new URL(config.publicOrigin).hostname, origin: config.publicOrigin };
     const origin = req.get('origin');
@@ -65,6 +73,8 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
   }
 
   return {
+    relyingParty,
+
     /** Whether the page at this address can use passkeys (GET /api/auth/methods carries no Origin: the Host tells). */
     available(req: Request): boolean {
       if (config.publicOrigin) return true;
@@ -72,7 +82,7 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
       return loopback && isIP(req.hostname.replace(/^\[|\]$/g, '')) === 0;
     },
 
-    list: (accountId: number): Passkey[] => repo.passkeys(accountId).map(presentPasskey),
+    list: (accountId: number): Passkey[] => repo.passkeys(accountId).map(present),
 
     async registrationOptions(user: SessionUser, session: SessionRef, req: Request, by: Actor) {
       const { generateRegistrationOptions } = await loadWebAuthn();
@@ -125,7 +135,7 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
           created_at: isoSeconds(clock.now()),
         });
         audit.write({ ...by, action: 'passkey.add', target: user.username, subject: userSubject(user), summary: `${user.username} added passkey “${name}”`, detail: { passkey_id: id, name } });
-        return presentPasskey(repo.passkey(id, user.id)!);
+        return present(repo.passkey(id, user.id)!);
       })();
     },
 
@@ -138,7 +148,7 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
           ...by, action: 'passkey.rename', target: user.username, subject: userSubject(user),
           summary: `${user.username} renamed passkey “${row.name}” to “${name}”`, changes: [{ field: 'name', before: row.name, after: name }], detail: { passkey_id: id },
         });
-        return presentPasskey(repo.passkey(id, user.id)!);
+        return present(repo.passkey(id, user.id)!);
       })();
     },
 
@@ -149,58 +159,6 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
         repo.deletePasskey(id);
         audit.write({ ...by, action: 'passkey.remove', target: user.username, subject: userSubject(user), summary: `${user.username} removed passkey “${row.name}”`, detail: { passkey_id: id } });
       })();
-    },
-
-    /** Options for navigator.credentials.get(): no credential list, so the browser offers the passkeys it holds for this site. */
-    async signInOptions(req: Request) {
-      const { generateAuthenticationOptions } = await loadWebAuthn();
-      const rp = relyingParty(req);
-      const options = await generateAuthenticationOptions({ rpID: rp.rpID, userVerification: 'required' });
-      signingIn.put(options.challenge, rp);
-      return options;
-    },
-
-    /** Signs in like a password login (throttled, audited, one session) without a password. */
-    async signIn(response: Record<string, unknown>, by: Omit<Actor, 'actor'>) {
-      const row = repo.passkeyByCredential(String(response.id));
-      const owner = row && accounts.repo.byId(row.account_id);
-      // All or nothing, before any verification: the address's window, and the account's when the key names one.
-      const slots: ThrottleKey[] = [['login.ip', by.ip ?? ''], ...(owner ? [['login.user', owner.username.toLowerCase()] as ThrottleKey] : [])];
-      accounts.takeSlot(...slots);
-      const { verifyAuthenticationResponse } = await loadWebAuthn();
-      // The challenge must be one this server handed out, unused and unexpired: taken here, so it is used once.
-      const challenge = challengeOf(response);
-      const rp = challenge === undefined ? undefined : signingIn.take(challenge);
-      let result;
-      try {
-        if (row && rp) {
-          result = await verifyAuthenticationResponse({
-            response: response as never,
-            expectedChallenge: challenge!,
-            expectedOrigin: rp.origin,
-            expectedRPID: rp.rpID,
-            credential: { id: row.credential_id, publicKey: new Uint8Array(row.public_key), counter: row.counter, transports: JSON.parse(row.transports) as never },
-            requireUserVerification: true,
-          });
-        }
-      } catch {
-        result = undefined;
-      }
-      const session = result?.verified && row
-        ? transaction(() => {
-            const current = accounts.repo.byId(row.account_id);
-            if (!current || !current.enabled || !repo.passkey(row.id, current.id)) return undefined;
-            repo.usePasskey(row.id, result!.authenticationInfo.newCounter, isoSeconds(clock.now()));
-            accounts.throttle.release(slots);
-            return { account: current, token: accounts.openSession(current, 'passkey', by) };
-          })()
-        : undefined;
-      if (!session) {
-        const who = owner?.username;
-        audit.write({ ...by, actor: null, action: 'login.failure', target: who ?? null, summary: `passkey sign-in failed${who ? ` for ${who}` : ''}${from(by.ip)}`, detail: { method: 'passkey' } });
-        throw notVerified();
-      }
-      return session;
     },
   };
 }

@@ -61,6 +61,7 @@ export function createSignInRepo(db: Db) {
               EXISTS (SELECT 1 FROM oidc_identities o WHERE o.account_id = a.id) AS oidc
        FROM accounts a ORDER BY a.id`,
     ),
+    linked: db.prepare<[number], { yes: number }>('SELECT EXISTS (SELECT 1 FROM oidc_identities WHERE account_id = ?) AS yes'),
     identity: db.prepare<[string, string], { account_id: number }>('SELECT account_id FROM oidc_identities WHERE issuer = ? AND subject = ?'),
     link: db.prepare<[number, string, string, string], void>('INSERT INTO oidc_identities (account_id, issuer, subject, created_at) VALUES (?, ?, ?, ?)'),
   };
@@ -107,6 +108,8 @@ export function createSignInRepo(db: Db) {
     /** Every account's second factors, in one query (the Users page). */
     factorsOfAll: (): UserSecondFactors[] =>
       s.factorsOfAll.all().map((r) => ({ user_id: r.user_id, totp: r.totp === 1, passkeys: r.passkeys, oidc: r.oidc === 1 })),
+    /** Whether the account signs in through the single sign-on provider. */
+    linkedToProvider: (accountId: number) => s.linked.get(accountId)!.yes === 1,
     accountOfIdentity: (issuer: string, subject: string) => s.identity.get(issuer, subject)?.account_id,
     link: (accountId: number, issuer: string, subject: string, at: string) => s.link.run(accountId, issuer, subject, at),
   };
@@ -121,11 +124,12 @@ export function factorWords(had: { totp: boolean; passkeys: number }): string | 
 
 /**
  * What the account service needs of sign-in (handed in by the composition roots, so access imports
- * no feature): the second factor a password login waits for, and the clearing the recovery command does.
+ * no feature): the second steps a password login waits for (TOTP first: clients from before passkeys
+ * read only that one), the passkeys a password change lists, and the clearing the recovery command does.
  */
 export function accountHooks(repo: SignInRepo): AccountOptions {
   return {
-    secondFactorOf: (id) => (repo.confirmedTotp(id) ? 'totp' : undefined),
+    secondFactorsOf: (id) => [...(repo.confirmedTotp(id) ? (['totp'] as const) : []), ...(repo.passkeys(id).length > 0 ? (['passkey'] as const) : [])],
     clearSecondFactors: (id) => factorWords(repo.clearSecondFactors(id)),
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRoleMap } from '../config.js';
-import { claimValues, mapRole, sameOriginPath, uniqueUsername } from './roles.js';
+import { claimValues, mapRole, nextPath, uniqueUsername } from './roles.js';
 
 const map = (text: string) => parseRoleMap(text)!;
 
@@ -56,14 +56,14 @@ describe('usernames from the provider', () => {
 
 describe('next after single sign-on', () => {
   it('keeps paths on this origin and sends everything else to /', () => {
-    expect(sameOriginPath('/instances?state=testing#x')).toBe('/instances?state=testing#x');
+    expect(nextPath('/instances?state=testing#x')).toBe('/instances?state=testing#x');
     for (const bad of ['https://evil.example/', '//evil.example/', '/\\evil.example', '/\\/evil.example', 'javascript:alert(1)', '\t//evil.example', '/%0a', undefined, 42, ' /x']) {
-      const kept = sameOriginPath(bad);
+      const kept = nextPath(bad);
       expect(kept === '/' || (kept.startsWith('/') && !kept.startsWith('//')), String(bad)).toBe(true);
       expect(new URL(kept, 'http://here.example').origin).toBe('http://here.example');
     }
-    expect(sameOriginPath('https://evil.example/')).toBe('/');
-    expect(sameOriginPath('//evil.example/')).toBe('/');
-    expect(sameOriginPath('/\\evil.example')).toBe('/');
+    expect(nextPath('https://evil.example/')).toBe('/');
+    expect(nextPath('//evil.example/')).toBe('/');
+    expect(nextPath('/\\evil.example')).toBe('/');
   });
 });

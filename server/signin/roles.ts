@@ -1,5 +1,6 @@
 import type { RoleMap } from '../config.js';
 import { roleRank, type Role } from '../contract/access.js';
+import { sameOriginPath } from '../contract/next.js';
 
 /**
  * The claim's values at `name`: the claim itself (a list or one string), or, when there is no claim
@@ -44,13 +45,4 @@ export function uniqueUsername(claims: Record<string, unknown>, taken: (name: st
 }
 
 /** `next` after sign-in: a path on this origin only ("a same-origin path only, else /"). */
-export function sameOriginPath(raw: unknown): string {
-  if (typeof raw !== 'string' || raw.length > 2000 || !raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\') || /[\x00-\x1f\x7f\\]/.test(raw)) return '/';
-  const base = 'http://homefleet.invalid';
-  try {
-    const url = new URL(raw, base);
-    return url.origin === base ? `${url.pathname}${url.search}${url.hash}` : '/';
-  } catch {
-    return '/';
-  }
-}
+export const nextPath = (raw: unknown): string => sameOriginPath(raw) ?? '/';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { clearStepCookie, readStepCookie, setSessionCookie, setStepCookie } from '../access/cookies.js';
+import { clearStepCookie, readSealedCookie, readStepCookie, setSessionCookie, setStepCookie } from '../access/cookies.js';
 import { requireOrigin, requireSecureTransport } from '../access/origin.js';
 import { PENDING_COOKIE } from '../access/pending.js';
 import type { AppContext } from '../context.js';
@@ -10,8 +10,10 @@ import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { presentAccount } from '../access/accounts.js';
 import { FLOW_COOKIE, FLOW_MS, SignInRefused } from './oidc.js';
-import { sameOriginPath } from './roles.js';
-import { OidcStartQuery, PasskeyRegistrationBody, PasskeyRenameBody, PasskeySignInBody, TotpConfirmBody, TotpLoginBody, TotpRemoveBody } from './schema.js';
+import { PASSKEY_COOKIE, PASSKEY_STEP_COOKIE } from './passkey-signin.js';
+import { CHALLENGE_MS } from './passkeys.js';
+import { nextPath } from './roles.js';
+import { OidcStartQuery, PasskeyProofBody, PasskeyRegistrationBody, PasskeyRenameBody, PasskeySignInBody, TotpConfirmBody, TotpLoginBody, TotpRemoveBody } from './schema.js';
 import type { SignIn } from './service.js';
 
 const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
@@ -21,7 +23,7 @@ const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id'
 export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn: SignIn): void {
   const { config } = ctx;
   const browserPost = [requireOrigin(config), requireSecureTransport(config)];
-  const { totp, passkeys, oidc } = signIn;
+  const { totp, passkeys, passkeySignIn, oidc } = signIn;
 
   const signedIn = (req: Request, res: Response, token: string) => {
     setSessionCookie(req, res, token, config);
@@ -32,11 +34,11 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
 
   // Single sign-on: both ends are page loads, so failures go back to the sign-in page with a fixed code.
   routes.get('/api/auth/oidc/start', { access: 'public', query: OidcStartQuery }, async (req, res) => {
-    const next = sameOriginPath((req.query as { next?: string }).next);
+    const next = nextPath((req.query as { next?: string }).next);
     res.set('Cache-Control', 'no-store');
     try {
-      const { url, binding } = await oidc.start(req, next);
-      setStepCookie(req, res, config, FLOW_COOKIE, binding, FLOW_MS / 1000);
+      const { url, cookie } = await oidc.start(req, next);
+      setStepCookie(req, res, config, FLOW_COOKIE, cookie, FLOW_MS / 1000);
       res.redirect(302, url);
     } catch (err) {
       if (!(err instanceof SignInRefused)) throw err;
@@ -45,12 +47,12 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
   });
 
   routes.get('/api/auth/oidc/callback', { access: 'public' }, async (req, res) => {
-    const binding = readStepCookie(req, config, FLOW_COOKIE);
+    const flow = readSealedCookie(req, config, FLOW_COOKIE);
     clearStepCookie(req, res, config, FLOW_COOKIE);
     res.set('Cache-Control', 'no-store');
     try {
       const query = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
-      const { token, next } = await oidc.finish(binding, query, whereFrom(req, res));
+      const { token, next } = await oidc.finish(flow, query, whereFrom(req, res));
       signedIn(req, res, token);
       res.redirect(303, next);
     } catch (err) {
@@ -79,8 +81,11 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
 
   routes.get('/api/auth/passkeys', { access: 'self' }, (_req, res): Passkey[] => passkeys.list(sessionOf(res).user.id));
 
-  routes.post('/api/auth/passkeys/register/options', { access: 'self' }, (req, res) => {
+  // The password (or a current code) first: a stolen session alone adds no passkey (issue 34).
+  routes.post('/api/auth/passkeys/register/options', { access: 'self', before: [requireSecureTransport(config)], body: PasskeyProofBody, bodyLimit: '4kb' }, async (req, res) => {
     const { user, session } = sessionOf(res);
+    res.set('Cache-Control', 'no-store');
+    await signIn.confirmIdentity(user, session, req.body);
     return passkeys.registrationOptions(user, session, req, changedBy(req, res));
   });
 
@@ -99,13 +104,35 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     res.status(204).end();
   });
 
+  // The challenge goes to the browser in a signed cookie, never into a server-side store anonymous requests could fill.
   routes.post('/api/auth/passkeys/options', { access: 'public', before: [requireOrigin(config)], bodyLimit: '1kb' }, async (req, res) => {
     res.set('Cache-Control', 'no-store');
-    return passkeys.signInOptions(req);
+    const { options, cookie } = await passkeySignIn.signInOptions(req);
+    setStepCookie(req, res, config, PASSKEY_COOKIE, cookie, CHALLENGE_MS / 1000);
+    return options;
   });
 
   routes.post('/api/auth/passkeys/verify', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res): Promise<UserAnswer> => {
-    const { account, token } = await passkeys.signIn(req.body.response, whereFrom(req, res));
+    const challenge = readSealedCookie(req, config, PASSKEY_COOKIE);
+    clearStepCookie(req, res, config, PASSKEY_COOKIE);
+    const { account, token } = await passkeySignIn.signIn(challenge, req.body.response, whereFrom(req, res));
+    signedIn(req, res, token);
+    return { user: presentAccount(account) };
+  });
+
+  // The passkey step of a password sign-in: its challenge names the account's passkeys and is bound to the pending cookie.
+  routes.post('/api/auth/login/passkey/options', { access: 'public', before: browserPost, bodyLimit: '1kb' }, async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const { options, cookie } = await passkeySignIn.stepOptions(readStepCookie(req, config, PENDING_COOKIE), req);
+    setStepCookie(req, res, config, PASSKEY_STEP_COOKIE, cookie, CHALLENGE_MS / 1000);
+    return options;
+  });
+
+  routes.post('/api/auth/login/passkey', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res): Promise<UserAnswer> => {
+    const challenge = readSealedCookie(req, config, PASSKEY_STEP_COOKIE);
+    clearStepCookie(req, res, config, PASSKEY_STEP_COOKIE);
+    const { account, token } = await passkeySignIn.stepSignIn(readStepCookie(req, config, PENDING_COOKIE), challenge, req.body.response, whereFrom(req, res));
+    clearStepCookie(req, res, config, PENDING_COOKIE);
     signedIn(req, res, token);
     return { user: presentAccount(account) };
   });

@@ -55,4 +55,14 @@ type _PasskeyRename = Agrees<Same<z.infer<typeof PasskeyRenameBody>, wire.Passke
 export const PasskeySignInBody = z.lazy(() => z.object({ response: WebAuthnResponse() }));
 type _PasskeySignIn = Agrees<Same<z.infer<typeof PasskeySignInBody>, wire.PasskeySignIn>>;
 
+export const PasskeyProofBody = z.lazy(() =>
+  z
+    .object({
+      password: z.string({ error: 'must be text' }).max(1024, 'is too long').optional(),
+      code: Code().optional(),
+    })
+    .refine((b) => b.password === undefined || b.code === undefined, { error: 'send either password or code', path: ['code'] }),
+);
+type _PasskeyProof = Agrees<Same<z.infer<typeof PasskeyProofBody>, wire.PasskeyProof>>;
+
 export const OidcStartQuery = z.lazy(() => z.object({ next: z.string().optional() }));

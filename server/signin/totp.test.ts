@@ -74,7 +74,7 @@ describe('signing in with TOTP', () => {
     const browser = server.anonymous();
     const first = await browser.post('/api/auth/login', { username, password: USER_PASSWORD });
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ second_factor: 'totp' });
+    expect(first.body).toEqual({ second_factor: 'totp', second_factors: ['totp'] });
     const cookies = first.headers.getSetCookie();
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatch(/^homefleet_pending_dev=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=300; HttpOnly; SameSite=Lax$/);
@@ -89,7 +89,7 @@ describe('signing in with TOTP', () => {
 
     // The same code a second time (another sign-in within its 30 seconds) is refused.
     const again = server.anonymous();
-    expect((await again.post('/api/auth/login', { username, password: USER_PASSWORD })).body).toEqual({ second_factor: 'totp' });
+    expect((await again.post('/api/auth/login', { username, password: USER_PASSWORD })).body).toEqual({ second_factor: 'totp', second_factors: ['totp'] });
     expect((await again.post('/api/auth/login/totp', { code: now })).status).toBe(401);
     // So is the previous step's code (±1 step, but never older than the last one accepted)...
     expect((await again.post('/api/auth/login/totp', { code: code(secret, clock.now() - 30_000) })).status).toBe(401);
@@ -121,7 +121,7 @@ describe('signing in with TOTP', () => {
     const { username, secret } = await userWithTotp();
     clock.advance(15 * 60_000); // a fresh throttle window
     const browser = server.anonymous();
-    expect((await browser.post('/api/auth/login', { username, password: USER_PASSWORD })).body).toEqual({ second_factor: 'totp' });
+    expect((await browser.post('/api/auth/login', { username, password: USER_PASSWORD })).body).toEqual({ second_factor: 'totp', second_factors: ['totp'] });
     const wrong = String((Number(code(secret)) + 500_000) % 1_000_000).padStart(6, '0');
     const answers = await Promise.all(Array.from({ length: 20 }, () => browser.post('/api/auth/login/totp', { code: wrong })));
     const statuses = answers.map((a) => a.status).sort();

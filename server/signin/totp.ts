@@ -87,6 +87,13 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
       return { recovery_codes: codes };
     },
 
+    /** Whether `code` is the account's current TOTP code, used up when it is (each code is accepted once). */
+    async useCode(accountId: number, code: string): Promise<boolean> {
+      const factor = repo.confirmedTotp(accountId);
+      const step = factor ? await stepOf(factor.secret, code) : undefined;
+      return step !== undefined && transaction(() => repo.useStep(accountId, step))();
+    },
+
     /** Needs the account's password (throttled like a password change). */
     async remove(user: SessionUser, password: string, by: Actor): Promise<void> {
       const slot: ThrottleKey = ['password.account', String(user.id)];

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../../build/chromium.mjs';
-import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { sendBytes, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 
 // The built server (dist/server/main.js) signing people in through a real OpenID provider on 127.0.0.1,
@@ -69,8 +70,8 @@ const landed = (url: URL) => url.origin === server.url && url.pathname !== '/api
  * Starts a flow in `page`'s browser and follows the provider's redirects (with the browser's cookies)
  * up to, not into, homefleet's callback: the address the provider sends the browser back to.
  */
-async function providerAnswer(page: Page): Promise<string> {
-  let url = `${server.url}/api/auth/oidc/start?next=%2Finstances`;
+async function providerAnswer(page: Page, next = '/instances'): Promise<string> {
+  let url = `${server.url}/api/auth/oidc/start?next=${encodeURIComponent(next)}`;
   for (let hops = 0; hops < 10; hops++) {
     const res = await page.context().request.get(url, { maxRedirects: 0 });
     const location = res.headers().location;
@@ -169,7 +170,35 @@ describe('single sign-on through an OpenID provider (built server, Chromium)', (
     await page.goto(await providerAnswer(page));
     expect((await session(page)).status).toBe(200);
 
-    // `next` never leaves the origin.
+    // 2,000 anonymous starts from one client (issue 34: they pushed every flow out of a 1,000-entry
+    // store) leave the flow this browser started before them intact.
+    const started = await providerAnswer(page, '/jobs');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    try {
+      let sent = 0;
+      const statuses = new Set<number>();
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (sent < 2000) {
+          sent++;
+          statuses.add((await sendBytes(`${server.url}/api/auth/oidc/start?next=%2F`, 'GET', {}, undefined, agent)).status);
+        }
+      }));
+      expect([...statuses]).toEqual([302]);
+    } finally {
+      agent.destroy();
+    }
+    await page.goto(started);
+    expect([new URL(page.url()).pathname, (await session(page)).status]).toEqual(['/jobs', 200]);
+
+    // `next` never leaves the origin, also when its dot segments resolve to `//host` (issue 34): the
+    // callback's Location is read, not followed, so a regression sends no browser to the internet.
+    for (const next of ['/.//evil.example', '/..//evil.example/x', '/%2e%2e//evil.example', '/./\\evil.example', '/\tevil.example', '/\t/evil.example', '/\n/evil.example']) {
+      const back = await page.context().request.get(await providerAnswer(page, next), { maxRedirects: 0 });
+      const location = back.headers().location ?? '';
+      expect([next, back.status(), location.startsWith('/') && !location.startsWith('//') && !location.startsWith('/\\')]).toEqual([next, 303, true]);
+      expect([next, new URL(location, server.url).origin]).toEqual([next, server.url]);
+    }
+    expect((await session(page)).status).toBe(200);
     for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', 'javascript:alert(1)']) {
       await page.goto(`/api/auth/oidc/start?next=${encodeURIComponent(next)}`);
       await page.waitForURL(landed);
