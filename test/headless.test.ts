@@ -136,7 +136,10 @@ describe('the headless server', () => {
     expect((await poll).status).toBe(204);
     // The stream ends (after the events of the enrollment, written before the SIGTERM).
     while (!(await reader.read()).done);
-    const lines = exited.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
+    const lines = String(exited.stdout)
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
     const after = lines.slice(lines.findIndex((l) => l.msg === 'shutting down'));
     // One path, in order, and nothing failing on the way: no task run against a closed database.
     expect(after.map((l) => l.msg).filter((m) => m !== 'request')).toEqual(['shutting down', 'stopped']);
