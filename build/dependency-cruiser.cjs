@@ -2,7 +2,7 @@
 // (build/layering.test.ts runs `depcruise --config build/dependency-cruiser.cjs server renderer electron`).
 //
 //   contract   server/contract/: the wire types, enums, role table and live events; zod-free and node-free
-//   kernel     server/{context,config,errors,bus,time,logger,audit,builtin,private-files,version}.ts,
+//   kernel     server/{context,config,errors,bus,tasks,time,logger,audit,builtin,private-files,version}.ts,
 //              server/db/, server/http/, server/tls/: what every feature builds on
 //   features   every other folder of server/ (access, backup, events, hosts, jobs, registry, ...)
 //   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
@@ -13,7 +13,7 @@
 const path = require('node:path');
 
 const CONTRACT = '^server/contract/';
-const KERNEL = '^server/((context|config|errors|bus|time|logger|audit|builtin|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
+const KERNEL = '^server/((context|config|errors|bus|tasks|time|logger|audit|builtin|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
 const ROOTS = '^server/(app|services|main|fatal|recover)[.]ts$';
 const TESTS = '([.]test[.]tsx?$|/testing/)';
 

@@ -90,8 +90,13 @@ export interface HomefleetApp {
   routes: readonly RouteRecord[];
   /** The authentication step the route table uses, for tests that guard routes of their own. */
   authenticate: Authenticate;
-  /** Stops background work and closes the database. The HTTP server is the caller's to close first. */
-  close(): Promise<void>;
+  /**
+   * The one shutdown, in order: live streams and agents' command polls end (they would hold the HTTP
+   * server), `drain` runs (the caller's: its HTTP server's close, which lets requests in flight
+   * finish), the background tasks stop and the features' work in flight ends, then the database
+   * closes. Without `drain`, the HTTP server is the caller's to close first. Asked twice: one shutdown.
+   */
+  close(drain?: () => Promise<void>): Promise<void>;
 }
 
 export function createApp(options: AppOptions = {}): HomefleetApp {
@@ -161,7 +166,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   });
   app.use(errorMiddleware(logger));
 
-  let closed = false;
+  let closing: Promise<void> | undefined;
   return {
     app,
     db,
@@ -177,12 +182,15 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     monitoring: services.monitoring,
     routes: routes.records,
     authenticate: authentication.authenticate,
-    async close() {
-      if (closed) return;
-      closed = true;
-      await services.close();
-      context.commits.flush();
-      db.close();
+    close(drain) {
+      closing ??= (async () => {
+        services.endStreams();
+        await drain?.();
+        await services.close();
+        context.commits.flush();
+        db.close();
+      })();
+      return closing;
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { createTransactions, type Transactions } from './db/tx.js';
 import type { Logger } from './logger.js';
+import { createTasks, type Tasks } from './tasks.js';
 import type { Clock } from './time.js';
 
 /** What the server speaks HTTPS with, for the features that name it (install commands, the start-up log). */
@@ -29,6 +30,8 @@ export interface AppContext {
   clock: Clock;
   logger: Logger;
   bus: Bus;
+  /** The background work (server/tasks.ts): every loop registers here and owns no timer of its own. */
+  tasks: Tasks;
   transaction: Transactions['transaction'];
   afterCommit: Transactions['afterCommit'];
   /** Group commit (server/db/tx.ts): the HTTP layer answers once the turn's changes have committed. */
@@ -54,5 +57,5 @@ export function createDataContext(db: Db, report: (err: unknown, what: string) =
 export function createContext(parts: Pick<AppContext, 'db' | 'config' | 'clock' | 'logger' | 'tls'>): AppContext {
   const { logger } = parts;
   const report = (err: unknown, what: string) => logger.error({ err: { message: (err as Error).message } }, what);
-  return { ...parts, ...createDataContext(parts.db, report, { group: true }) };
+  return { ...parts, tasks: createTasks(logger), ...createDataContext(parts.db, report, { group: true }) };
 }

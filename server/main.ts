@@ -1,8 +1,10 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { stopOnFatalErrors } from './fatal.js';
-import { createLogger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
+import { within } from './tasks.js';
 import { addressesToOpen, createListener, refreshSelfSigned } from './tls/listen.js';
 import { prepareTls } from './tls/setup.js';
 import { VERSION } from './version.js';
@@ -46,15 +48,10 @@ async function main(): Promise<void> {
   logger.info({ version: VERSION, db: config.dbPath, open }, `homefleet listening on ${open.join(', ')}`);
   if (tls?.info.selfSigned) {
     // A server that runs for months renews its certificate without a restart: checked twice a day.
-    const timer = setInterval(() => {
-      refreshSelfSigned(server, config, tls).then(
-        (reason) => {
-          if (reason) logger.warn({ fingerprint: tls.info.fingerprint, spki_pin: tls.info.spkiPin }, `made a new self-signed certificate because ${reason}; new SHA-256 fingerprint ${tls.info.fingerprint}`);
-        },
-        (err: unknown) => logger.error({ err: { message: (err as Error).message } }, 'self-signed certificate check failed'),
-      );
-    }, 12 * 60 * 60 * 1000);
-    timer.unref();
+    homefleet.context.tasks.every('tls.renew', 12 * 60 * 60 * 1000, async () => {
+      const reason = await refreshSelfSigned(server, config, tls);
+      if (reason) logger.warn({ fingerprint: tls.info.fingerprint, spki_pin: tls.info.spkiPin }, `made a new self-signed certificate because ${reason}; new SHA-256 fingerprint ${tls.info.fingerprint}`);
+    });
   }
   if (tls) {
     const { selfSigned, fingerprint, spkiPin } = tls.info;
@@ -71,25 +68,29 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    // Stop accepting, let in-flight requests finish, then close the database.
-    const force = setTimeout(() => {
-      logger.warn('requests still open after 10 s; closing them');
-      server.closeAllConnections();
-    }, 10_000);
-    force.unref();
-    // Event streams and agents' command polls never finish by themselves: end them first, or close would wait the full 10 s.
-    homefleet.liveEvents.close();
-    homefleet.hosts.closePolls();
-    server.close(() => {
-      void homefleet.close().then(() => {
+    homefleet.close(() => closeHttp(server, logger)).then(
+      () => {
         logger.info('stopped');
         process.exit(0);
-      });
-    });
-    server.closeIdleConnections();
+      },
+      (err: unknown) => {
+        logger.error({ err: { message: (err as Error).message } }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** Stops accepting and lets the requests in flight finish: 10 s, then the connections still open are closed. */
+async function closeHttp(server: Server, logger: Logger): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  if (await within(closed, 10_000)) return;
+  logger.warn('requests still open after 10 s; closing them');
+  server.closeAllConnections();
+  await closed;
 }
 
 main().catch((err: unknown) => {

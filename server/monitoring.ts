@@ -109,8 +109,8 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
       alerts.start();
       notifications.start();
     },
+    /** After the task runner has stopped: the deliveries and the roll-up still going on. */
     async close(): Promise<void> {
-      alerts.stop();
       await notifications.close();
       await metrics.close();
     },

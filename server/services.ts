@@ -77,36 +77,38 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   recordMetrics = monitoring.metrics.record;
   const { metrics, alerts, notifications } = monitoring;
 
-  let hostSweep: NodeJS.Timeout | undefined;
   let closed = false;
+  /** Live streams and agents' command polls never end by themselves, and the HTTP server's close waits on them. */
+  const endStreams = () => {
+    liveEvents.close();
+    hosts.closePolls();
+  };
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts,
     metrics, alerts, notifications, monitoring,
 
-    /** The background work: snapshots, job schedules, usage retention, the host sweep. */
+    /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {
       snapshots.start();
       jobs.start();
       usageRetention.start();
       monitoring.start();
-      hostSweep = setInterval(() => {
-        try {
-          hosts.sweep();
-        } catch (err) {
-          context.logger.error({ err: { message: (err as Error).message } }, 'host sweep failed');
-        }
-      }, HOST_SWEEP_MS);
-      hostSweep.unref();
+      context.tasks.every('hosts.sweep', HOST_SWEEP_MS, () => hosts.sweep());
+      context.tasks.start();
     },
 
-    /** Ends live streams first (the HTTP server waits on them), then timers, runs in flight and a snapshot being taken. */
+    endStreams,
+
+    /**
+     * The one shutdown, in order: live streams and polls end, the runner stops and waits for the
+     * tasks going on, then each feature's own work in flight (job runs, deliveries, a snapshot being
+     * taken). The database is the caller's to close after it.
+     */
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      liveEvents.close();
-      hosts.closePolls();
-      usageRetention.stop();
-      clearInterval(hostSweep);
+      endStreams();
+      await context.tasks.stop();
       await monitoring.close();
       await jobs.close();
       await snapshots.close();

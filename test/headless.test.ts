@@ -106,20 +106,44 @@ describe('the headless server', () => {
     expect((await stop(second.child)).exitCode).toBe(0);
   });
 
-  it('SIGTERM ends open event streams first and stops at once, not after the 10-second grace', async () => {
+  it('SIGTERM ends open event streams and agents\' waiting polls first, stops the background tasks and stops at once, not after the 10-second grace', async () => {
     const dbPath = path.join(dir, 'streams', 'homefleet.db');
-    const server = await startHeadless({ DB_PATH: dbPath, FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
+    const server = await startHeadless({ DB_PATH: dbPath, FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true' });
     const cookie = await setUpAndSignIn(server.url);
+    const client = new TestClient(server.url, { cookie });
     const stream = await fetch(`${server.url}/api/events`, { headers: { cookie } });
     expect(stream.status).toBe(200);
     const reader = stream.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(': connected\n\n');
+    // An agent's command poll waiting 30 s: its deadline is watched by the hosts.command-polls task.
+    const token = (await client.post('/api/hosts/enrollment-tokens', {})).body.token as string;
+    const enrolled = await fetch(`${server.url}/api/agent/enroll`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ hostname: 'pve1', machine_id: 'headless-machine', agent_version: '1.0.0' }),
+    });
+    expect(enrolled.status).toBe(201);
+    const hostToken = ((await enrolled.json()) as { host_token: string }).host_token;
+    const poll = fetch(`${server.url}/api/agent/commands?wait=30`, { headers: { authorization: `Bearer ${hostToken}` } });
+    const tasks = async () => ((await client.get('/api/health/tasks')).body.tasks as { name: string }[]).map((t) => t.name);
+    await expect.poll(tasks).toContain('hosts.command-polls');
+    expect(await tasks()).toEqual(expect.arrayContaining(['events.keep-alive', 'events.recheck', 'hosts.sweep', 'alerts.evaluate']));
+
     const started = Date.now();
     const exited = await stop(server.child);
     expect(exited.exitCode).toBe(0);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(exited.stdout).not.toContain('requests still open');
-    expect((await reader.read()).done).toBe(true);
+    expect((await poll).status).toBe(204);
+    // The stream ends (after the events of the enrollment, written before the SIGTERM).
+    while (!(await reader.read()).done);
+    const lines = String(exited.stdout)
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    const after = lines.slice(lines.findIndex((l) => l.msg === 'shutting down'));
+    // One path, in order, and nothing failing on the way: no task run against a closed database.
+    expect(after.map((l) => l.msg).filter((m) => m !== 'request')).toEqual(['shutting down', 'stopped']);
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   });
 
   it('reads a Semaphore YAML inventory with the YAML parser it loads on first use', async () => {

@@ -43,7 +43,6 @@ function onePass(facts: AlertFacts): AlertFacts {
 export function createAlertService(ctx: AppContext, deps: AlertDeps, options: AlertsOptions = {}) {
   const repo = createAlertRepo(ctx.db);
   const { facts } = deps;
-  let timer: NodeJS.Timeout | undefined;
   let evaluations = 0;
 
   function settingsOf(rule: AlertRuleName, stored = repo.settings()): RuleSettings {
@@ -144,11 +143,7 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
 
     start(): void {
       const every = options.evaluateMs ?? Math.min(5_000, facts.heartbeatIntervalS * 1000);
-      timer = setInterval(() => evaluate(), every);
-      timer.unref();
-    },
-    stop(): void {
-      clearInterval(timer);
+      ctx.tasks.every('alerts.evaluate', every, () => evaluate());
     },
   };
 }

@@ -5,6 +5,7 @@ import type { SnapshotInfo, SnapshotKind } from '../contract/backup.js';
 import { removeDatabaseFiles } from '../db/database.js';
 import { conflict, notFound } from '../errors.js';
 import { makePrivateDir } from '../private-files.js';
+import type { Task } from '../tasks.js';
 import { createCopier } from './snapshot-copier.js';
 
 /**
@@ -47,13 +48,16 @@ export interface SnapshotOptions {
   helperCommand?: string;
 }
 
-export function createSnapshotService({ db, config, logger, commits }: Pick<AppContext, 'db' | 'config' | 'logger' | 'commits'>, options: SnapshotOptions = {}) {
+export function createSnapshotService(
+  { db, config, logger, commits, tasks }: Pick<AppContext, 'db' | 'config' | 'logger' | 'commits' | 'tasks'>,
+  options: SnapshotOptions = {},
+) {
   const enabled = config.dbPath !== ':memory:';
   const directory = enabled ? snapshotDirectory(config.dbPath) : null;
   const intervalMs = config.snapshotIntervalHours * 3_600_000;
   const keep: Record<SnapshotKind, number> = { scheduled: config.snapshotKeep, manual: config.snapshotKeep, 'pre-import': PRE_IMPORT_KEEP };
   const copier = createCopier({ db, logger, commits }, options.helperCommand ?? process.execPath);
-  let timer: NodeJS.Timeout | undefined;
+  let scheduled: Task | undefined;
   let closed = false;
   /** Snapshots run one at a time, in the order asked for. */
   let queue: Promise<unknown> = Promise.resolve();
@@ -146,21 +150,25 @@ export function createSnapshotService({ db, config, logger, commits }: Pick<AppC
     return run;
   }
 
+  /**
+   * When the next scheduled snapshot is due: one interval after the last, or soon after the first
+   * start. After a run, never sooner than that first delay: when it failed, the last is still old,
+   * and the next try would come at once, again and again.
+   */
+  function nextDue(afterRun = false): Date {
+    const last = list().find((s) => s.kind === 'scheduled');
+    const soon = Date.now() + (options.firstDelayMs ?? 60_000);
+    const due = last ? Date.parse(last.taken_at) + intervalMs : soon;
+    return new Date(afterRun ? Math.max(due, soon) : due);
+  }
+
   function schedule(): void {
     if (!directory || intervalMs <= 0 || closed) return;
-    const last = list().find((s) => s.kind === 'scheduled');
-    const due = last ? Date.parse(last.taken_at) + intervalMs : Date.now() + (options.firstDelayMs ?? 60_000);
-    // setTimeout holds at most ~24.8 days; a longer wait is taken in pieces.
-    const wait = Math.min(Math.max(0, due - Date.now()), 2_000_000_000);
-    timer = setTimeout(() => {
-      timer = undefined;
-      if (Date.now() < due) return schedule();
-      service
-        .take('scheduled')
-        .catch(() => undefined)
-        .finally(schedule);
-    }, wait);
-    timer.unref();
+    scheduled = tasks.at('snapshots.scheduled', nextDue(), async () => {
+      // A failure is logged and kept for the snapshot.failed alert by take(); the schedule goes on.
+      await service.take('scheduled').catch(() => undefined);
+      if (!closed) scheduled?.reschedule(nextDue(true));
+    });
   }
 
   let waitingManual: { started: boolean; promise: Promise<SnapshotInfo> } | undefined;
@@ -248,7 +256,7 @@ export function createSnapshotService({ db, config, logger, commits }: Pick<AppC
 
     async close(): Promise<void> {
       closed = true;
-      if (timer) clearTimeout(timer);
+      scheduled?.cancel();
       await queue.catch(() => undefined);
       await copier.close();
     },

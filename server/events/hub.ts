@@ -179,12 +179,11 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
     }),
   ];
 
-  const keepAlive = setInterval(() => {
+  // One task each for every open stream, not a timer per stream.
+  const keepAlive = ctx.tasks.every('events.keep-alive', keepAliveMs, () => {
     for (const stream of [...streams]) write(stream, ': keep-alive\n\n');
-  }, keepAliveMs);
-  keepAlive.unref();
-  const recheck = setInterval(recheckAll, recheckMs);
-  recheck.unref();
+  });
+  const recheck = ctx.tasks.every('events.recheck', recheckMs, recheckAll);
 
   const resetFrame = (reason: string) => `id: ${lastId}\nevent: reset\ndata: ${JSON.stringify({ reason })}\n\n`;
 
@@ -239,12 +238,12 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
       return streams.size;
     },
 
-    /** Ends every stream (server shutdown) and stops the timers. */
+    /** Ends every stream (server shutdown) and its tasks. */
     close(): void {
       if (closed) return;
       closed = true;
-      clearInterval(keepAlive);
-      clearInterval(recheck);
+      keepAlive.cancel();
+      recheck.cancel();
       for (const stop of unsubscribe) stop();
       for (const stream of [...streams]) end(stream);
     },

@@ -1,11 +1,12 @@
 import type { AgentCommand } from '../contract/hosts.js';
+import type { Task, Tasks } from '../tasks.js';
 
 export interface CommandChannelOptions {
   /** Open polls per host (2): a further one answers the oldest with nothing, so an agent whose old connection died unseen is not locked out. */
   maxPerHost?: number;
   /** Open polls in all (10 000): beyond it a poll is answered at once with nothing. */
   maxPolls?: number;
-  /** How often waiting polls are checked for their deadline (1 000 ms): one timer for all of them. */
+  /** How often waiting polls are checked for their deadline (1 000 ms): one task for all of them. */
   tickMs?: number;
 }
 
@@ -22,9 +23,9 @@ export type CommandChannel = ReturnType<typeof createCommandChannel>;
  * The long-poll behind GET /api/agent/commands ("delivery within 2 s"): a poll that finds nothing due
  * waits; a command made for its host wakes it once that command has committed (`notify`), and it
  * takes what is due in its own transaction, so a command is handed to one request only. Waiting
- * costs a small object per poll: one timer, running only while polls wait, ends those past their time.
+ * costs a small object per poll: one task (`hosts.command-polls`), there only while polls wait, ends those past their time.
  */
-export function createCommandChannel(options: CommandChannelOptions = {}) {
+export function createCommandChannel(tasks: Pick<Tasks, 'every'>, options: CommandChannelOptions = {}) {
   // A poll waits in real time, whatever clock the app keeps (tests move theirs by hand).
   const now = () => performance.now();
   const maxPerHost = options.maxPerHost ?? 2;
@@ -32,7 +33,7 @@ export function createCommandChannel(options: CommandChannelOptions = {}) {
   const tickMs = options.tickMs ?? 1_000;
   const byHost = new Map<number, Set<Poll>>();
   let open = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let ticker: Task | undefined;
   let closed = false;
 
   function end(poll: Poll, commands: AgentCommand[]): void {
@@ -50,8 +51,8 @@ export function createCommandChannel(options: CommandChannelOptions = {}) {
   }
 
   const stopTimer = () => {
-    clearInterval(timer);
-    timer = undefined;
+    ticker?.cancel();
+    ticker = undefined;
   };
 
   return {
@@ -69,10 +70,7 @@ export function createCommandChannel(options: CommandChannelOptions = {}) {
         if (set.size >= maxPerHost) end(set.values().next().value!, []);
         set.add(poll);
         open++;
-        if (!timer) {
-          timer = setInterval(tick, tickMs);
-          timer.unref();
-        }
+        ticker ??= tasks.every('hosts.command-polls', tickMs, tick);
         onGone(() => end(poll, []));
       });
     },

@@ -61,7 +61,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
   const placements = createPlacements(ctx.db);
   const heartbeats = createHeartbeats(parts, applyDrift, placements, deps.onHeartbeat);
   const requestUpgrade = createUpgradeRequests(parts, deps.releases);
-  const channel = createCommandChannel(deps.commandPolls);
+  const channel = createCommandChannel(ctx.tasks, deps.commandPolls);
   const maintenanceRepo = createMaintenanceRepo(ctx.db);
   const maintenance = createMaintenance(parts, maintenanceRepo);
   const autoUpgrade = createAutoUpgrades(parts, deps.releases, maintenanceRepo);

@@ -1,18 +1,5 @@
+import type { Task, Tasks } from '../tasks.js';
 import type { Clock } from '../time.js';
-
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => {
-    const handle = setTimeout(fn, ms);
-    handle.unref();
-    return handle;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export interface ScheduledJob {
   id: number;
@@ -29,7 +16,8 @@ export interface SchedulerOptions {
   clock: Clock;
   /** Length of a schedule minute in ms; tests shorten it. */
   minuteMs?: number;
-  timers?: Timers;
+  /** The app's task runner: each armed job is a repeating task there (`jobs.schedule:<id>`). */
+  tasks: Pick<Tasks, 'every'>;
 }
 
 /**
@@ -38,14 +26,12 @@ export interface SchedulerOptions {
  * interval after it was armed when it never ran.
  */
 export class Scheduler {
-  private readonly armed = new Map<number, { schedule: number; handle: unknown }>();
+  private readonly armed = new Map<number, { schedule: number; task: Task }>();
   private readonly minuteMs: number;
-  private readonly timers: Timers;
   private stopped = false;
 
   constructor(private readonly options: SchedulerOptions) {
     this.minuteMs = options.minuteMs ?? 60_000;
-    this.timers = options.timers ?? realTimers;
   }
 
   /** Forgets every timer and arms the given jobs afresh (start-up, import). */
@@ -67,7 +53,7 @@ export class Scheduler {
     this.arm(job.id, job.schedule, delay);
   }
 
-  /** Whether a job has a timer; for tests and the jobs page. */
+  /** Whether a job has a task; for tests and the jobs page. */
   isArmed(jobId: number): boolean {
     return this.armed.has(jobId);
   }
@@ -78,17 +64,13 @@ export class Scheduler {
   }
 
   private arm(id: number, schedule: number, delay: number): void {
-    const handle = this.timers.setTimeout(() => {
-      if (this.stopped || this.armed.get(id)?.handle !== handle) return;
-      this.arm(id, schedule, schedule * this.minuteMs);
-      this.options.run(id);
-    }, delay);
-    this.armed.set(id, { schedule, handle });
+    const first = new Date(Date.now() + delay);
+    const task = this.options.tasks.every(`jobs.schedule:${id}`, schedule * this.minuteMs, () => this.options.run(id), { first });
+    this.armed.set(id, { schedule, task });
   }
 
   private disarm(id: number): void {
-    const entry = this.armed.get(id);
-    if (entry) this.timers.clearTimeout(entry.handle);
+    this.armed.get(id)?.task.cancel();
     this.armed.delete(id);
   }
 }

@@ -5,6 +5,7 @@ import { fieldErrors } from '../http/validate.js';
 import { JOB_KEYS, REDACTED, SECRET_FIELDS, type DryRun, type JobDetail, type JobKey, type JobRun, type JobView, type RunAnswer, type RunStatus } from '../contract/jobs.js';
 import type { Instance } from '../contract/registry.js';
 import type { InstanceService } from '../registry/service.js';
+import { within } from '../tasks.js';
 import { isoMillis } from '../time.js';
 import { JOB_HANDLERS } from './handlers/index.js';
 import type { Change, HandlerAnswer } from './handlers/types.js';
@@ -12,7 +13,7 @@ import { jobChanges, jobSubject, previewChanges, runSummary } from './changes.js
 import { requireSecretsRetyped } from './destination.js';
 import { createHttpClient } from './http.js';
 import { createJobRepo, type JobWithLastRun } from './repo.js';
-import { Scheduler, type Timers } from './scheduler.js';
+import { Scheduler } from './scheduler.js';
 import {
   DEFAULT_SCHEDULE,
   JOB_CONFIG,
@@ -30,7 +31,6 @@ export interface JobsOptions {
   minuteMs?: number;
   /** Remote call timeout in ms (30 000). */
   httpTimeoutMs?: number;
-  timers?: Timers;
   /** How long close() waits for runs in flight (5 000 ms). */
   closeTimeoutMs?: number;
 }
@@ -81,7 +81,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
   const scheduler = new Scheduler({
     clock,
     minuteMs: options.minuteMs,
-    timers: options.timers,
+    tasks: ctx.tasks,
     run: (jobId) => {
       const job = repo.findById(jobId);
       if (!job?.enabled) return;
@@ -307,12 +307,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
       scheduler.stop();
       for (const stop of stopListening.splice(0)) stop();
       shutdown.abort();
-      let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, options.closeTimeoutMs ?? 5_000);
-      });
-      await Promise.race([Promise.allSettled([...running.values(), onCreateChain]), limit]);
-      clearTimeout(timer);
+      await within(Promise.allSettled([...running.values(), onCreateChain]), options.closeTimeoutMs ?? 5_000);
     },
   };
 }

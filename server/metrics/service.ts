@@ -25,7 +25,6 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
   const ingest = createIngest(repo);
   const query = createQuery(repo, store);
   const rollups = createRollups(ctx, repo, store);
-  let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let closed = false;
 
@@ -37,11 +36,9 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
     return [from, to];
   }
 
+  /** One pass, shared by the task and whoever asks for one meanwhile; rejects when it fails (the task runner logs it). */
   function rollupPass(): Promise<void> {
-    running ??= rollups
-      .run(Math.floor(ctx.clock.now() / 1000))
-      .catch((err: Error) => ctx.logger.error({ err: { message: err.message } }, 'metric roll-up failed'))
-      .finally(() => (running = undefined));
+    running ??= rollups.run(Math.floor(ctx.clock.now() / 1000)).finally(() => (running = undefined));
     return running;
   }
 
@@ -66,20 +63,17 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
       return query.series(hostId, vmid, from, to, ctx.clock.now(), names.map((n) => [n, GUEST_SERIES.indexOf(n as (typeof GUEST_SERIES)[number])] as const));
     },
 
-    /** One roll-up pass now (tests, the benchmark); the timer runs the same. */
-    rollup: rollupPass,
+    /** One roll-up pass now (tests, the benchmark); the task runs the same. */
+    rollup: () => rollupPass().catch((err: Error) => ctx.logger.error({ err: { message: err.message } }, 'metric roll-up failed')),
 
     start(): void {
-      const every = options.rollupIntervalMs ?? 60_000;
-      timer = setInterval(() => void rollupPass(), every);
-      timer.unref();
+      ctx.tasks.every('metrics.rollup', options.rollupIntervalMs ?? 60_000, rollupPass);
     },
 
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      clearInterval(timer);
-      await running;
+      await running?.catch(() => undefined);
     },
   };
 }

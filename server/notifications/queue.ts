@@ -26,7 +26,6 @@ export function createDeliveryQueue(ctx: AppContext, repo: NotificationRepo, opt
   const timeoutMs = options.timeoutMs ?? 10_000;
   const inflight = new Map<number, Promise<void>>();
   const shutdown = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
   let wakeQueued = false;
   let closed = false;
 
@@ -81,13 +80,11 @@ export function createDeliveryQueue(ctx: AppContext, repo: NotificationRepo, opt
     wake,
     attemptOnce,
     start(): void {
-      timer = setInterval(pump, options.pollMs ?? 500);
-      timer.unref();
+      ctx.tasks.every('notifications.deliver', options.pollMs ?? 500, pump);
       wake();
     },
     async close(): Promise<void> {
       closed = true;
-      clearInterval(timer);
       shutdown.abort();
       await Promise.allSettled(inflight.values());
     },

@@ -24,7 +24,6 @@ export function createUsageRetention(ctx: AppContext, options: UsageRetentionOpt
     const over = byCount.run(policy.max_reports).changes;
     return aged + over;
   });
-  let timer: NodeJS.Timeout | undefined;
 
   function run(): number {
     if (!db.open) return 0;
@@ -38,16 +37,8 @@ export function createUsageRetention(ctx: AppContext, options: UsageRetentionOpt
     run,
     start(): void {
       run();
-      timer = setInterval(() => {
-        try {
-          run();
-        } catch (err) {
-          logger.error({ err: { message: (err as Error).message } }, 'usage retention failed');
-        }
-      }, options.intervalMs ?? 86_400_000);
-      timer.unref();
+      ctx.tasks.every('usage.retention', options.intervalMs ?? 86_400_000, run);
     },
-    stop: () => clearInterval(timer),
   };
 }
 
