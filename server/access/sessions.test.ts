@@ -70,7 +70,7 @@ describe('old cookies stop working', () => {
     stolen.setCookie('homefleet_session_dev', user.cookieHeader().split('=')[1]!);
     expect((await stolen.get('/api/instances')).status).toBe(200);
     const res = await user.post('/api/auth/password', { current_password: USER_PASSWORD, new_password: 'a-brand-new-password' });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(204);
     expect(res.headers.getSetCookie()[0]).toMatch(/^homefleet_session_dev=/);
     expect((await stolen.get('/api/instances')).status).toBe(401);
     expect((await user.get('/api/instances')).status).toBe(200);
