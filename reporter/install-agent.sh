@@ -164,7 +164,10 @@ fetch() {
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/homefleet-install.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
-manifest_download "$WORK" || fail "$REPLY"
+if ! manifest_download "$WORK"; then
+  [[ -n "$HTTP_CODE" ]] || fail "$SERVER_URL did not answer (down, or the certificate does not match --fingerprint?)"
+  fail "$REPLY"
+fi
 # A reinstall is checked before it enrolls (which would rotate the running agent's token): a
 # signed manifest replayed from earlier, or one offering an older agent, must not roll this host back.
 SEEN=0

@@ -121,7 +121,8 @@ compare_numbers() {
 # numbers and below alphanumeric ones, those in ASCII order; a shorter set below a longer one that
 # starts the same. Build metadata (+...) is ignored.
 version_lt() {
-  local a="${1%%+*}" b="${2%%+*}" pa='' pb='' i x y
+  # A local REPLY: the caller's REPLY (often one of the versions compared) is left as it was.
+  local a="${1%%+*}" b="${2%%+*}" pa='' pb='' i x y REPLY
   local -a na nb ia ib
   if [[ "$a" == *-* ]]; then pa="${a#*-}"; a="${a%%-*}"; fi
   if [[ "$b" == *-* ]]; then pb="${b#*-}"; b="${b%%-*}"; fi

@@ -68,3 +68,9 @@ assert_ascending() {
   run grep -n -e 'sort -V' -e 'sort --version-sort' "$REPORTER_DIR/host-agent.sh" "$REPORTER_DIR/install-agent.sh" "$REPORTER_DIR/lib/common.sh"
   [[ "$status" -eq 1 ]] || { echo "$output" >&2; return 1; }
 }
+
+@test "version_lt leaves the caller's REPLY as it was (the upgrade check names the version it read)" {
+  REPLY=1.0.1
+  version_lt 1.0.0 "$REPLY"
+  assert_equal "$REPLY" 1.0.1
+}
