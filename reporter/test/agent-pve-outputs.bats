@@ -87,6 +87,20 @@ config_text() {
   assert_equal "$(uploaded_config 101)" "$(cat "$FIXTURES/pve/pct-config-mounts.txt")"
 }
 
+@test "qm config of a PVE 9 guest with multi-line notes: the description is sent as printed, one line, its newlines still %0A" {
+  # The list is written here (the fixture is the config); the config is published output.
+  printf '[{"vmid":990,"name":"haos17-1","status":"running"}]' >"$PVE_DIR/pvesh-pve1-qemu.json"
+  printf '[]' >"$PVE_DIR/pvesh-pve1-lxc.json"
+  cp "$FIXTURES/pve/qm-config-description.txt" "$PVE_DIR/config-990"
+  once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(uploaded_config 990)" "$(cat "$FIXTURES/pve/qm-config-description.txt")"
+  # Decoded as Proxmox encoded it, the uploaded description is the guest's 29 lines of notes.
+  assert_equal "$(last_request /api/agent/guest-configs '((notes) => [notes.length, notes[0], notes.at(-1)])(decodeURIComponent(
+      r.json.text.split("\n").find((l) => l.startsWith("description: ")).slice(13)).split("\n"))')" \
+    "[29,\"<div align='center'>\",\"Observer URL http://homeassistant.local:4357\"]"
+}
+
 @test "secrets inside values and keys hidden by whitespace are redacted in real configs (lines added to the published outputs)" {
   cp "$FIXTURES/pve/pve6-qemu.json" "$PVE_DIR/pvesh-pve1-qemu.json"
   printf '[{"vmid":101,"name":"Immich","status":"running","type":"lxc"}]' >"$PVE_DIR/pvesh-pve1-lxc.json"
