@@ -87,12 +87,39 @@ config_text() {
   assert_equal "$(uploaded_config 101)" "$(cat "$FIXTURES/pve/pct-config-mounts.txt")"
 }
 
+@test "qm config of a PVE 9 guest with multi-line notes: the description is sent as printed, one line, its newlines still %0A" {
+  # The list is written here (the fixture is the config); the config is published output.
+  printf '[{"vmid":990,"name":"haos17-1","status":"running"}]' >"$PVE_DIR/pvesh-pve1-qemu.json"
+  printf '[]' >"$PVE_DIR/pvesh-pve1-lxc.json"
+  cp "$FIXTURES/pve/qm-config-description.txt" "$PVE_DIR/config-990"
+  once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(uploaded_config 990)" "$(cat "$FIXTURES/pve/qm-config-description.txt")"
+  # Decoded as Proxmox encoded it, the uploaded description is the guest's 29 lines of notes.
+  assert_equal "$(last_request /api/agent/guest-configs '((notes) => [notes.length, notes[0], notes.at(-1)])(decodeURIComponent(
+      r.json.text.split("\n").find((l) => l.startsWith("description: ")).slice(13)).split("\n"))')" \
+    "[29,\"<div align='center'>\",\"Observer URL http://homeassistant.local:4357\"]"
+}
+
+@test "the args: line of a real PVE 9 config, its key=value pairs none of them secret, is sent as written" {
+  printf '[{"vmid":100,"name":"3050","status":"running"}]' >"$PVE_DIR/pvesh-pve1-qemu.json"
+  printf '[]' >"$PVE_DIR/pvesh-pve1-lxc.json"
+  cp "$FIXTURES/pve/qemu-server-args.conf" "$PVE_DIR/config-100"
+  once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  grep -q "^args: -cpu 'host,.*hv_vendor_id=1234567890ab' -device qemu-xhci,p2=15" "$FIXTURES/pve/qemu-server-args.conf"
+  assert_equal "$(uploaded_config 100)" "$(cat "$FIXTURES/pve/qemu-server-args.conf")"
+}
+
 @test "secrets inside values and keys hidden by whitespace are redacted in real configs (lines added to the published outputs)" {
   cp "$FIXTURES/pve/pve6-qemu.json" "$PVE_DIR/pvesh-pve1-qemu.json"
   printf '[{"vmid":101,"name":"Immich","status":"running","type":"lxc"}]' >"$PVE_DIR/pvesh-pve1-lxc.json"
   # The attack review's lines, appended to the real outputs; none of them is published output.
+  local real_args
+  real_args="$(grep '^args: ' "$FIXTURES/pve/qemu-server-args.conf")"
   { cat "$FIXTURES/pve/qm-config-template.txt"
-    printf '%s\n' 'args: -spice port=5900,password=hunter2,addr=127.0.0.1 -object secret,id=sec0,file=/x'
+    # The real args line of qemu-server-args.conf with a SPICE password added to it.
+    printf '%s\n' "$real_args -spice port=5900,password=hunter2,addr=127.0.0.1 -object secret,id=sec0,file=/x"
     printf '%s\n' ' password: hunter3' $'api_token\r: tok-123' $'vnc_secret\xc2\xa0: s3cr3t' 'ciuser:'
   } >"$PVE_DIR/config-9001"
   { cat "$FIXTURES/pve/pct-config-mounts.txt"
@@ -104,7 +131,7 @@ config_text() {
   qemu="$(config_text 9001)"
   ct="$(config_text 101)"
   assert_equal "$(tail -n 5 <<<"$qemu")" "$(printf '%s\n' \
-    'args: -spice port=5900,password=**REDACTED**,addr=127.0.0.1 -object secret,id=sec0,file=/x' \
+    "$real_args -spice port=5900,password=**REDACTED**,addr=127.0.0.1 -object secret,id=sec0,file=/x" \
     ' password: **REDACTED**' $'api_token\r: **REDACTED**' $'vnc_secret\xc2\xa0: **REDACTED**' 'ciuser:')"
   assert_equal "$(tail -n 3 <<<"$ct")" "$(printf '%s\n' 'lxc.environment: DB_PASSWORD=**REDACTED**' 'lxc.environment: TZ=Europe/Berlin' 'lxc.apparmor.profile: unconfined,token=**REDACTED**')"
   # The published lines are untouched.
