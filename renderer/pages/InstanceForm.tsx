@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Field, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { navigate } from '../router';
-import { FLAGS, STACKS, STATES, type Instance } from '../../server/contract/registry';
+import { FLAGS, STACKS, STATES, type PlacedInstance as Instance } from '../../server/contract/registry';
 
 type Draft = Record<string, string | number>;
 
@@ -99,6 +99,14 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
         <Field id="tailscale_ip" label="Tailscale IP" error={errors.tailscale_ip} hint="An IPv4 address, or empty.">
           {input('tailscale_ip', { autocomplete: 'off', class: 'mono' })}
         </Field>
+        {existing && (
+          // Shown, never sent: the Tailscale sync job keeps it (the registry API ignores it).
+          <Field id="tailscale_ipv6" label="Tailnet IPv6" hint="Read-only: the Tailscale sync job sets it from the matched device.">
+            <output id="tailscale_ipv6" class="mono address" aria-describedby="tailscale_ipv6-hint">
+              {existing.tailscale_ipv6 ?? <span class="muted">— (no device matched)</span>}
+            </output>
+          </Field>
+        )}
       </div>
       <fieldset class="flag-set">
         <legend>Services</legend>
