@@ -12,6 +12,8 @@ export const GUEST_ACTIONS = ['start', 'shutdown', 'stop', 'reboot', 'snapshot',
 export type GuestAction = (typeof GUEST_ACTIONS)[number];
 /** Refused outside an open maintenance window unless an administrator forces them. */
 export const DISRUPTIVE_ACTIONS: readonly GuestAction[] = ['shutdown', 'stop', 'reboot', 'rollback', 'destroy'];
+/** What a Proxmox template can be asked for: it is cloned (deploy) or removed; it never runs, so nothing else applies (409 `guest is a template`). */
+export const TEMPLATE_ACTIONS: readonly GuestAction[] = ['clone', 'destroy'];
 /** What each verb may take on the host, in seconds (the agent's `timeout`). */
 export const ACTION_TIME_LIMITS_S: Record<GuestAction, number> = {
   stop: 60,

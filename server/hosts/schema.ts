@@ -83,6 +83,9 @@ const text = (max: number) =>
     .max(max, { error: `must be at most ${max} characters` })
     .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' });
 
+/** Proxmox's lock names: backup, migrate, snapshot, snapshot-delete, clone, rollback, suspended, … */
+const LOCK = /^[a-z][a-z-]{0,31}$/;
+
 export const Guest = z.lazy(() =>
   z.object(
     {
@@ -95,6 +98,19 @@ export const Guest = z.lazy(() =>
       status: text(32).default(''),
       // PRODUCT.md: "each heartbeat guest may carry config_sha256, the SHA-256 of its config as the agent uploads it"
       config_sha256: z.string({ error: 'must be a SHA-256 in hex' }).regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 in hex' }).nullable().optional(),
+      // PRODUCT.md "Agents on real Proxmox": `template: true|false` and `lock`; PVE itself says 1 and 0.
+      template: z
+        .union([z.boolean(), z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: 'must be true or false' })
+        .nullable()
+        .optional()
+        .transform((v) => v === true || v === 1 || v === '1'),
+      // A lock's name reaches the 409's text and the dashboard: one short lowercase word, nothing else.
+      lock: z
+        .string({ error: 'must be a lock name such as backup' })
+        .regex(LOCK, { error: 'must be a lock name such as backup (lowercase letters and hyphens)' })
+        .nullable()
+        .optional()
+        .transform((v) => v ?? null),
     },
     { error: 'must be an object' },
   ),

@@ -10,6 +10,7 @@ import auditChanges from './0009-audit-changes.sql';
 import operations from './0010-operations.sql';
 import metricsAlerts from './0011-metrics-alerts.sql';
 import signin from './0012-signin.sql';
+import guestTemplates from './0013-guest-templates.sql';
 
 export interface Migration {
   version: number;
@@ -34,4 +35,5 @@ export const migrations: readonly Migration[] = [
   { version: 10, name: 'operations', sql: operations },
   { version: 11, name: 'metrics-alerts', sql: metricsAlerts },
   { version: 12, name: 'signin', sql: signin },
+  { version: 13, name: 'guest-templates', sql: guestTemplates },
 ];
