@@ -45,9 +45,10 @@ export interface OperationAccepted {
 }
 
 /**
- * GET /api/operations and /api/operations/:id. `output` (the last 4 KiB the agent sent) only for
- * `diagnostics.read`; absent otherwise and on the live event. `params` holds the action's own fields
- * (a snapshot's name, a clone's new vmid and name, an upgrade's version).
+ * GET /api/operations and /api/operations/:id. `output` (the last 4 KiB the agent sent; for `logs`
+ * the last 64 KiB, cut where a line starts) only for `diagnostics.read`; absent otherwise and on the
+ * live event. `params` holds the action's own fields (a snapshot's name, a clone's new vmid and
+ * name, an upgrade's version).
  */
 export interface Operation {
   id: string;
