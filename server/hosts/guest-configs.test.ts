@@ -61,6 +61,15 @@ describe('guest configs', () => {
     const refused = await upload({ vmid: 100, sha256: sha(secret), text: secret });
     expect(refused).toMatchObject({ status: 400, body: { errors: [{ field: 'text' }] } });
     expect(refused.text).not.toContain('hunter2');
+    // Secrets padded with odd whitespace, and key=value secrets inside args and lxc.* values.
+    for (const line of [' password: hunter2', 'cipassword\u00a0: hunter2', 'cipassword\r: hunter2', 'args: -spice port=5900,password=hunter2', 'lxc.environment: DB_PASSWORD=hunter2']) {
+      const text = `${config(1)}${line}\n`;
+      const res = await upload({ vmid: 100, sha256: sha(text), text });
+      expect(res, JSON.stringify(line)).toMatchObject({ status: 400, body: { errors: [{ field: 'text' }] } });
+      expect(res.text).not.toContain('hunter2');
+    }
+    const redacted = `${config(7)}args: -spice port=5900,password=**REDACTED**\nlxc.environment: DB_PASSWORD=**REDACTED**\n`;
+    expect((await upload({ vmid: 100, sha256: sha(redacted), text: redacted })).status).toBe(204);
     const big = 'x'.repeat(64 * 1024 + 1);
     expect((await upload({ vmid: 100, sha256: sha(big), text: big })).status).toBe(400);
     expect(await upload({ vmid: 555, sha256: sha(config(1)), text: config(1) })).toMatchObject({ status: 404 });

@@ -4,25 +4,11 @@ import type { GuestConfigUpload, GuestConfigVersion } from '../contract/operatio
 import type { Db } from '../db/database.js';
 import { notFound, validationFailed } from '../errors.js';
 import { isoMillis } from '../time.js';
+import { unredactedKeys } from './config-secrets.js';
 import { requireHost, type HostParts } from './parts.js';
 
 /** "The server keeps the last 20 versions per guest." */
 export const KEPT_VERSIONS = 20;
-
-/**
- * "the value of `cipassword` and of any key containing `password`, `secret` or `token` becomes
- * `**REDACTED**`": the agent's rule (reporter/host-agent.sh redact_config), checked again here so
- * no secret is stored even if an agent forgot it.
- */
-const SECRET_LINE = /^([A-Za-z0-9_.-]*(password|secret|token)[A-Za-z0-9_.-]*)[ \t]*[:=][ \t]*(.*)$/i;
-export function unredactedKeys(text: string): string[] {
-  const keys: string[] = [];
-  for (const line of text.split('\n')) {
-    const m = SECRET_LINE.exec(line);
-    if (m && m[3]!.trim() !== '**REDACTED**' && m[3]!.trim() !== '') keys.push(m[1]!);
-  }
-  return keys;
-}
 
 interface ConfigRow {
   id: number;
