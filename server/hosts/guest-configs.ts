@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createTwoFilesPatch } from 'diff';
 import type { GuestConfigUpload, GuestConfigVersion } from '../contract/operations.js';
 import type { Db } from '../db/database.js';
-import { notFound, validationFailed } from '../errors.js';
+import { notFound, unprocessable, validationFailed } from '../errors.js';
 import { isoMillis } from '../time.js';
+import { unifiedDiff } from './config-diff.js';
 import { unredactedKeys } from './config-secrets.js';
 import { requireHost, type HostParts } from './parts.js';
 
@@ -84,13 +84,18 @@ export function createGuestConfigs(parts: HostParts) {
 
     text: (hostId: number, vmid: number, id: number): string => version(hostId, vmid, id).text,
 
-    /** A unified diff from `against` (the version before this one when absent; none: from nothing) to version `id`. */
-    diff(hostId: number, vmid: number, id: number, against: number | undefined): string {
+    /**
+     * A unified diff from `against` (the version before this one when absent; none: from nothing) to
+     * version `id`, each file named by when it was received; 422 when the two differ too much to show.
+     */
+    async diff(hostId: number, vmid: number, id: number, against: number | undefined): Promise<string> {
       const to = version(hostId, vmid, id);
       const from = against === undefined ? configs.before(hostId, vmid, id) : version(hostId, vmid, against);
-      const label = (row: ConfigRow | undefined) => (row ? `${vmid}.conf@${row.id}` : '/dev/null');
-      const stamp = (row: ConfigRow | undefined) => (row ? isoMillis(row.received_at) : '');
-      return createTwoFilesPatch(label(from), label(to), from?.text ?? '', to.text, stamp(from), stamp(to), { context: 3 });
+      const side = (row: ConfigRow | undefined, prefix: 'a' | 'b') =>
+        row ? { label: `${prefix}/${vmid}.conf (received ${isoMillis(row.received_at)})`, text: row.text } : { label: '/dev/null', text: '' };
+      const diff = await unifiedDiff(side(from, 'a'), side(to, 'b'));
+      if (diff === undefined) throw unprocessable('the versions differ too much to show a diff');
+      return diff;
     },
   };
 }
