@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import * as z from 'zod';
 import type * as wire from '../contract/hosts.js';
-import { shared, type Agrees, type Same } from '../http/validate.js';
+import { validationFailed } from '../errors.js';
+import { fieldErrors, shared, type Agrees, type Same } from '../http/validate.js';
 import { guestMetricFields, HostMetrics } from '../metrics/schema.js';
 import { VERSION_PATTERN } from './releases.js';
 
@@ -158,6 +159,37 @@ export const HeartbeatBody = z.lazy(() =>
 /** As the server reads it: times in ms, counts as numbers. */
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
 type _HeartbeatBody = Agrees<Same<z.input<typeof HeartbeatBody>, wire.HeartbeatRequest>>;
+
+/** The heartbeat without its guests' fields, which parseHeartbeat checks a slice at a time. */
+const HeartbeatEnvelope = z.lazy(() =>
+  HeartbeatBody.unwrap().extend({
+    guests: z.array(z.unknown(), { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
+  }),
+);
+const GUESTS_PER_TURN = 500;
+
+/**
+ * HeartbeatBody's parse, its guests checked 500 at a time, each slice in its own turn of the event
+ * loop: 10,000 guests with their numbers are a quarter of a second of checking, which other
+ * requests would otherwise wait out. Throws the same 400 (`guests.3.name`) as the schema would.
+ */
+export async function parseHeartbeat(value: unknown): Promise<HeartbeatBody> {
+  const envelope = HeartbeatEnvelope.safeParse(value);
+  const issues = envelope.success ? [] : [...envelope.error.issues];
+  const raw = envelope.success ? envelope.data.guests : [];
+  const guests: HeartbeatBody['guests'] = [];
+  const schema = guestReport();
+  for (let start = 0; start < raw.length; start += GUESTS_PER_TURN) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    raw.slice(start, start + GUESTS_PER_TURN).forEach((guest, i) => {
+      const parsed = schema.safeParse(guest);
+      if (parsed.success) guests.push(parsed.data);
+      else issues.push(...parsed.error.issues.map((issue) => ({ ...issue, path: ['guests', start + i, ...issue.path] })));
+    });
+  }
+  if (issues.length || !envelope.success) throw validationFailed(fieldErrors(new z.ZodError(issues)));
+  return { ...envelope.data, guests };
+}
 
 /** PATCH /api/hosts/:id */
 export const HostPatch = z.lazy(() =>
