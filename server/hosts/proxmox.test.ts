@@ -62,6 +62,13 @@ describe('templates', () => {
     });
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['guests.0.template', 'guests.1.lock', 'guests.2.lock', 'guests.3.lock']);
+    // Guests are checked a slice at a time: a field deep in the list is still named by its index.
+    const many = Array.from({ length: 1200 }, (_, i) => ({ ...WEB, vmid: 1000 + i, name: i === 1100 ? '<b>' : `g${i}` }));
+    const deep = await heartbeat(server, host.host_token, { guests: many, uptime_s: 'long' });
+    expect(deep.body).toEqual({ errors: [{ field: 'uptime_s', message: 'must be a non-negative number of seconds' }, { field: 'guests.1100.name', message: 'must not contain < or >' }] });
+    expect((await detail(host.host_id)).guests).toEqual([]);
+    expect((await heartbeat(server, host.host_token, { guests: many.slice(0, 1000) })).status).toBe(200);
+    expect((await detail(host.host_id)).guests).toHaveLength(1000);
   });
 });
 
