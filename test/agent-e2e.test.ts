@@ -101,10 +101,10 @@ describe('the real agent against the real server', () => {
     const detail = await server.client.get(`/api/hosts/${host.id}`);
     expect(detail.status).toBe(200);
     expect(detail.body.guests).toEqual([
-      { vmid: 100, name: 'web', type: 'qemu', status: 'running' },
-      { vmid: 101, name: 'build-runner', type: 'qemu', status: 'stopped' },
-      { vmid: 200, name: 'db', type: 'lxc', status: 'running' },
-      { vmid: 201, name: 'cache', type: 'lxc', status: 'stopped' },
+      { vmid: 100, name: 'web', type: 'qemu', status: 'running', template: false, lock: null },
+      { vmid: 101, name: 'build-runner', type: 'qemu', status: 'stopped', template: false, lock: null },
+      { vmid: 200, name: 'db', type: 'lxc', status: 'running', template: false, lock: null },
+      { vmid: 201, name: 'cache', type: 'lxc', status: 'stopped', template: false, lock: null },
     ]);
     expect(detail.body.drift).toEqual(
       expect.arrayContaining([

@@ -6,7 +6,8 @@ import type { GuestConfigVersion } from '../../../server/contract/operations';
 /** The unified diff (or the text) of a kept version, as plain text. */
 async function text(path: string): Promise<string> {
   const res = await fetch(path, { credentials: 'same-origin' });
-  if (!res.ok) throw new Error(`The server answered ${res.status}.`);
+  // A diff too large to show is a 422 that says so.
+  if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as { error?: string }).error ?? `The server answered ${res.status}.`);
   return res.text();
 }
 
