@@ -25,6 +25,10 @@ export interface Guest {
   name: string;
   type: 'qemu' | 'lxc';
   status: string;
+  /** A Proxmox template: listed apart, only cloned (PRODUCT.md "Agents on real Proxmox"). */
+  template: boolean;
+  /** Proxmox's lock on the guest (`backup`, `migrate`, …) while one holds: actions wait until it clears. */
+  lock: string | null;
   /** The SHA-256 of its config as the agent uploads it (server/hosts/guest-configs.ts), when the agent reported one. */
   config_sha256?: string | null;
 }
@@ -183,6 +187,8 @@ export interface GuestReport extends GuestMetricsReport {
   name?: string;
   type: 'qemu' | 'lxc';
   status?: string;
+  template?: boolean;
+  lock?: string | null;
   /** SHA-256 (hex) of the guest's config as the agent uploads it: a new one is sent to POST /api/agent/guest-configs. */
   config_sha256?: string | null;
 }

@@ -8,9 +8,9 @@ const registered = (...list: [number, string, InstanceRef['stack']?][]) =>
 describe('computeDrift', () => {
   it('lists guests with no instance and names that differ', () => {
     const guests = [
-      { vmid: 100, name: 'web', type: 'qemu' as const, status: 'running' },
-      { vmid: 101, name: 'db-new', type: 'lxc' as const, status: 'stopped' },
-      { vmid: 102, name: 'same', type: 'lxc' as const, status: 'running' },
+      { vmid: 100, name: 'web', type: 'qemu' as const, status: 'running', template: false, lock: null },
+      { vmid: 101, name: 'db-new', type: 'lxc' as const, status: 'stopped', template: false, lock: null },
+      { vmid: 102, name: 'same', type: 'lxc' as const, status: 'running', template: false, lock: null },
     ];
     expect(computeDrift(guests, registered([101, 'db', 'production'], [102, 'same']))).toEqual([
       { kind: 'guest_without_instance', vmid: 100, guest_name: 'web', guest_type: 'qemu' },
@@ -19,13 +19,13 @@ describe('computeDrift', () => {
   });
 
   it('is empty when the registry matches', () => {
-    expect(computeDrift([{ vmid: 1, name: 'a', type: 'qemu', status: '' }], registered([1, 'a']))).toEqual([]);
+    expect(computeDrift([{ vmid: 1, name: 'a', type: 'qemu', status: '', template: false, lock: null }], registered([1, 'a']))).toEqual([]);
   });
 
   it('a vmid another host reports too is a conflict naming that host, whatever the registry says', () => {
     const guests = [
-      { vmid: 1, name: 'a', type: 'qemu' as const, status: '' },
-      { vmid: 2, name: 'b', type: 'qemu' as const, status: '' },
+      { vmid: 1, name: 'a', type: 'qemu' as const, status: '', template: false, lock: null },
+      { vmid: 2, name: 'b', type: 'qemu' as const, status: '', template: false, lock: null },
     ];
     const shared = new Map([
       [1, [{ id: 7, hostname: 'pve7' }]],

@@ -84,8 +84,15 @@ export interface InstanceRef {
 
 export type HostRepo = ReturnType<typeof createHostRepo>;
 
-/** A guest as the API shows it: `config_sha256` only when the agent reported one. */
-const withoutNulls = ({ config_sha256, ...guest }: Guest): Guest => (config_sha256 ? { ...guest, config_sha256 } : guest);
+/**
+ * A guest as the API shows it: `config_sha256` only when the agent reported one. Templates and locks
+ * are not stored yet (another change adds them): every guest reads as neither.
+ */
+const withoutNulls = ({ config_sha256, ...guest }: StoredGuest): Guest => {
+  const shown = { ...guest, template: false, lock: null };
+  return config_sha256 ? { ...shown, config_sha256 } : shown;
+};
+type StoredGuest = Omit<Guest, 'template' | 'lock'>;
 
 /**
  * A host with its current upgrade: upgrades are operations (server/db/migrations/0010), and the host
@@ -168,8 +175,8 @@ export function createHostRepo(db: Db) {
     ),
     revokeHostTokens: db.prepare<[number, number]>('UPDATE host_tokens SET revoked_at = ? WHERE host_id = ? AND revoked_at IS NULL'),
 
-    guestsOf: db.prepare<[number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? ORDER BY vmid'),
-    guestOf: db.prepare<[number, number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? AND vmid = ?'),
+    guestsOf: db.prepare<[number], StoredGuest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? ORDER BY vmid'),
+    guestOf: db.prepare<[number, number], StoredGuest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? AND vmid = ?'),
     // Proxmox vmids are cluster-wide: a vmid any live host reports is taken.
     vmidReported: db.prepare<[number], number>("SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id WHERE g.vmid = ? AND h.state != 'deleted' LIMIT 1").pluck(),
     deleteGuests: db.prepare<[number]>('DELETE FROM host_guests WHERE host_id = ?'),

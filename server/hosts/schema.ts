@@ -93,6 +93,8 @@ export const Guest = z.lazy(() =>
         .default(''),
       type: z.enum(['qemu', 'lxc'], { error: 'must be qemu or lxc' }),
       status: text(32).default(''),
+      template: z.boolean({ error: 'must be true or false' }).default(false),
+      lock: text(32).nullable().default(null),
       // PRODUCT.md: "each heartbeat guest may carry config_sha256, the SHA-256 of its config as the agent uploads it"
       config_sha256: z.string({ error: 'must be a SHA-256 in hex' }).regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 in hex' }).nullable().optional(),
     },
