@@ -61,7 +61,7 @@ export function GuestConfigs({ hostId, vmid }: { hostId: number; vmid: number })
             )}
           </p>
           <pre class="config-view" data-testid="config-view">
-            {shown.against ? shown.body.split('\n').map((line) => <div class={lineClass(line)}>{line || ' '}</div>) : shown.body}
+            {shown.against ? shown.body.replace(/\n$/, '').split('\n').map((line) => <div class={lineClass(line)}>{line || ' '}</div>) : shown.body}
           </pre>
         </>
       )}
