@@ -49,8 +49,8 @@ function Bar({ ratio, label, testid }: { ratio: number; label: string; testid: s
 export function GuestFigure({ guest }: { guest: GuestLatest | undefined }) {
   return (
     <>
-      <td>{guest?.cpu != null ? <Bar ratio={guest.cpu} label={`${(guest.cpu * 100).toFixed(1)}%`} testid="guest-cpu" /> : <span class="muted">—</span>}</td>
-      <td>
+      <td data-label="CPU">{guest?.cpu != null ? <Bar ratio={guest.cpu} label={`${(guest.cpu * 100).toFixed(1)}%`} testid="guest-cpu" /> : <span class="muted">—</span>}</td>
+      <td data-label="Memory">
         {guest?.mem != null && guest.maxmem ? (
           <Bar ratio={guest.mem / guest.maxmem} label={`${size(guest.mem)} of ${size(guest.maxmem)}`} testid="guest-mem" />
         ) : (
