@@ -376,16 +376,21 @@ redact_assignment() {
 }
 
 # $1 with the value of each key=value pair whose key says it is a secret redacted, into REPLY. A
-# pair's value runs to the next comma or blank (`-spice port=5900,password=x,addr=y`).
+# pair's value runs to the next comma or blank (`-spice port=5900,password=x,addr=y`). QEMU's secret
+# object carries its secret as `data`: `-object secret,id=sec0,data=x` has that value redacted too.
 redact_pairs() {
-  local rest="$1" out='' before value
+  local rest="$1" out='' before value name group
   while [[ "$rest" == *=* ]]; do
     before="${rest%%=*}"
     rest="${rest#*=}"
     value="${rest%%[,[:space:]]*}"
     rest="${rest:${#value}}"
     [[ "$before" =~ ([A-Za-z0-9_.-]*)$ ]]
-    if [[ -n "$value" ]] && secret_name "${BASH_REMATCH[1]}"; then value='**REDACTED**'; fi
+    name="${BASH_REMATCH[1]}"
+    group="$out$before"
+    group="${group##*[[:space:]]}"
+    group="${group#[\'\"]}"
+    if [[ -n "$value" ]] && { secret_name "$name" || [[ "${name,,}" == data && "${group,,}" == secret,* ]]; }; then value='**REDACTED**'; fi
     out+="$before=$value"
   done
   REPLY="$out$rest"

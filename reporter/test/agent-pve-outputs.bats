@@ -119,7 +119,7 @@ config_text() {
   real_args="$(grep '^args: ' "$FIXTURES/pve/qemu-server-args.conf")"
   { cat "$FIXTURES/pve/qm-config-template.txt"
     # The real args line of qemu-server-args.conf with a SPICE password added to it.
-    printf '%s\n' "$real_args -spice port=5900,password=hunter2,addr=127.0.0.1 -object secret,id=sec0,file=/x"
+    printf '%s\n' "$real_args -spice port=5900,password=hunter2,addr=127.0.0.1 -object secret,id=sec0,file=/x -object secret,id=sec1,data=hunter5"
     printf '%s\n' ' password: hunter3' $'api_token\r: tok-123' $'vnc_secret\xc2\xa0: s3cr3t' 'ciuser:'
   } >"$PVE_DIR/config-9001"
   { cat "$FIXTURES/pve/pct-config-mounts.txt"
@@ -131,11 +131,11 @@ config_text() {
   qemu="$(config_text 9001)"
   ct="$(config_text 101)"
   assert_equal "$(tail -n 5 <<<"$qemu")" "$(printf '%s\n' \
-    "$real_args -spice port=5900,password=**REDACTED**,addr=127.0.0.1 -object secret,id=sec0,file=/x" \
+    "$real_args -spice port=5900,password=**REDACTED**,addr=127.0.0.1 -object secret,id=sec0,file=/x -object secret,id=sec1,data=**REDACTED**" \
     ' password: **REDACTED**' $'api_token\r: **REDACTED**' $'vnc_secret\xc2\xa0: **REDACTED**' 'ciuser:')"
   assert_equal "$(tail -n 3 <<<"$ct")" "$(printf '%s\n' 'lxc.environment: DB_PASSWORD=**REDACTED**' 'lxc.environment: TZ=Europe/Berlin' 'lxc.apparmor.profile: unconfined,token=**REDACTED**')"
   # The published lines are untouched.
   assert_equal "$(head -n 16 <<<"$ct")" "$(cat "$FIXTURES/pve/pct-config-mounts.txt")"
-  run grep -c -e hunter2 -e hunter3 -e hunter4 -e tok-123 -e s3cr3t -e t0k "$MOCK_DIR/requests.jsonl"
+  run grep -c -e hunter2 -e hunter3 -e hunter4 -e hunter5 -e tok-123 -e s3cr3t -e t0k "$MOCK_DIR/requests.jsonl"
   assert_equal "$output" 0
 }

@@ -14,7 +14,10 @@ describe('unredactedKeys', () => {
     expect(unredactedKeys('args: -spice port=5900,password=hunter2\n')).toEqual(['args (password)']);
     expect(unredactedKeys('lxc.environment: DB_PASSWORD=hunter2\n')).toEqual(['lxc.environment (DB_PASSWORD)']);
     expect(unredactedKeys('lxc.environment.runtime: API_TOKEN = abc; OTHER=1\n')).toEqual(['lxc.environment.runtime (API_TOKEN)']);
-    expect(unredactedKeys('args: -object secret,id=sec0,data=x -vnc :1,password-secret=hunter2\n')).toEqual(['args (password-secret)']);
+    expect(unredactedKeys('args: -object secret,id=sec0,data=x -vnc :1,password-secret=hunter2\n')).toEqual(['args (data)', 'args (password-secret)']);
+    // QEMU's secret object holds its secret in `data`; elsewhere `data` is no secret word.
+    expect(unredactedKeys("args: -object 'secret,id=sec0,format=base64,data=aHVudGVy' -device virtio-blk,data=1\n")).toEqual(['args (data)']);
+    expect(unredactedKeys('args: -object secret,id=sec0,data=**REDACTED**\n')).toEqual([]);
   });
 
   it('accepts what the agent redacted, empty values, and pairs elsewhere', () => {

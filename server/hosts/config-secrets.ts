@@ -28,8 +28,12 @@ export function unredactedKeys(text: string): string[] {
     if (SECRET_NAME.test(key)) {
       if (value !== '' && value !== REDACTED) keys.push(key);
     } else if (HOLDS_PAIRS.test(key)) {
-      for (const [, name, secret] of value.matchAll(PAIR) as Iterable<[string, string, string]>) {
-        if (SECRET_NAME.test(name) && secret !== '' && secret !== REDACTED) keys.push(`${key} (${name})`);
+      // QEMU's secret object carries its secret as `data` (`-object secret,id=sec0,data=…`).
+      for (const match of value.matchAll(PAIR)) {
+        const [, name, secret] = match as unknown as [string, string, string];
+        const option = value.slice(0, match.index + 1).split(/\s/).pop()!;
+        const named = SECRET_NAME.test(name) || (/^['"]?secret,/i.test(option) && name.toLowerCase() === 'data');
+        if (named && secret !== '' && secret !== REDACTED) keys.push(`${key} (${name})`);
       }
     }
   }
