@@ -1,17 +1,38 @@
 /**
- * Numeric x.y.z comparison (a pre-release suffix sorts before its release): the server's "upgrade
- * available" and rollback rule, and the dashboard's list of rollback targets, order versions alike.
+ * SemVer 2.0 precedence (semver.org §11), as the agent's `version_lt` (reporter/lib/common.sh) orders
+ * them: major, minor and patch as numbers; a pre-release before its release; pre-release identifiers
+ * one by one, numeric ones as numbers and below alphanumeric ones, alphanumerics in ASCII order, and
+ * a shorter list first when all before are equal; build metadata (`+…`) ignored. The server's
+ * "upgrade available" and rollback rule and the dashboard's list of rollback targets use it.
  */
 export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [core = '', pre] = v.split(/[-+]/, 2);
-    return { nums: core.split('.').map(Number), pre: v.includes('-') ? (pre ?? '') : undefined };
-  };
   const x = parse(a);
   const y = parse(b);
-  for (let i = 0; i < 3; i++) if ((x.nums[i] ?? 0) !== (y.nums[i] ?? 0)) return (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
-  if (x.pre === y.pre) return 0;
-  if (x.pre === undefined) return 1;
-  if (y.pre === undefined) return -1;
-  return x.pre < y.pre ? -1 : 1;
+  for (let i = 0; i < 3; i++) if (x.core[i] !== y.core[i]) return x.core[i]! < y.core[i]! ? -1 : 1;
+  if (x.pre.length === 0 || y.pre.length === 0) return x.pre.length === y.pre.length ? 0 : x.pre.length === 0 ? 1 : -1;
+  for (let i = 0; i < Math.min(x.pre.length, y.pre.length); i++) {
+    const order = compareIdentifiers(x.pre[i]!, y.pre[i]!);
+    if (order !== 0) return order;
+  }
+  return Math.sign(x.pre.length - y.pre.length);
+}
+
+const NUMERIC = /^\d+$/;
+
+function parse(version: string): { core: bigint[]; pre: string[] } {
+  const withoutBuild = version.split('+', 1)[0]!;
+  const dash = withoutBuild.indexOf('-');
+  const core = (dash < 0 ? withoutBuild : withoutBuild.slice(0, dash)).split('.');
+  return {
+    core: [0, 1, 2].map((i) => (NUMERIC.test(core[i] ?? '') ? BigInt(core[i]!) : 0n)),
+    pre: dash < 0 ? [] : withoutBuild.slice(dash + 1).split('.'),
+  };
+}
+
+function compareIdentifiers(a: string, b: string): number {
+  const aNumeric = NUMERIC.test(a);
+  const bNumeric = NUMERIC.test(b);
+  if (aNumeric && bNumeric) return BigInt(a) === BigInt(b) ? 0 : BigInt(a) < BigInt(b) ? -1 : 1;
+  if (aNumeric !== bNumeric) return aNumeric ? -1 : 1;
+  return a === b ? 0 : a < b ? -1 : 1;
 }
