@@ -8,7 +8,7 @@
 //   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
 //   renderer   the dashboard: its own files, the contract, preact and uPlot
 //
-// Allowed: features → kernel, contract; hosts → registry, metrics/schema.ts; jobs → registry; events → access; signin → access;
+// Allowed: features → kernel, contract; hosts → registry, releases, metrics/schema.ts; jobs → registry; events → access; signin → access;
 // backup → the registry's and the jobs' schema.ts; roots → anything in server/. Nothing else.
 const path = require('node:path');
 
@@ -92,8 +92,8 @@ module.exports = {
     },
     featureRule(
       'hosts',
-      ['^server/registry/', '^server/metrics/schema[.]ts$'],
-      'Hosts turn drift into registry changes through the registry\'s own service (history, rules), so hosts → registry; a heartbeat carries metric fields, held to the metric store\'s own schema (one rule set), so hosts → metrics/schema.ts; nothing else.',
+      ['^server/registry/', '^server/releases/', '^server/metrics/schema[.]ts$'],
+      'Hosts turn drift into registry changes through the registry\'s own service (history, rules), so hosts → registry; a host\'s page shows its upgrade and the versions on offer, and enrollment answers with the current agent, read from the releases (hosts → releases; releases know no host); a heartbeat carries metric fields, held to the metric store\'s own schema (one rule set), so hosts → metrics/schema.ts; nothing else.',
     ),
     featureRule('jobs', ['^server/registry/'], 'Sync jobs change instances through the registry\'s update path (history as job:<key>), so jobs → registry; nothing else.'),
     featureRule('events', ['^server/access/'], 'The event stream re-checks the session it was opened with (access), so events → access; nothing else.'),

@@ -15,8 +15,9 @@ import { errorMiddleware } from './errors.js';
 import type { EventHub, LiveEventsOptions } from './events/hub.js';
 import { registerEventRoutes } from './events/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
-import { KEY_FILE } from './hosts/releases.js';
+import { KEY_FILE } from './releases/releases.js';
 import { agentCredentials, registerHostRoutes } from './hosts/routes.js';
+import { registerReleaseRoutes } from './releases/routes.js';
 import type { HostService, HostsOptions } from './hosts/service.js';
 import { hostCheck } from './http/host-check.js';
 import { requestId } from './http/request-id.js';
@@ -146,7 +147,8 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerEventRoutes(routes, liveEvents);
   // Before the agent routes: no personal token reaches any of them, whatever path it asks for.
   routes.router.use('/api/agent', authentication.refusePersonalTokens);
-  registerHostRoutes(routes, context, hosts, releases);
+  registerHostRoutes(routes, context, hosts);
+  registerReleaseRoutes(routes, context, releases);
   registerMetricRoutes(routes, {
     metrics: services.metrics,
     hostName: (id) => hosts.repo.hostById(id)?.hostname,

@@ -5,7 +5,7 @@ import { createBackupService } from './backup/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
-import { createReleases } from './hosts/releases.js';
+import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
 import { createHostService, type HeartbeatListener, type HostsOptions } from './hosts/service.js';

@@ -4,7 +4,7 @@ import type * as wire from '../contract/hosts.js';
 import { validationFailed } from '../errors.js';
 import { fieldErrors, shared, type Agrees, type Same } from '../http/validate.js';
 import { guestMetricFields, HostMetrics } from '../metrics/schema.js';
-import { VERSION_PATTERN } from './releases.js';
+import { VERSION_PATTERN } from '../releases/releases.js';
 
 export const DAY_S = 24 * 60 * 60;
 

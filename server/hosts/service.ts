@@ -18,7 +18,7 @@ import { createOperationRepo } from './operations-repo.js';
 import { requireHost, type HostParts, type Who } from './parts.js';
 import { createPlacements } from './placements.js';
 import { createHostView, presentDeletion } from './present.js';
-import type { Releases } from './releases.js';
+import type { Releases } from '../releases/releases.js';
 import { createRemoval } from './removal.js';
 import { createHostRepo } from './repo.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';

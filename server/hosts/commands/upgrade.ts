@@ -4,14 +4,14 @@ import { badRequest, conflict } from '../../errors.js';
 import { announceOperation, announceStatus, requireHost, type HostParts, type Who } from '../parts.js';
 import { rowWindowOpen, type MaintenanceRepo } from '../maintenance.js';
 import { compareVersions } from '../../contract/versions.js';
-import type { Releases } from '../releases.js';
-import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../upgrades.js';
+import type { Releases } from '../../releases/releases.js';
+import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../../releases/upgrades.js';
 import { commandKind } from './types.js';
 
 type Offer = NonNullable<ReturnType<typeof offeredUpgrade>>;
 
 /**
- * An agent upgrade (the states are in server/hosts/upgrades.ts): asked for by an administrator,
+ * An agent upgrade (the states are in server/releases/upgrades.ts): asked for by an administrator,
  * offered once in a heartbeat answer, settled by a later heartbeat or by the sweep when it times out.
  * A host being removed gets no upgrade and settles none.
  */
