@@ -34,7 +34,7 @@ export interface HostRow {
   sync_registry: 0 | 1;
   allow_rebind: 0 | 1;
   deleted_at: number | null;
-  /** The host's latest upgrade that was not cancelled, read from its operation (server/hosts/commands/upgrade.ts). */
+  /** The host's latest upgrade that was not cancelled, read from its operation (server/operations/commands/upgrade.ts). */
   upgrade_state: UpgradeState | null;
   upgrade_version: string | null;
   upgrade_from: string | null;

@@ -9,7 +9,6 @@ import { parseIntegerParam } from '../http/validate.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import { baseUrlOf } from '../releases/routes.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, parseHeartbeat, UpgradeRequest } from './schema.js';
-import { registerOperationRoutes } from './operation-routes.js';
 import type { HostService, Who } from './service.js';
 import { shellQuote } from '../releases/shell-quote.js';
 import { bearerOfKind, TOKEN_PREFIX, type AgentTokenKind } from './tokens.js';
@@ -181,6 +180,4 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
       res.status(204).end();
     },
   );
-
-  registerOperationRoutes(routes, hosts);
 }
