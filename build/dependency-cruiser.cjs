@@ -8,7 +8,7 @@
 //   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
 //   renderer   the dashboard: its own files, the contract, preact and uPlot
 //
-// Allowed: features → kernel, contract; hosts → registry, releases, metrics/schema.ts; operations → hosts' repo, parts, tokens and removal,
+// Allowed: features → kernel, contract; hosts → registry, releases; operations → hosts' repo, parts, tokens and removal,
 // the registry's service, releases; jobs → registry; events → access; signin → access;
 // backup → the registry's and the jobs' schema.ts; roots → anything in server/. Nothing else.
 const path = require('node:path');
@@ -93,8 +93,8 @@ module.exports = {
     },
     featureRule(
       'hosts',
-      ['^server/registry/', '^server/releases/', '^server/metrics/schema[.]ts$'],
-      'Hosts turn drift into registry changes through the registry\'s own service (history, rules), so hosts → registry; a host\'s page shows its upgrade and the versions on offer, and enrollment answers with the current agent, read from the releases (hosts → releases; releases know no host); a heartbeat carries metric fields, held to the metric store\'s own schema (one rule set), so hosts → metrics/schema.ts; nothing else.',
+      ['^server/registry/', '^server/releases/'],
+      'Hosts turn drift into registry changes through the registry\'s own service (history, rules), so hosts → registry; a host\'s page shows its upgrade and the versions on offer, and enrollment answers with the current agent, read from the releases (hosts → releases; releases know no host); nothing else. A heartbeat\'s metric fields are held to hosts\' own schema, typed from the contract; the metric store takes the parsed values through services.ts, so hosts import no metrics.',
     ),
     featureRule(
       'operations',
