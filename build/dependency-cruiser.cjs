@@ -9,7 +9,7 @@
 //   renderer   the dashboard: its own files, the contract, preact and uPlot
 //
 // Allowed: features → kernel, contract; hosts → registry, releases; operations → hosts' repo, parts, tokens and removal,
-// the registry's service, releases; jobs → registry; events → access; signin → access;
+// the registry's service, releases; jobs → registry; events → access; signin → access/api.ts;
 // backup → the registry's and the jobs' schema.ts; roots → anything in server/. Nothing else.
 const path = require('node:path');
 
@@ -105,8 +105,8 @@ module.exports = {
     featureRule('events', ['^server/access/'], 'The event stream re-checks the session it was opened with (access), so events → access; nothing else.'),
     featureRule(
       'signin',
-      ['^server/access/'],
-      'Single sign-on, TOTP and passkeys end in the session a password login opens, counted by the same throttle windows and written by the same account rules: signin uses access\'s accounts, sessions, throttle and cookies (signin → access); access knows signin only through the hook the composition root hands it.',
+      ['^server/access/api[.]ts$'],
+      'Single sign-on, TOTP and passkeys end in the session a password login opens, counted by the same throttle windows and written by the same account rules: signin uses access\'s accounts, sessions, throttle and cookies, and only through access/api.ts, which re-exports exactly that (signin → access/api.ts), so what access offers signin is one short file to read; access knows signin only through the hook the composition root hands it.',
     ),
     featureRule(
       'backup',
