@@ -8,7 +8,8 @@
 //   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
 //   renderer   the dashboard: its own files, the contract, preact and uPlot
 //
-// Allowed: features → kernel, contract; hosts → registry, metrics/schema.ts; jobs → registry; events → access; signin → access;
+// Allowed: features → kernel, contract; hosts → registry, releases; operations → hosts' repo, parts, tokens and removal,
+// the registry's service, releases; jobs → registry; events → access; signin → access/api.ts;
 // backup → the registry's and the jobs' schema.ts; roots → anything in server/. Nothing else.
 const path = require('node:path');
 
@@ -92,15 +93,20 @@ module.exports = {
     },
     featureRule(
       'hosts',
-      ['^server/registry/', '^server/metrics/schema[.]ts$'],
-      'Hosts turn drift into registry changes through the registry\'s own service (history, rules), so hosts → registry; a heartbeat carries metric fields, held to the metric store\'s own schema (one rule set), so hosts → metrics/schema.ts; nothing else.',
+      ['^server/registry/', '^server/releases/'],
+      'Hosts turn drift into registry changes through the registry\'s own service (history, rules), so hosts → registry; a host\'s page shows its upgrade and the versions on offer, and enrollment answers with the current agent, read from the releases (hosts → releases; releases know no host); nothing else. A heartbeat\'s metric fields are held to hosts\' own schema, typed from the contract; the metric store takes the parsed values through services.ts, so hosts import no metrics.',
+    ),
+    featureRule(
+      'operations',
+      ['^server/hosts/(repo|parts|tokens|removal)[.]ts$', '^server/registry/service[.]ts$', '^server/releases/(releases|upgrades)[.]ts$'],
+      'An operation is a command to one host: operations read and move the host\'s row (an upgrade, a removal) through the hosts\' own repo and check the agent\'s host token the hosts\' way, and the uninstall command hands out the removal hosts made, with its receipt (operations → hosts/repo.ts, parts.ts, tokens.ts, removal.ts); a clone or destroy changes the registry through its own service (operations → registry/service.ts); an upgrade offers a version the releases ship and moves by their rules (operations → releases). Hosts know operations only through the functions the composition root hands them (commands for a heartbeat answer, the sweep, an upgrade request), so the arrow goes one way.',
     ),
     featureRule('jobs', ['^server/registry/'], 'Sync jobs change instances through the registry\'s update path (history as job:<key>), so jobs → registry; nothing else.'),
     featureRule('events', ['^server/access/'], 'The event stream re-checks the session it was opened with (access), so events → access; nothing else.'),
     featureRule(
       'signin',
-      ['^server/access/'],
-      'Single sign-on, TOTP and passkeys end in the session a password login opens, counted by the same throttle windows and written by the same account rules: signin uses access\'s accounts, sessions, throttle and cookies (signin → access); access knows signin only through the hook the composition root hands it.',
+      ['^server/access/api[.]ts$'],
+      'Single sign-on, TOTP and passkeys end in the session a password login opens, counted by the same throttle windows and written by the same account rules: signin uses access\'s accounts, sessions, throttle and cookies, and only through access/api.ts, which re-exports exactly that (signin → access/api.ts), so what access offers signin is one short file to read; access knows signin only through the hook the composition root hands it.',
     ),
     featureRule(
       'backup',
@@ -112,7 +118,7 @@ module.exports = {
       comment:
         'A feature folder stands on the kernel and the contract; what it needs of another feature is handed to it by the composition root (server/services.ts, server/app.ts). The folders with an allowed arrow have their own rule above.',
       severity: 'error',
-      from: { path: '^server/([^/]+)/', pathNot: ['^server/(contract|db|http|tls|hosts|jobs|events|backup|signin)/', TESTS] },
+      from: { path: '^server/([^/]+)/', pathNot: ['^server/(contract|db|http|tls|hosts|operations|jobs|events|backup|signin)/', TESTS] },
       to: { path: '^server/', pathNot: ['^server/$1/', KERNEL, CONTRACT] },
     },
   ],

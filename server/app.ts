@@ -15,8 +15,11 @@ import { errorMiddleware } from './errors.js';
 import type { EventHub, LiveEventsOptions } from './events/hub.js';
 import { registerEventRoutes } from './events/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
-import { KEY_FILE } from './hosts/releases.js';
+import { KEY_FILE } from './releases/releases.js';
 import { agentCredentials, registerHostRoutes } from './hosts/routes.js';
+import { registerReleaseRoutes } from './releases/routes.js';
+import type { CommandChannelOptions } from './operations/command-channel.js';
+import { registerOperationRoutes } from './operations/routes.js';
 import type { HostService, HostsOptions } from './hosts/service.js';
 import { hostCheck } from './http/host-check.js';
 import { requestId } from './http/request-id.js';
@@ -62,7 +65,7 @@ export interface AppOptions {
   /** How often old usage reports are deleted (daily); tests shorten it. */
   usageRetention?: UsageRetentionOptions;
   /** Hosts and agents: where the agent and installer sources are (default reporter/), kept versions (default build/agents/), heartbeat interval. */
-  hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
+  hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string; commandPolls?: CommandChannelOptions };
   /** Snapshot timing; tests shorten it. */
   snapshots?: SnapshotOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
@@ -146,7 +149,9 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerEventRoutes(routes, liveEvents);
   // Before the agent routes: no personal token reaches any of them, whatever path it asks for.
   routes.router.use('/api/agent', authentication.refusePersonalTokens);
-  registerHostRoutes(routes, context, hosts, releases);
+  registerHostRoutes(routes, context, hosts);
+  registerOperationRoutes(routes, services.operations);
+  registerReleaseRoutes(routes, context, releases);
   registerMetricRoutes(routes, {
     metrics: services.metrics,
     hostName: (id) => hosts.repo.hostById(id)?.hostname,

@@ -5,11 +5,13 @@ import { createBackupService } from './backup/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
-import { createReleases } from './hosts/releases.js';
+import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
 import { createHostService, type HeartbeatListener, type HostsOptions } from './hosts/service.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
+import type { CommandChannelOptions } from './operations/command-channel.js';
+import { createOperationService } from './operations/service.js';
 import { createMonitoring, type MonitoringOptions } from './monitoring.js';
 import { createInstanceService } from './registry/service.js';
 import { createTelemetryRepo } from './telemetry/repo.js';
@@ -23,7 +25,7 @@ export interface ServiceOptions {
   jobs?: JobsOptions;
   liveEvents?: LiveEventsOptions;
   usageRetention?: UsageRetentionOptions;
-  hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string };
+  hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string; commandPolls?: CommandChannelOptions };
   snapshots?: SnapshotOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
   monitoring?: MonitoringOptions;
@@ -64,13 +66,30 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const heartbeatIntervalS = options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS;
   // Built after hosts (it reads them), but hosts hand it each heartbeat's numbers: bound late.
   let recordMetrics: HeartbeatListener = () => undefined;
+  // Hosts and operations each need a little of the other, handed over as functions: operations are
+  // built after hosts (they take its rows), so hosts call them late.
   const hosts = createHostService(context, {
     instances,
     releases,
     audit,
     heartbeatIntervalS,
-    commandPolls: options.hosts?.commandPolls,
     onHeartbeat: (hostId, body, now) => recordMetrics(hostId, body, now),
+    commands: {
+      commandsFor: (host, now) => operations.commandsFor(host, now),
+      sweep: (now) => operations.sweep(now),
+      requestUpgrade: (hostId, request, who) => operations.requestUpgrade(hostId, request, who),
+      announce: (id) => operations.announce(id),
+      isMuted: (hostId) => operations.isMuted(hostId),
+    },
+  });
+  const operations = createOperationService(context, {
+    audit,
+    hosts: hosts.repo,
+    isOnline: hosts.isOnline,
+    announceStatus: hosts.announceStatus,
+    instances,
+    releases,
+    commandPolls: options.hosts?.commandPolls,
   });
   instances.usePlacements(hosts.placements);
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
@@ -81,10 +100,10 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   /** Live streams and agents' command polls never end by themselves, and the HTTP server's close waits on them. */
   const endStreams = () => {
     liveEvents.close();
-    hosts.closePolls();
+    operations.closePolls();
   };
   return {
-    audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts,
+    audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
     metrics, alerts, notifications, monitoring,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */

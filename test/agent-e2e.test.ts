@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assembleScript } from '../server/hosts/assemble.js';
+import { assembleScript } from '../server/releases/assemble.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const root = path.resolve(import.meta.dirname, '..');

@@ -2,7 +2,7 @@
 bats_require_minimum_version 1.5.0
 REPORTER_DIR="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 
-# The script $1 as the controller serves it (server/hosts/assemble.ts): each include line replaced
+# The script $1 as the controller serves it (server/releases/assemble.ts): each include line replaced
 # by the helper file it names. shared-helpers.bats checks that the built server serves the same bytes.
 assemble_script() {
   local line dir="${1%/*}" re='^(source|\.) "\$\{BASH_SOURCE\[0\]%/\*\}/(lib/[a-z0-9-]+\.sh)" # homefleet:include$'

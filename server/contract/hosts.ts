@@ -25,7 +25,7 @@ export interface Guest {
   name: string;
   type: 'qemu' | 'lxc';
   status: string;
-  /** The SHA-256 of its config as the agent uploads it (server/hosts/guest-configs.ts), when the agent reported one. */
+  /** The SHA-256 of its config as the agent uploads it (server/operations/guest-configs.ts), when the agent reported one. */
   config_sha256?: string | null;
   /** A Proxmox template: never drift, cannot start; what deploy clones. */
   template: boolean;

@@ -28,6 +28,10 @@ export interface GuestMetricsReport {
   netout?: number | string;
 }
 
+/** A report's numbers as the server holds them once read (decimal text turned into numbers): what the metric store takes. */
+export type HostMetricsValues = { [K in keyof HostMetricsReport]: Exclude<HostMetricsReport[K], string> };
+export type GuestMetricsValues = { [K in keyof GuestMetricsReport]: Exclude<GuestMetricsReport[K], string> };
+
 /** The series a host's chart can ask for: bytes, bytes per second (net_rx, net_tx), a 0–1 ratio (cpu), a load average. */
 export const HOST_SERIES = ['cpu', 'mem_used', 'mem_total', 'disk_used', 'disk_total', 'load1', 'net_rx', 'net_tx'] as const;
 export type HostSeries = (typeof HOST_SERIES)[number];

@@ -2,7 +2,7 @@ import type { CreatedEnrollmentToken, EnrollAnswer } from '../contract/hosts.js'
 import { conflict, invalidToken, notFound } from '../errors.js';
 import { isoMillis } from '../time.js';
 import { announceStatus, type HostParts, type Who } from './parts.js';
-import type { Releases } from './releases.js';
+import type { Releases } from '../releases/releases.js';
 import type { EnrollBody, EnrollmentTokenCreate } from './schema.js';
 import { issueToken } from './tokens.js';
 

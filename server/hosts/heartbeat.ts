@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { HeartbeatAnswer } from '../contract/hosts.js';
+import type { AgentCommand, HeartbeatAnswer } from '../contract/hosts.js';
 import { invalidToken } from '../errors.js';
-import { commandsFor } from './commands/index.js';
 import type { DriftResult } from './drift-apply.js';
 import { createHeartbeatLimit } from './heartbeat-limit.js';
 import { ONLINE_INTERVALS } from './present.js';
@@ -18,12 +17,13 @@ const guestsHash = (guests: readonly Guest[]) =>
 
 /**
  * The heartbeat protocol: an agent reports its facts and guests, and the answer carries the commands
- * due for it (server/hosts/commands). Online and offline are read from the last heartbeat's time.
+ * due for it (server/operations/commands). Online and offline are read from the last heartbeat's time.
  */
 export function createHeartbeats(
   parts: HostParts,
   applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult,
   placements: PlacementCache,
+  commandsFor: (host: HostRow, now: number) => { commands: AgentCommand[]; announcesStatus: boolean },
   onHeartbeat?: (hostId: number, body: HeartbeatBody, now: number) => void,
 ) {
   const { ctx, repo, view, instances } = parts;
@@ -65,7 +65,7 @@ export function createHeartbeats(
     }
     onHeartbeat?.(before.id, body, now);
     const host = repo.hostById(before.id)!;
-    const { commands, announcesStatus } = commandsFor({ ...parts, host, now });
+    const { commands, announcesStatus } = commandsFor(host, now);
     bus.publish('host.heartbeat', view.eventOf(host));
     if (!wasOnline || announcesStatus) bus.publish('host.status', view.eventOf(host));
     return { host, commands };

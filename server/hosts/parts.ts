@@ -2,8 +2,6 @@ import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { notFound } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
-import { presentOperation } from './operation-view.js';
-import type { OperationRepo } from './operations-repo.js';
 import type { HostView } from './present.js';
 import type { HostRepo, HostRow } from './repo.js';
 
@@ -14,9 +12,7 @@ export interface HostParts {
   /** Written inside the transaction of the change an entry records. */
   audit: AuditLog;
   view: HostView;
-  /** Every command an agent receives (server/hosts/operations-repo.ts). */
-  ops: OperationRepo;
-  /** The registry: drift, clones and destroys change it through its own rules. */
+  /** The registry: drift changes it through its own rules. */
   instances: InstanceService;
 }
 
@@ -37,10 +33,4 @@ export function requireHost(repo: HostRepo, id: number): HostRow {
 export function announceStatus({ ctx, repo, view }: HostParts, hostId: number): void {
   const host = repo.hostById(hostId);
   if (host) ctx.bus.publish('host.status', view.eventOf(host));
-}
-
-/** operation.updated with the operation as it is now (never its output); inside a transaction it is heard once that commits. */
-export function announceOperation({ ctx, ops }: Pick<HostParts, 'ctx' | 'ops'>, id: string | undefined): void {
-  const row = id === undefined ? undefined : ops.byId(id);
-  if (row) ctx.bus.publish('operation.updated', presentOperation(row, false));
 }

@@ -3,9 +3,9 @@ import { notFound } from '../errors.js';
 import { isoMillis, type Clock } from '../time.js';
 import { hostDrift } from './drift.js';
 import { compareVersions } from '../contract/versions.js';
-import type { Releases } from './releases.js';
+import type { Releases } from '../releases/releases.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRepo, HostRow } from './repo.js';
-import { upgradeView } from './upgrades.js';
+import { upgradeView } from '../releases/upgrades.js';
 
 /** A host is online while a heartbeat came within this many intervals. */
 export const ONLINE_INTERVALS = 3;

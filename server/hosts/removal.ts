@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { conflict } from '../errors.js';
-import { announceOperation, announceStatus, requireHost, type HostParts, type Who } from './parts.js';
+import { announceStatus, requireHost, type HostParts, type Who } from './parts.js';
 import type { DeletionRow, HostRepo, HostRow } from './repo.js';
 import { issueToken } from './tokens.js';
 
@@ -28,7 +28,8 @@ export function deliverRemoval(repo: HostRepo, deletion: DeletionRow, now: numbe
   return receipt.token;
 }
 
-export function createRemoval(parts: HostParts) {
+/** `announceOperation`: operation.updated for the removal's operation (server/operations). */
+export function createRemoval(parts: HostParts, announceOperation: (id: string) => void) {
   const { ctx, repo, audit } = parts;
 
   const removeTx = ctx.transaction((hostId: number, force: boolean, who: Who, now: number): DeletionRow => {
@@ -49,7 +50,7 @@ export function createRemoval(parts: HostParts) {
     }
     audit.write({ ...who, action: force ? 'host.force_delete' : 'host.delete', target: `host:${hostId}`, detail: { host: host.hostname, operation_id: deletion.id } });
     announceStatus(parts, hostId);
-    announceOperation(parts, deletion.id);
+    announceOperation(deletion.id);
     return repo.deletionById(deletion.id)!;
   });
 
@@ -60,7 +61,7 @@ export function createRemoval(parts: HostParts) {
     const host = repo.hostById(deletion.host_id)!;
     audit.write({ actor: `agent:${host.hostname}`, ip, action: 'host.deleted', target: `host:${host.id}`, detail: { operation_id: deletion.id } });
     announceStatus(parts, host.id);
-    announceOperation(parts, deletion.id);
+    announceOperation(deletion.id);
   });
 
   return {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { Guest, UpgradeState } from '../contract/hosts.js';
+import type { UpgradeRecord } from '../releases/upgrades.js';
 
 export interface EnrollmentTokenRow {
   id: number;
@@ -33,7 +34,7 @@ export interface HostRow {
   sync_registry: 0 | 1;
   allow_rebind: 0 | 1;
   deleted_at: number | null;
-  /** The host's latest upgrade that was not cancelled, read from its operation (server/hosts/commands/upgrade.ts). */
+  /** The host's latest upgrade that was not cancelled, read from its operation (server/operations/commands/upgrade.ts). */
   upgrade_state: UpgradeState | null;
   upgrade_version: string | null;
   upgrade_from: string | null;
@@ -63,16 +64,6 @@ export interface FactsUpdate {
   addresses: string;
   uptime_s: number | null;
   hypervisor_version: string;
-}
-
-/** A host's upgrade columns, written together (server/hosts/upgrades.ts says how they move). */
-export interface UpgradeRecord {
-  state: UpgradeState | null;
-  version: string | null;
-  from: string | null;
-  requestedAt: number | null;
-  startedAt: number | null;
-  finishedAt: number | null;
 }
 
 /** What drift needs of a registered instance. */
@@ -264,7 +255,7 @@ export function createHostRepo(db: Db) {
       s.insertUpgrade.run(id, hostId, JSON.stringify({ version: u.version, from: u.from, ...(auto ? { auto: true } : {}) }), by, u.requestedAt ?? 0);
       return id;
     },
-    /** Moves the host's current upgrade (server/hosts/upgrades.ts says how); returns its operation id. */
+    /** Moves the host's current upgrade (server/releases/upgrades.ts says how); returns its operation id. */
     setUpgrade(hostId: number, u: UpgradeRecord): string | undefined {
       const status = u.state === 'in_progress' ? 'sent' : (u.state ?? 'cancelled');
       s.setUpgrade.run(status, u.from, u.startedAt, u.finishedAt, hostId);

@@ -7,12 +7,10 @@ import { agentCredentialOf, changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
-import type { Releases } from './releases.js';
-import { VERSION_PATTERN } from './releases.js';
+import { baseUrlOf } from '../releases/routes.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, parseHeartbeat, UpgradeRequest } from './schema.js';
-import { registerOperationRoutes } from './operation-routes.js';
 import type { HostService, Who } from './service.js';
-import { shellQuote } from './shell-quote.js';
+import { shellQuote } from '../releases/shell-quote.js';
 import { bearerOfKind, TOKEN_PREFIX, type AgentTokenKind } from './tokens.js';
 import { isLoopbackHost } from '../tls/names.js';
 import * as z from 'zod';
@@ -51,18 +49,6 @@ export function agentCredentials(hosts: HostService): CredentialResolvers['agent
 /** Who acts, for the host service's own audit entry: that entry stands for the request. */
 const who = (req: Request, res: Response): Who => changedBy(req, res);
 
-/** The address this request reached the controller at: the configured public origin, else scheme and Host. */
-export function baseUrlOf(req: Request, publicOrigin: string | undefined): string {
-  if (publicOrigin) return publicOrigin;
-  const host = req.get('host') ?? '';
-  // It ends up inside a shell command and the installer: only a plain host[:port] is taken.
-  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(host)) throw badRequest('invalid Host header');
-  // Behind TRUST_PROXY, req.protocol is the proxy's X-Forwarded-Proto, any text: only the two schemes
-  // are believed, anything else is the scheme of the connection itself.
-  const scheme = req.protocol === 'https' || req.protocol === 'http' ? req.protocol : 'encrypted' in req.socket ? 'https' : 'http';
-  return `${scheme}://${host}`;
-}
-
 /**
  * PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one.
  * The root form (`| bash`): a Proxmox node is run as root and has no sudo.
@@ -97,7 +83,7 @@ function selfSignedPin(ctx: AppContext): string | undefined {
   return ctx.tls?.selfSigned ? ctx.tls.spkiPin.replace(/^sha256\/\//, '') : undefined;
 }
 
-export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: HostService, releases: Releases): void {
+export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: HostService): void {
   const bearer = (req: Request) => bearerOfKind(req.get('authorization'), 'host')!;
   // Per host, before the body (up to 4 MiB of guests) is read: see heartbeat-limit.ts.
   const admitHeartbeat: RequestHandler = (_req, res, next) => {
@@ -194,32 +180,4 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
       res.status(204).end();
     },
   );
-
-  registerOperationRoutes(routes, hosts);
-
-  // ---- public release files: their integrity comes from the signature, not the transport ----
-
-  routes.get('/api/agent/releases/manifest.json', { access: 'public', documentedResponse: doc(200, 'The signed release manifest (its exact bytes are what the signature covers)', 'application/json') }, (_req, res) => {
-    res.set('Cache-Control', 'no-cache').type('application/json').send(releases.manifest().bytes);
-  });
-
-  routes.get('/api/agent/releases/manifest.json.sig', { access: 'public', documentedResponse: doc(200, 'The manifest\'s signature', 'text/plain') }, (_req, res) => {
-    res.set('Cache-Control', 'no-cache').type('text/plain').send(releases.manifest().signature + '\n');
-  });
-
-  routes.get('/api/agent/releases/:version/host-agent.sh', { access: 'public', documentedResponse: doc(200, 'The agent script of this version', 'text/x-shellscript') }, (req, res) => {
-    const version = req.params.version ?? '';
-    const bytes = VERSION_PATTERN.test(version) ? releases.agentFile(version) : undefined;
-    if (!bytes) throw notFound('agent version not found');
-    res.set('Cache-Control', 'no-cache').type('text/x-shellscript').send(bytes);
-  });
-
-  routes.get('/install/agent.sh', { access: 'public', documentedResponse: doc(200, 'The agent installer for this server', 'text/x-shellscript') }, (req, res) => {
-    const script = releases.installer(baseUrlOf(req, ctx.config.publicOrigin));
-    if (script === undefined) {
-      res.status(404).type('text/plain').send('echo "homefleet: this server ships no agent installer (reporter/install-agent.sh is missing)" >&2; exit 1\n');
-      return;
-    }
-    res.set('Cache-Control', 'no-cache').type('text/x-shellscript').send(script);
-  });
 }

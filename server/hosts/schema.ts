@@ -3,8 +3,8 @@ import * as z from 'zod';
 import type * as wire from '../contract/hosts.js';
 import { validationFailed } from '../errors.js';
 import { fieldErrors, shared, type Agrees, type Same } from '../http/validate.js';
-import { guestMetricFields, HostMetrics } from '../metrics/schema.js';
-import { VERSION_PATTERN } from './releases.js';
+import { VERSION_PATTERN } from '../releases/releases.js';
+import { guestMetricFields, HostMetrics } from './metric-report.js';
 
 export const DAY_S = 24 * 60 * 60;
 
@@ -119,7 +119,7 @@ export const Guest = z.lazy(() =>
 export type Guest = wire.Guest;
 type _Guest = Agrees<Same<z.infer<typeof Guest>, wire.Guest>>;
 
-/** A heartbeat's guest: the guest itself and, optionally, its numbers (server/metrics/schema.ts). */
+/** A heartbeat's guest: the guest itself and, optionally, its numbers (metric-report.ts). */
 const guestReport = shared(() => Guest.unwrap().extend(guestMetricFields()));
 
 /** ISO 8601 UTC, as PRODUCT.md fixes for times sent by agents. */

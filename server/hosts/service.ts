@@ -1,38 +1,42 @@
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
-import type { HostEvent } from '../contract/hosts.js';
+import type { AgentCommand, HostEvent } from '../contract/hosts.js';
 import { conflict } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
-import { createCommandChannel, type CommandChannelOptions } from './command-channel.js';
-import { sweepCommands } from './commands/index.js';
-import { createAutoUpgrades, createUpgradeRequests } from './commands/upgrade.js';
 import { createCredentials } from './credentials.js';
 import { createDriftApply } from './drift-apply.js';
 import { createEnrollment } from './enroll.js';
-import { createGuestActions } from './guest-actions.js';
-import { createGuestConfigs } from './guest-configs.js';
 import { createHeartbeats } from './heartbeat.js';
-import { createMaintenance, createMaintenanceRepo } from './maintenance.js';
-import { createOperations } from './operations.js';
-import { createOperationRepo } from './operations-repo.js';
-import { requireHost, type HostParts, type Who } from './parts.js';
+import { announceStatus, requireHost, type HostParts, type Who } from './parts.js';
 import { createPlacements } from './placements.js';
 import { createHostView, presentDeletion } from './present.js';
-import type { Releases } from './releases.js';
+import type { Releases } from '../releases/releases.js';
 import { createRemoval } from './removal.js';
-import { createHostRepo } from './repo.js';
+import { createHostRepo, type HostRow } from './repo.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';
 import type { HeartbeatBody, HostPatch } from './schema.js';
 
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */
   heartbeatIntervalS?: number;
-  /** The command poll's limits (GET /api/agent/commands). */
-  commandPolls?: CommandChannelOptions;
 }
 
 /** Work another feature does with each heartbeat, inside its transaction (the metric store folds its numbers in). */
 export type HeartbeatListener = (hostId: number, body: HeartbeatBody, now: number) => void;
+
+/** What hosts need of operations (server/operations), handed in by server/services.ts. */
+export interface HostCommands {
+  /** Inside a heartbeat's transaction: what the host reports settles earlier commands, then those due go out. */
+  commandsFor(host: HostRow, now: number): { commands: AgentCommand[]; announcesStatus: boolean };
+  /** Run with the host sweep: commands that got no answer in time, upgrades a maintenance window lets start. */
+  sweep(now: number): void;
+  /** POST /api/hosts/:id/upgrade: an upgrade is an operation. */
+  requestUpgrade(hostId: number, request: { version?: string; rollback?: boolean }, who: Who): void;
+  /** operation.updated for a removal's operation. */
+  announce(id: string): void;
+  /** Whether the host's maintenance policy mutes its alerts. */
+  isMuted(hostId: number): boolean;
+}
 
 export interface HostDeps extends HostsOptions {
   instances: InstanceService;
@@ -40,6 +44,7 @@ export interface HostDeps extends HostsOptions {
   /** The app's audit log. */
   audit: AuditLog;
   onHeartbeat?: HeartbeatListener;
+  commands: HostCommands;
 }
 
 export type { HostEvent, Who };
@@ -48,26 +53,19 @@ export type HostService = ReturnType<typeof createHostService>;
 
 /**
  * Hosts and their agents, one part per file: enrollment (enroll.ts), credentials, the heartbeat
- * and the commands its answer carries (heartbeat.ts, commands/), removal, drift and presentation.
+ * (heartbeat.ts; the commands its answer carries come from server/operations), removal, drift and presentation.
  */
 export function createHostService(ctx: AppContext, deps: HostDeps) {
   const repo = createHostRepo(ctx.db);
   const view = createHostView(repo, deps.releases, ctx.clock, deps.heartbeatIntervalS ?? 30);
-  const parts: HostParts = { ctx, repo, audit: deps.audit, view, ops: createOperationRepo(ctx.db), instances: deps.instances };
+  const parts: HostParts = { ctx, repo, audit: deps.audit, view, instances: deps.instances };
+  const { commands } = deps;
   const enrollment = createEnrollment(parts, deps.releases);
   const credentials = createCredentials(parts);
-  const removal = createRemoval(parts);
+  const removal = createRemoval(parts, commands.announce);
   const applyDrift = createDriftApply(parts, deps.instances);
   const placements = createPlacements(ctx.db, () => view.freshSince());
-  const heartbeats = createHeartbeats(parts, applyDrift, placements, deps.onHeartbeat);
-  const requestUpgrade = createUpgradeRequests(parts, deps.releases);
-  const channel = createCommandChannel(ctx.tasks, deps.commandPolls);
-  const maintenanceRepo = createMaintenanceRepo(ctx.db);
-  const maintenance = createMaintenance(parts, maintenanceRepo);
-  const autoUpgrade = createAutoUpgrades(parts, deps.releases, maintenanceRepo);
-  const operations = createOperations(parts, channel);
-  const guestActions = createGuestActions(parts, maintenance, channel);
-  const guestConfigs = createGuestConfigs(parts);
+  const heartbeats = createHeartbeats(parts, applyDrift, placements, commands.commandsFor, deps.onHeartbeat);
   // A host removed (or its name changed) moves where its guests show in the registry.
   ctx.bus.on('host.status', () => placements.invalidate());
 
@@ -88,8 +86,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
     sweep(): void {
       const now = ctx.clock.now();
       heartbeats.sweepOffline(now);
-      sweepCommands(parts, now);
-      autoUpgrade(now);
+      commands.sweep(now);
     },
 
     createEnrollmentToken: enrollment.createEnrollmentToken,
@@ -117,7 +114,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
     confirmReceipt: removal.confirmReceipt,
 
     requestUpgrade(id: number, request: { version?: string; rollback?: boolean }, who: Who): HostDetail {
-      requestUpgrade(id, request, who);
+      commands.requestUpgrade(id, request, who);
       return view.get(id);
     },
 
@@ -125,13 +122,10 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
 
     /** Where each vmid's guest runs, for the registry's `host` and `guest_status`. */
     placements: placements.lookup,
-    operations,
-    guestActions,
-    guestConfigs,
-    maintenance,
-    /** "`muted` keeps the host's alerts from notifying (they are still recorded)": for alerts and notifications. */
-    isMuted: (hostId: number): boolean => maintenanceRepo.isMuted(hostId),
-    /** Server shutdown: waiting command polls are answered at once (they would hold the HTTP server's close). */
-    closePolls: () => channel.close(),
+    /** For operations: a command goes only to a host that is online. */
+    isOnline: (host: HostRow, now: number): boolean => view.statusOf(host, now) === 'online',
+    announceStatus: (hostId: number): void => announceStatus(parts, hostId),
+    /** "`muted` keeps the host's alerts from notifying (they are still recorded)": for alerts and notifications (operations keep the policy). */
+    isMuted: commands.isMuted,
   };
 }

@@ -1,10 +1,9 @@
-import type { GuestLatest, HostMetricsLatest, HostSeries } from '../contract/metrics.js';
+import type { GuestLatest, GuestMetricsValues as GuestMetrics, HostMetricsLatest, HostMetricsValues as HostMetrics, HostSeries } from '../contract/metrics.js';
 import { HOST_SERIES } from '../contract/metrics.js';
 import { isoMillis } from '../time.js';
 import { decodeFrame, encodeFrame, foldSamples, WIDTH, type Sample } from './frame.js';
 import { bucketOf } from './keys.js';
 import type { MetricRepo } from './repo.js';
-import type { GuestMetrics, HostMetrics } from './schema.js';
 
 /** What a heartbeat hands the metric store: the host's numbers and each guest's. */
 export interface MetricsReport {

@@ -1,11 +1,5 @@
 import type { Request } from 'express';
-import type { AccountService } from '../access/accounts.js';
-import { from, userSubject } from '../access/accounts.js';
-import { allowedOrigins } from '../access/origin.js';
-import { hashPassword } from '../access/passwords.js';
-import type { AccountRow } from '../access/repo.js';
-import type { Sealer } from '../access/sealed.js';
-import type { ThrottleKey } from '../access/throttle.js';
+import { allowedOrigins, from, hashPassword, userSubject, type AccountRow, type AccountService, type Sealer, type ThrottleKey } from '../access/api.js';
 import type { Actor, AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { OidcConfig } from '../config.js';

@@ -1,9 +1,5 @@
 import type { Request } from 'express';
-import type { AccountService } from '../access/accounts.js';
-import { from } from '../access/accounts.js';
-import { createExpiringMap } from '../access/expiring.js';
-import type { Sealer } from '../access/sealed.js';
-import type { ThrottleKey } from '../access/throttle.js';
+import { createExpiringMap, from, type AccountService, type Sealer, type ThrottleKey } from '../access/api.js';
 import type { Actor, AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { badRequest, unauthorized } from '../errors.js';

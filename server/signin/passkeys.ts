@@ -1,9 +1,6 @@
 import { isIP } from 'node:net';
 import type { Request } from 'express';
-import type { AccountService } from '../access/accounts.js';
-import { userSubject } from '../access/accounts.js';
-import { createExpiringMap } from '../access/expiring.js';
-import { originAllowed, plainHttpLoginAllowed } from '../access/origin.js';
+import { createExpiringMap, originAllowed, plainHttpLoginAllowed, userSubject, type AccountService } from '../access/api.js';
 import type { Actor, AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Passkey } from '../contract/signin.js';

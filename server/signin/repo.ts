@@ -1,4 +1,4 @@
-import type { AccountOptions } from '../access/accounts.js';
+import type { AccountOptions } from '../access/api.js';
 import type { UserSecondFactors } from '../contract/signin.js';
 import type { Db } from '../db/database.js';
 

@@ -1,14 +1,11 @@
 import type { Request, Response } from 'express';
-import { clearStepCookie, readSealedCookie, readStepCookie, setSessionCookie, setStepCookie } from '../access/cookies.js';
-import { requireOrigin, requireSecureTransport } from '../access/origin.js';
-import { PENDING_COOKIE } from '../access/pending.js';
+import { clearStepCookie, PENDING_COOKIE, presentAccount, readSealedCookie, readStepCookie, requireOrigin, requireSecureTransport, setSessionCookie, setStepCookie } from '../access/api.js';
 import type { AppContext } from '../context.js';
 import type { UserAnswer } from '../contract/access.js';
 import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus, UserSecondFactors } from '../contract/signin.js';
 import { changedBy, sessionOf, whereFrom } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
-import { presentAccount } from '../access/accounts.js';
 import { FLOW_COOKIE, FLOW_MS, SignInRefused } from './oidc.js';
 import { PASSKEY_COOKIE, PASSKEY_STEP_COOKIE } from './passkey-signin.js';
 import { CHALLENGE_MS } from './passkeys.js';

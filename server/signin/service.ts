@@ -1,8 +1,5 @@
 import type { Request } from 'express';
-import type { AccountService } from '../access/accounts.js';
-import { verifyPassword } from '../access/passwords.js';
-import { createSealer } from '../access/sealed.js';
-import type { ThrottleKey } from '../access/throttle.js';
+import { createSealer, verifyPassword, type AccountService, type ThrottleKey } from '../access/api.js';
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Role } from '../contract/access.js';

@@ -1,8 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { AccountService } from '../access/accounts.js';
-import { from, invalidCredentials, userSubject } from '../access/accounts.js';
-import { verifyPassword } from '../access/passwords.js';
-import type { ThrottleKey } from '../access/throttle.js';
+import { from, invalidCredentials, userSubject, verifyPassword, type AccountService, type ThrottleKey } from '../access/api.js';
 import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { RecoveryCodes, TotpSetup, TotpStatus } from '../contract/signin.js';

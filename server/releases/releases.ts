@@ -60,7 +60,7 @@ export function loadSigningKey(dbPath: string): KeyObject {
 
 interface AgentRelease extends ManifestAgent {
   file: string;
-  /** What is served: the file with its helpers inlined (server/hosts/assemble.ts); the hash and size are of these bytes. */
+  /** What is served: the file with its helpers inlined (server/releases/assemble.ts); the hash and size are of these bytes. */
   bytes: Buffer;
 }
 

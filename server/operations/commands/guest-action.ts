@@ -1,14 +1,14 @@
 import { ACTION_TIME_LIMITS_S, type GuestActionCommand, type OperationStatus } from '../../contract/operations.js';
 import { HttpError } from '../../errors.js';
-import type { OperationRow } from '../operations-repo.js';
-import type { HostParts } from '../parts.js';
+import type { OperationRow } from '../repo.js';
+import type { OperationParts } from '../parts.js';
 import { queuedKind, RESULT_MS } from './queued.js';
 
 /** A verb's time limit on the host and a minute for its result to come back, but never less than PRODUCT.md's 5 minutes. */
 const resultDueMs = (op: OperationRow) => Math.max(RESULT_MS, ((op.action ? ACTION_TIME_LIMITS_S[op.action] : 0) + 60) * 1000);
 
 /**
- * A guest action (server/hosts/guest-actions.ts makes them): the agent runs `qm`/`pct` with the verb
+ * A guest action (server/operations/guest-actions.ts makes them): the agent runs `qm`/`pct` with the verb
  * and builds its argument list itself from these fields. Its end changes the registry in two cases:
  * "the new guest's registry instance is ... removed again if the clone fails", and "its instance is
  * deleted when the destroy succeeds".
@@ -34,7 +34,7 @@ export const guestAction = queuedKind<GuestActionCommand>({
  * Deletes the registry instance an operation stood for, through the registry's own rules: a missing
  * one is nothing to do, and one someone moved to production since is left (the registry refuses it).
  */
-function removeInstance({ repo, audit, instances }: HostParts, op: OperationRow, vmid: number, why: OperationStatus | string): void {
+function removeInstance({ repo, audit, instances }: OperationParts, op: OperationRow, vmid: number, why: OperationStatus | string): void {
   const host = repo.hostById(op.host_id)!;
   const actor = `agent:${host.hostname}`;
   let name: string;

@@ -1,6 +1,6 @@
 import type { Operation } from '../contract/operations.js';
 import { isoMillis } from '../time.js';
-import type { OperationRow } from './operations-repo.js';
+import type { OperationRow } from './repo.js';
 
 const iso = (ms: number | null) => (ms === null ? null : isoMillis(ms));
 

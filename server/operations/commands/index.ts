@@ -1,6 +1,6 @@
 import type { AgentCommand } from '../../contract/hosts.js';
 import type { OperationType } from '../../contract/operations.js';
-import type { HostParts } from '../parts.js';
+import type { OperationParts } from '../parts.js';
 import { guestAction } from './guest-action.js';
 import { logs } from './logs.js';
 import type { AgentCommandKind, Contact } from './types.js';
@@ -50,6 +50,6 @@ export function polledCommandsFor(contact: Contact): AgentCommand[] {
 }
 
 /** Commands that got no answer in time, each kind by its own rule. */
-export function sweepCommands(parts: HostParts, now: number): void {
+export function sweepCommands(parts: OperationParts, now: number): void {
   for (const kind of kinds) kind.sweep(parts, now);
 }

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { UpgradeCommand } from '../../contract/hosts.js';
 import { badRequest, conflict } from '../../errors.js';
-import { announceOperation, announceStatus, requireHost, type HostParts, type Who } from '../parts.js';
+import { requireHost, type Who } from '../../hosts/parts.js';
+import { announceOperation, type OperationParts } from '../parts.js';
 import { rowWindowOpen, type MaintenanceRepo } from '../maintenance.js';
 import { compareVersions } from '../../contract/versions.js';
-import type { Releases } from '../releases.js';
-import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../upgrades.js';
+import type { Releases } from '../../releases/releases.js';
+import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../../releases/upgrades.js';
 import { commandKind } from './types.js';
 
 type Offer = NonNullable<ReturnType<typeof offeredUpgrade>>;
 
 /**
- * An agent upgrade (the states are in server/hosts/upgrades.ts): asked for by an administrator,
+ * An agent upgrade (the states are in server/releases/upgrades.ts): asked for by an administrator,
  * offered once in a heartbeat answer, settled by a later heartbeat or by the sweep when it times out.
  * A host being removed gets no upgrade and settles none.
  */
@@ -54,14 +55,14 @@ export const upgrade = commandKind<UpgradeCommand, Offer>({
         target: `host:${host.id}`,
         detail: { host: host.hostname, version: host.upgrade_version, from: host.upgrade_from, reason: 'no heartbeat from the new version within 5 minutes' },
       });
-      announceStatus(parts, host.id);
+      parts.announceStatus(host.id);
     });
     for (const stale of repo.upgradesTimedOut(now - UPGRADE_TIMEOUT_MS)) fail(stale.id);
   },
 });
 
 /** POST /api/hosts/:id/upgrade: no version means the shipped one; an older one needs `rollback: true`. */
-export function createUpgradeRequests(parts: HostParts, releases: Releases) {
+export function createUpgradeRequests(parts: OperationParts, releases: Releases) {
   const { ctx, repo, audit } = parts;
   const requestTx = ctx.transaction((hostId: number, version: string, rollback: boolean, who: Who, now: number) => {
     const host = requireHost(repo, hostId);
@@ -83,11 +84,11 @@ export function createUpgradeRequests(parts: HostParts, releases: Releases) {
  * its windows and has no upgrade open. A version that already failed on a host is not asked again by
  * itself (an administrator may); the operation is the upgrade's, audited with no actor.
  */
-export function createAutoUpgrades(parts: HostParts, releases: Releases, policies: MaintenanceRepo) {
-  const { ctx, repo, audit, view } = parts;
+export function createAutoUpgrades(parts: OperationParts, releases: Releases, policies: MaintenanceRepo) {
+  const { ctx, repo, audit, isOnline } = parts;
   const requestTx = ctx.transaction((hostId: number, version: string, now: number) => {
     const host = repo.hostById(hostId);
-    if (!host || host.state !== 'active' || view.statusOf(host, now) !== 'online') return;
+    if (!host || host.state !== 'active' || !isOnline(host, now)) return;
     if (compareVersions(version, host.agent_version) <= 0) return;
     if (host.upgrade_state === 'pending' || host.upgrade_state === 'in_progress') return;
     if (host.upgrade_version === version && host.upgrade_state === 'failed') return;

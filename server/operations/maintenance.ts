@@ -4,7 +4,8 @@ import type { Db } from '../db/database.js';
 import { conflict } from '../errors.js';
 import { isoMillis } from '../time.js';
 import { serverTimeZone, windowOpen } from './maintenance-windows.js';
-import { requireHost, type HostParts, type Who } from './parts.js';
+import { requireHost, type Who } from '../hosts/parts.js';
+import type { OperationParts } from './parts.js';
 
 interface MaintenanceRow {
   host_id: number;
@@ -56,7 +57,7 @@ export type Maintenance = ReturnType<typeof createMaintenance>;
  * (outside them an administrator must force one), upgrades by themselves inside a window
  * (`auto_upgrade`), and `muted` for alerts.
  */
-export function createMaintenance(parts: HostParts, repo: MaintenanceRepo) {
+export function createMaintenance(parts: OperationParts, repo: MaintenanceRepo) {
   const { ctx, audit } = parts;
 
   function get(hostId: number): MaintenancePolicy {

@@ -6,9 +6,10 @@ import { conflict, forbidden, invalidToken, notFound } from '../errors.js';
 import type { CommandChannel } from './command-channel.js';
 import { kindOf, polledCommandsFor } from './commands/index.js';
 import { requireReachable } from './guest-actions.js';
-import { presentOperation } from './operation-view.js';
-import type { OperationQuery } from './operations-schema.js';
-import { announceOperation, requireHost, type HostParts, type Who } from './parts.js';
+import { presentOperation } from './view.js';
+import type { OperationQuery } from './schema.js';
+import { requireHost, type Who } from '../hosts/parts.js';
+import { announceOperation, type OperationParts } from './parts.js';
 
 /** "the last 4 KiB the agent sent" */
 export const OUTPUT_BYTES = 4096;
@@ -40,7 +41,7 @@ export type Operations = ReturnType<typeof createOperations>;
  * Operations as people and agents meet them: the list and one operation, cancelling one not yet
  * sent, log requests, the command poll, and the agent's result (idempotent: a retry changes nothing).
  */
-export function createOperations(parts: HostParts, channel: CommandChannel) {
+export function createOperations(parts: OperationParts, channel: CommandChannel) {
   const { ctx, repo, ops, audit } = parts;
 
   const cancelTx = ctx.transaction((id: string, who: Who, managesHosts: boolean, now: number) => {

@@ -6,10 +6,10 @@ import { forbidden } from '../errors.js';
 import { agentCredentialOf, changedBy, userOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam, parseWith } from '../http/validate.js';
-import { GuestActionBody, GuestConfigBody, maintenanceBody, OperationResultBody, parseOperationQuery, parseWait } from './operations-schema.js';
+import { GuestActionBody, GuestConfigBody, maintenanceBody, OperationResultBody, parseOperationQuery, parseWait } from './schema.js';
 import { serverTimeZone } from './maintenance-windows.js';
-import type { HostService } from './service.js';
-import { bearerOfKind, sha256 } from './tokens.js';
+import type { OperationService } from './service.js';
+import { bearerOfKind, sha256 } from '../hosts/tokens.js';
 
 const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
 const OperationQueryDoc = z.lazy(() =>
@@ -32,8 +32,8 @@ const readsOutput = (res: Response) => roleHas(userOf(res).role, 'diagnostics.re
  * Guest control through agents (PRODUCT.md): guest actions, operations, log requests, guest configs
  * and maintenance policies for people; the command poll, results and config uploads for agents.
  */
-export function registerOperationRoutes(routes: RouteTable, hosts: HostService): void {
-  const { operations, guestActions, guestConfigs, maintenance } = hosts;
+export function registerOperationRoutes(routes: RouteTable, service: OperationService): void {
+  const { operations, guestActions, guestConfigs, maintenance } = service;
 
   routes.post(
     '/api/hosts/:id/guests/:vmid/actions',

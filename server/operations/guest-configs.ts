@@ -5,7 +5,8 @@ import { notFound, unprocessable, validationFailed } from '../errors.js';
 import { isoMillis } from '../time.js';
 import { unifiedDiff } from './config-diff.js';
 import { unredactedKeys } from './config-secrets.js';
-import { requireHost, type HostParts } from './parts.js';
+import { requireHost } from '../hosts/parts.js';
+import type { OperationParts } from './parts.js';
 
 /** "The server keeps the last 20 versions per guest." */
 export const KEPT_VERSIONS = 20;
@@ -48,7 +49,7 @@ function createGuestConfigRepo(db: Db) {
  * Raw guest configs (PRODUCT.md): an agent uploads a guest's config when its hash changes; the last
  * 20 versions per guest are kept and served as text and as unified diffs to operators.
  */
-export function createGuestConfigs(parts: HostParts) {
+export function createGuestConfigs(parts: OperationParts) {
   const { ctx, repo } = parts;
   const configs = createGuestConfigRepo(ctx.db);
 

@@ -1,13 +1,13 @@
 import type { OperationStatus } from '../../contract/operations.js';
-import type { OperationRow } from '../operations-repo.js';
-import type { HostParts } from '../parts.js';
-import type { HostRow } from '../repo.js';
+import type { OperationRow } from '../repo.js';
+import type { OperationParts } from '../parts.js';
+import type { HostRow } from '../../hosts/repo.js';
 
 /**
  * A host in contact with the server, inside the transaction of that contact: a heartbeat, whose facts
  * are already written into `host`, or a command poll (GET /api/agent/commands).
  */
-export interface Contact extends HostParts {
+export interface Contact extends OperationParts {
   host: HostRow;
   now: number;
 }
@@ -29,13 +29,13 @@ export interface CommandKind<C extends { type: string }, P, D = P> {
   /** Delivering one changes what the host page shows: host.status is announced with the heartbeat. */
   announcesStatus?: boolean;
   /** Run by the periodic sweep: commands of this kind that got no answer in time. */
-  sweep?(parts: HostParts, now: number): void;
+  sweep?(parts: OperationParts, now: number): void;
   /** Handed out by the command poll too, not only in heartbeat answers (which the agent runs in the background). */
   polled?: boolean;
   /** The agent reports these at POST /api/agent/operations/:id/result. */
   takesResults?: boolean;
   /** What the end of one of these changes beyond its own row (a failed clone's instance removed), in the transaction that ends it. */
-  ended?(parts: HostParts, op: OperationRow, status: OperationStatus, now: number): void;
+  ended?(parts: OperationParts, op: OperationRow, status: OperationStatus, now: number): void;
 }
 
 /** A kind as the table holds it: its pending and delivered types stay inside. */
@@ -44,10 +44,10 @@ export interface AgentCommandKind<C> {
   /** Delivers and renders every command of this kind due for the host in contact. */
   handOut(contact: Contact): C[];
   announcesStatus: boolean;
-  sweep(parts: HostParts, now: number): void;
+  sweep(parts: OperationParts, now: number): void;
   polled: boolean;
   takesResults: boolean;
-  ended(parts: HostParts, op: OperationRow, status: OperationStatus, now: number): void;
+  ended(parts: OperationParts, op: OperationRow, status: OperationStatus, now: number): void;
 }
 
 export function commandKind<C extends { type: string }, P, D = P>(kind: CommandKind<C, P, D>): AgentCommandKind<C> {

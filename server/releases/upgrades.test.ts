@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HostRow } from './repo.js';
+import type { HostRow } from '../hosts/repo.js';
 import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS, upgradeView } from './upgrades.js';
 
 const T = Date.parse('2026-11-22T10:00:00.000Z');

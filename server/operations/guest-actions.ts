@@ -4,9 +4,10 @@ import { DISRUPTIVE_ACTIONS, TEMPLATE_ACTIONS, type OperationAccepted } from '..
 import { conflict, HttpError, notFound } from '../errors.js';
 import type { CommandChannel } from './command-channel.js';
 import type { Maintenance } from './maintenance.js';
-import type { GuestActionBody } from './operations-schema.js';
-import { announceOperation, requireHost, type HostParts, type Who } from './parts.js';
-import type { HostRow } from './repo.js';
+import type { GuestActionBody } from './schema.js';
+import { requireHost, type Who } from '../hosts/parts.js';
+import { announceOperation, type OperationParts } from './parts.js';
+import type { HostRow } from '../hosts/repo.js';
 
 /** The registry's production rule, as a destroy meets it. */
 export const PRODUCTION_DESTROY = 'production instances cannot be destroyed; change the stack to development first';
@@ -26,10 +27,10 @@ function paramsOf(body: GuestActionBody): Record<string, unknown> {
 }
 
 /** The host takes commands: it reports (online) and is not being removed. */
-export function requireReachable(parts: HostParts, host: HostRow, now: number): void {
+export function requireReachable(parts: OperationParts, host: HostRow, now: number): void {
   if (host.state === 'deleted') throw conflict('host is deleted');
   if (host.state === 'deleting') throw conflict('host is being deleted');
-  if (parts.view.statusOf(host, now) !== 'online') throw conflict('host is offline');
+  if (!parts.isOnline(host, now)) throw conflict('host is offline');
 }
 
 /**
@@ -38,7 +39,7 @@ export function requireReachable(parts: HostParts, host: HostRow, now: number): 
  * one-open-action-per-guest index holds it too). A clone's registry instance is created in the same
  * transaction. `force` comes only from an administrator (the route refuses an operator's with 403).
  */
-export function createGuestActions(parts: HostParts, maintenance: Maintenance, channel: CommandChannel) {
+export function createGuestActions(parts: OperationParts, maintenance: Maintenance, channel: CommandChannel) {
   const { ctx, repo, ops, audit, instances } = parts;
 
   const requestTx = ctx.transaction((hostId: number, vmid: number, body: GuestActionBody, who: Who, now: number): string => {

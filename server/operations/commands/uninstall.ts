@@ -1,7 +1,7 @@
 import type { UninstallCommand } from '../../contract/hosts.js';
-import type { DeletionRow } from '../repo.js';
-import { announceOperation, announceStatus } from '../parts.js';
-import { deliverRemoval, pendingRemoval } from '../removal.js';
+import type { DeletionRow } from '../../hosts/repo.js';
+import { announceOperation } from '../parts.js';
+import { deliverRemoval, pendingRemoval } from '../../hosts/removal.js';
 import { commandKind } from './types.js';
 
 /** A removal asked for in DELETE /api/hosts/:id (server/hosts/removal.ts), delivered at the next heartbeat. */
@@ -26,7 +26,7 @@ export const uninstall = commandKind<UninstallCommand, DeletionRow, { deletion: 
       const deletion = repo.deletionById(id);
       if (!deletion || !repo.expireDeletion(id, now)) return;
       announceOperation(parts, id);
-      announceStatus(parts, deletion.host_id);
+      parts.announceStatus(deletion.host_id);
     });
     for (const id of repo.receiptsExpired(now)) expire(id);
   },

@@ -1,6 +1,6 @@
 import type { OperationType } from '../../contract/operations.js';
-import type { OperationRow } from '../operations-repo.js';
-import { announceOperation, type HostParts } from '../parts.js';
+import type { OperationRow } from '../repo.js';
+import { announceOperation, type OperationParts } from '../parts.js';
 import { commandKind, type AgentCommandKind, type CommandKind } from './types.js';
 
 /** "not fetched within 10 minutes makes it expired" */
@@ -36,7 +36,7 @@ export function queuedKind<C extends { type: string }>(kind: QueuedKind<C>): Age
 }
 
 /** Each overdue operation of the kind expires in its own small transaction, with what its end changes. */
-function expireOverdue<C>(parts: HostParts, kind: QueuedKind<C>, now: number): void {
+function expireOverdue<C>(parts: OperationParts, kind: QueuedKind<C>, now: number): void {
   const { ctx, ops } = parts;
   const expire = ctx.transaction((id: string) => {
     const op = ops.byId(id);

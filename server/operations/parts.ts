@@ -1,0 +1,32 @@
+import type { AuditLog } from '../audit.js';
+import type { AppContext } from '../context.js';
+import type { HostRepo, HostRow } from '../hosts/repo.js';
+import type { InstanceService } from '../registry/service.js';
+import type { OperationRepo } from './repo.js';
+import { presentOperation } from './view.js';
+
+/**
+ * What operations work with, handed in by the composition root (server/services.ts): their own repo,
+ * and of hosts only the rows a command goes to (upgrades and removals move them) and two functions.
+ */
+export interface OperationParts {
+  ctx: AppContext;
+  /** Written inside the transaction of the change an entry records. */
+  audit: AuditLog;
+  /** Every command an agent receives. */
+  ops: OperationRepo;
+  /** The hosts' rows (server/hosts/repo.ts). */
+  repo: HostRepo;
+  /** A heartbeat within the last three intervals (server/hosts/present.ts). */
+  isOnline: (host: HostRow, now: number) => boolean;
+  /** host.status with the host as it is now; inside a transaction it is heard once that commits. */
+  announceStatus: (hostId: number) => void;
+  /** The registry: clones and destroys change it through its own rules. */
+  instances: InstanceService;
+}
+
+/** operation.updated with the operation as it is now (never its output); inside a transaction it is heard once that commits. */
+export function announceOperation({ ctx, ops }: Pick<OperationParts, 'ctx' | 'ops'>, id: string | undefined): void {
+  const row = id === undefined ? undefined : ops.byId(id);
+  if (row) ctx.bus.publish('operation.updated', presentOperation(row, false));
+}
