@@ -43,7 +43,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   // A password login of an account with a confirmed TOTP factor waits for its code (server/signin).
   const accounts = createAccountService(context, audit, accountHooks(signInRepo));
   const signIn = createSignIn(context, accounts, audit, signInRepo);
-  const tokens = createTokenService(context, audit);
+  const tokens = createTokenService(context, audit, accounts.repo);
   const instances = createInstanceService(context, audit);
   const jobs = createJobService(context, instances, audit, options.jobs);
   const backup = createBackupService(context, audit);
