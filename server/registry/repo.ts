@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Flag, HistoryEntry, Instance, InstanceHost, InstanceInput, PlacedInstance, SortKey } from '../contract/registry.js';
 import type { ListQuery } from './schema.js';
 
-const COLUMNS =
+export const COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
 
 const SORT_COLUMNS: Record<SortKey, string> = {
