@@ -11,7 +11,7 @@ import { createSignIn } from './signin/service.js';
 import { createHostService, type HeartbeatListener, type HostsOptions } from './hosts/service.js';
 import { createJobsBackup } from './jobs/backup.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
-import { createMonitoring, type MonitoringOptions } from './monitoring.js';
+import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
 import { createRegistryBackup } from './registry/backup.js';
 import { createInstanceService } from './registry/service.js';
 import { createTelemetryRepo } from './telemetry/repo.js';
