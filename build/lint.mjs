@@ -25,13 +25,15 @@ for (const [tool, pkg] of [[shellcheck, 'shellcheck'], [systemdAnalyze, 'systemd
 
 /** [label, shellcheck arguments, script text or undefined for a file] */
 const checks = [
-  ['reporter/usage-report.sh', ['--shell=bash', 'reporter/usage-report.sh']],
+  // -x: each script follows its include of reporter/lib/ (the files the server inlines when it serves them).
+  ['reporter/usage-report.sh', ['--shell=bash', '-x', 'reporter/usage-report.sh']],
+  ['reporter/lib/*.sh', ['--shell=bash', 'reporter/lib/common.sh', 'reporter/lib/json-string.sh']],
   // Variables the helper sets are used by the .bats files that load it, and BATS_* come from bats.
   ['reporter/test/test_helper.bash', ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/test_helper.bash']],
-  ['reporter/host-agent.sh, reporter/install-agent.sh', ['--shell=bash', 'reporter/host-agent.sh', 'reporter/install-agent.sh']],
+  ['reporter/host-agent.sh, reporter/install-agent.sh', ['--shell=bash', '-x', 'reporter/host-agent.sh', 'reporter/install-agent.sh']],
   [
     'reporter/test/agent_helper.bash and the fake hypervisor commands',
-    ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash', ...['systemctl', 'qm', 'pct', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`)],
+    ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash', ...['systemctl', 'qm', 'pct', 'pvesh', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`)],
   ],
   ['.ci/run', ['--shell=bash', '.ci/run']],
 ];

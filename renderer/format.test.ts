@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, exactTime, historyChange, historyValue, plural, relativeTime, sentence, uptime } from './format';
+import { duration, exactTime, historyChange, historyValue, interval, plural, relativeTime, sentence, uptime } from './format';
 
 const NOW = Date.parse('2026-11-22T10:15:00Z');
 
@@ -78,3 +78,9 @@ describe('uptime', () => {
   });
 });
 
+
+describe('interval', () => {
+  it('says seconds, or whole minutes', () => {
+    expect([10, 30, 60, 90, 3600].map(interval)).toEqual(['10 s', '30 s', '1 min', '90 s', '60 min']);
+  });
+});

@@ -71,6 +71,9 @@ export function uptime(seconds: number): string {
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
+/** A heartbeat interval as said in a sentence: "10 s", "2 min", "90 s". */
+export const interval = (seconds: number): string => (seconds >= 60 && seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
+
 const FIELD_LABELS: Record<string, string> = {
   vmid: 'VMID',
   name: 'Name',

@@ -1,20 +1,6 @@
 #!/usr/bin/env bash
-# homefleet host agent: reports this hypervisor host to homefleet and runs the commands it answers.
-#
-#   host-agent.sh [--once] [--root DIR]     heartbeat loop (--once: one cycle, then exit)
-#   host-agent.sh --watchdog [--root DIR]   upgrade watchdog (started by the agent, see below)
-#   host-agent.sh --repin SHA256 [--root DIR]  pin the controller's new certificate key (as root)
-#   host-agent.sh --version
-#
-# Installed by install-agent.sh as a systemd service. Needs bash, curl, coreutils and openssl, plus
-# the hypervisor's own qm/pct/pveversion; nothing is compiled and no JSON tool is used.
-#
-# State (written by the installer, kept across upgrades), <root>/etc/homefleet-agent/, mode 0600:
-#   server_url               the controller's base URL
-#   host_token               this host's hfh_ token (never logged, never on a command line)
-#   manifest_public_key.pem  the controller's Ed25519 key, pinned at enrollment
-#   tls_pin                  optional: sha256//<base64 SHA-256 of the certificate's public key>
-#   manifest_issued_at       the newest issued_at of a verified manifest (seconds): older ones are replays
+# homefleet host agent: reports this Proxmox VE host to homefleet and runs the commands it answers.
+# Installed by install-agent.sh as a systemd service; usage() below says how it is called.
 #
 # Heartbeat: POST /api/agent/heartbeat every heartbeat_interval_s the server answers (bounded).
 # Commands in the answer: {"type":"uninstall","operation_id","receipt_token"} removes the agent and
@@ -25,15 +11,22 @@
 # being replaced) and restarts into the new version. The watchdog puts the previous version back
 # when the new one has not heartbeated successfully within HOMEFLEET_UPGRADE_TIMEOUT_S (300).
 #
+# Guests come from `pvesh get /nodes/<node>/qemu|lxc --output-format json`. Every JSON this agent
+# reads (those lists, the server's answers, the release manifest) is decoded by perl's JSON::PP
+# (lib/common.sh json_parse), never matched with patterns; a value is used only when it has the
+# type it should and matches a strict pattern.
+#
 # Guest control: beside the heartbeat timer a second loop long-polls GET /api/agent/commands?wait=25
 # (homefleet never connects to a host). A {"type":"guest.action"} command runs qm or pct (as the
 # guest's own type says) with one fixed verb and an argument list this script builds itself from
 # fields that must match strict patterns, only for a vmid its own last heartbeat listed, under the
-# verb's time limit; nothing from the server passes through a shell or eval. {"type":"logs"} sends
-# the last 200 lines of this agent's journal. Each result goes to
-# POST /api/agent/operations/<id>/result (retried). Guest configs (qm/pct config, redacted: the value
-# of cipassword and of any key holding password, secret or token becomes **REDACTED**) are hashed
-# into the heartbeat and uploaded to POST /api/agent/guest-configs when their hash changes.
+# verb's time limit; nothing from the server passes through a shell or eval. A command with a field
+# of the wrong type is refused whole. {"type":"logs"} sends the last 200 lines of this agent's
+# journal (at most 64 KiB, cut at a line). Each result goes to POST /api/agent/operations/<id>/result
+# (retried). Guest configs (qm/pct config, redacted: the value of cipassword and of any key holding
+# password, secret or token becomes **REDACTED**, and so does such a key=value pair inside args and
+# lxc.* values) are hashed into the heartbeat and uploaded to POST /api/agent/guest-configs when
+# their hash changes.
 #
 # A server that is down, slow or answers garbage is logged and retried at the next interval: every
 # curl is bounded by --connect-timeout and --max-time, and the loop never exits on such errors.
@@ -51,7 +44,46 @@ umask 077
 readonly AGENT_UNIT=homefleet-agent.service
 readonly WATCHDOG_UNIT=homefleet-agent-watchdog.service
 readonly INTERVAL_DEFAULT=30 INTERVAL_MAX=3600
-readonly MAX_ANSWER_BYTES=1048576 MAX_AGENT_BYTES=4194304
+readonly MAX_ANSWER_BYTES=1048576 MAX_DOWNLOAD_BYTES=4194304
+# What the server keeps of a result's output.
+readonly MAX_OUTPUT_BYTES=65536
+
+# The helpers this agent shares with its installer; the controller serves them inlined here.
+# shellcheck source=reporter/lib/json-string.sh
+source "${BASH_SOURCE[0]%/*}/lib/json-string.sh" # homefleet:include
+# shellcheck source=reporter/lib/common.sh
+source "${BASH_SOURCE[0]%/*}/lib/common.sh" # homefleet:include
+
+usage() {
+  cat <<'USAGE'
+Usage: host-agent.sh [--once] [--root DIR]
+       host-agent.sh --watchdog [--root DIR]
+       host-agent.sh --repin SHA256 [--root DIR]
+       host-agent.sh --version | --help
+
+The homefleet host agent. It reports this Proxmox VE host (its addresses, metrics and guests) to
+the homefleet controller and runs the commands the controller answers with: guest actions (qm/pct
+start, shutdown, stop, reboot, snapshot, rollback, clone, destroy), log requests, agent upgrades
+and its own removal. install-agent.sh installs it as the systemd service homefleet-agent.service,
+which runs it without options; it is rarely run by hand.
+
+  (no option)     heartbeat every interval the controller answers, and long-poll for commands
+  --once          one heartbeat and the commands in its answer, then exit (0: the controller took
+                  the heartbeat; 75: it did not)
+  --watchdog      the upgrade watchdog, started in its own systemd unit during an upgrade: restores
+                  the previous version when the new one has not heartbeated within 5 minutes
+  --repin SHA256  pin the controller's re-issued certificate key (run as root): the SHA-256 of its
+                  public key, base64 as the dashboard shows it (sha256//<base64> or <base64>) or 64
+                  hex digits; restarts the service to use it
+  --root DIR      keep state and files under DIR instead of / (tests)
+  --version       print this agent's version
+  -h, --help      print this text
+
+State, mode 0600, in <root>/etc/homefleet-agent/: server_url, host_token, manifest_public_key.pem,
+tls_pin (optional), manifest_issued_at. Needs bash, curl, coreutils, openssl, perl with JSON::PP,
+and the node's own pvesh, qm, pct and pveversion (all part of Proxmox VE).
+USAGE
+}
 
 ORIGINAL_ARGS=("$@")
 ONCE=0
@@ -74,8 +106,8 @@ while (($# > 0)); do
       shift
       ;;
     --version) echo "$HOMEFLEET_AGENT_VERSION"; exit 0 ;;
-    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "homefleet-agent: unknown argument: $1" >&2; exit 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "homefleet-agent: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -150,92 +182,11 @@ POLL_WAIT="$(bounded_int "${HOMEFLEET_POLL_WAIT_S:-}" 0 30 25)"
 RESULT_TRIES="$(bounded_int "${HOMEFLEET_RESULT_TRIES:-}" 1 20 8)"
 
 # ---------------------------------------------------------------------------------------------
-# JSON without jq: strings are escaped here; answers are read only for a few flat fields, and
-# every value taken from them is checked against a strict pattern before it is used.
-
-# JSON string literal (with quotes) of $1 into the variable named by $2.
-json_string() {
-  # Prefixed locals: the caller's variable named by $2 must not be shadowed by one of ours.
-  local __js_s="${1-}" __js_bs=$'\\' __js_q='"' __js_i __js_h __js_c __js_e
-  __js_s="${__js_s//"$__js_bs"/"$__js_bs$__js_bs"}"
-  __js_s="${__js_s//"$__js_q"/"$__js_bs$__js_q"}"
-  __js_s="${__js_s//$'\n'/"${__js_bs}n"}"
-  __js_s="${__js_s//$'\r'/"${__js_bs}r"}"
-  __js_s="${__js_s//$'\t'/"${__js_bs}t"}"
-  for ((__js_i = 1; __js_i < 32; __js_i++)); do
-    printf -v __js_h '%02x' "$__js_i"
-    printf -v __js_c '%b' "\\x$__js_h"
-    if [[ "$__js_s" == *"$__js_c"* ]]; then
-      printf -v __js_e '\\u%04x' "$__js_i"
-      __js_s="${__js_s//"$__js_c"/"$__js_e"}"
-    fi
-  done
-  printf -v "$2" '%s' "\"$__js_s\""
-}
-
-# The raw (still escaped) string value of key $2 in the JSON text $1, into REPLY; 1 when absent.
-json_get_string() {
-  local re="\"$2\"[[:space:]]*:[[:space:]]*\"(([^\"\\\\]|\\\\.)*)\""
-  [[ "$1" =~ $re ]] || return 1
-  REPLY="${BASH_REMATCH[1]}"
-}
-
-# The whole-number value of key $2 in $1, into REPLY; 1 when absent or not a plain number.
-json_get_int() {
-  local re="\"$2\"[[:space:]]*:[[:space:]]*([0-9]{1,15})([^0-9.eE]|$)"
-  [[ "$1" =~ $re ]] || return 1
-  REPLY="${BASH_REMATCH[1]}"
-}
-
-# The flat objects ({...} holding no other object) in $1, in order, into the array OBJECTS.
-json_objects() {
-  local rest="$1" re='\{[^{}]*\}'
-  OBJECTS=()
-  while [[ "$rest" =~ $re ]]; do
-    OBJECTS+=("${BASH_REMATCH[0]}")
-    rest="${rest#*"${BASH_REMATCH[0]}"}"
-  done
-}
-
-# The flat objects that follow key $2 in $1, into the array OBJECTS.
-json_objects_after() {
-  local key="\"$2\""
-  OBJECTS=()
-  [[ "$1" == *"$key"* ]] || return 0
-  json_objects "${1#*"$key"}"
-}
-
-is_version() { [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ && ${#1} -le 64 ]]; }
-
-# 0 when version $1 is older than $2: x.y.z compared as numbers, a pre-release before its release
-# (as the controller compares them).
-version_lt() {
-  local a="$1" b="$2" i x y pa pb
-  local -a na nb
-  IFS=. read -r -a na <<<"${a%%[-+]*}"
-  IFS=. read -r -a nb <<<"${b%%[-+]*}"
-  for ((i = 0; i < 3; i++)); do
-    x=$((10#${na[i]:-0}))
-    y=$((10#${nb[i]:-0}))
-    if ((x != y)); then ((x < y)); return; fi
-  done
-  if [[ "$a" != *-* ]]; then return 1; fi
-  if [[ "$b" != *-* ]]; then return 0; fi
-  pa="${a#*[-+]}"
-  pb="${b#*[-+]}"
-  [[ "${pa%%[-+]*}" < "${pb%%[-+]*}" ]]
-}
-
-# ---------------------------------------------------------------------------------------------
 # HTTP
 
 SERVER_URL=''
 HOST_TOKEN=''
-ENTRY=''
-OBJECTS=()
 TLS_PIN=''
-HTTP_CODE=''
-CURL_EXIT=0
 
 read_state_file() {
   local file="$STATE_DIR/$1" line=''
@@ -253,26 +204,6 @@ load_state() {
   [[ "$HOST_TOKEN" =~ ^hfh_[A-Za-z0-9_-]{20,200}$ ]] || { log "invalid host token in $STATE_DIR/host_token"; return 1; }
   [[ -z "$TLS_PIN" || "$TLS_PIN" =~ ^sha256//[A-Za-z0-9+/]{43}=$ ]] || { log "invalid TLS pin in $STATE_DIR/tls_pin"; return 1; }
 }
-
-# http METHOD PATH OUTFILE [BODYFILE] [TOKEN]: sets HTTP_CODE ('' when nothing came back).
-# The token goes to curl through its config on stdin, never on the command line (where any local
-# user could read it from /proc). With a pin, the certificate's public key must match it: -k only
-# skips the CA check that a self-signed certificate cannot pass.
-http() {
-  local method="$1" url="$SERVER_URL$2" out="$3" body="${4:-}" token="${5:-}" config='' code
-  local -a args=(-sS -o "$out" -w '%{http_code}' -X "$method" --proto '=http,https'
-    --connect-timeout "$CONNECT_TIMEOUT" --max-time "${HTTP_MAX_TIME:-$CURL_MAX_TIME}" --max-filesize "$MAX_AGENT_BYTES")
-  if [[ -n "$TLS_PIN" ]]; then args+=(-k --pinnedpubkey "$TLS_PIN"); fi
-  if [[ -n "$body" ]]; then args+=(-H 'Content-Type: application/json' --data-binary "@$body"); fi
-  if [[ -n "$token" ]]; then config="header = \"Authorization: Bearer $token\""; fi
-  HTTP_CODE=''
-  CURL_EXIT=0
-  code="$(curl "${args[@]}" -K - "$url" <<<"$config" 2>/dev/null)" || CURL_EXIT=$?
-  [[ "$code" =~ ^[0-9]{3}$ && "$code" != 000 ]] || return 1
-  HTTP_CODE="$code"
-}
-
-http_ok() { http "$@" && [[ "$HTTP_CODE" == 200 ]]; }
 
 # Why the last request got no answer, from curl's exit status.
 no_answer() {
@@ -337,36 +268,127 @@ uptime_field() {
   if [[ "$up" =~ ^[0-9]{1,12}$ ]]; then printf '"uptime_s":%s,' "$((10#$up))"; fi
 }
 
-# Guests from `qm list` and `pct list`. Proxmox guest names are DNS names (no spaces), so fields
-# split on whitespace; pct's Lock column may be empty, so its Name is the field that starts at or
-# after the header's Name column.
+# Guests from one `pvesh get /nodes/<node>/qemu|lxc --output-format json` each ($1: this host's
+# name, whose first label is the Proxmox node's name): vmid, name, status, template, lock and numbers
+# all from the same object. PVE 6 writes numbers as strings ("vmid":"101", "disk":"1000"); both are read.
 GUESTS_JSON=''
 GUESTS_LIST=''
-add_guest() {
-  local vmid="$1" name="$2" type="$3" status="$4" n s config=''
-  [[ "$vmid" =~ ^[1-9][0-9]{0,14}$ ]] || return 0
-  [[ "$status" =~ ^[A-Za-z0-9_-]{1,32}$ ]] || status=''
-  json_string "${name:0:200}" n
-  json_string "$status" s
-  if guest_config "$vmid" "$type"; then config=",\"config_sha256\":\"$REPLY\""; fi
-  GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$n,\"type\":\"$type\",\"status\":$s$config${GUEST_METRICS[$vmid]-}}"
-  GUESTS_LIST+="$vmid $type"$'\n'
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A PVESH=()
+collect_guests() {
+  local node="${1%%.*}" type file count i vmid name status template lock field value metrics config
+  local -A seen=()
+  GUESTS_JSON=''
+  GUESTS_LIST=''
+  if command -v pvesh >/dev/null 2>&1 && [[ "$node" =~ ^[A-Za-z0-9_-]{1,63}$ ]]; then
+    for type in qemu lxc; do
+      file="$WORK_DIR/pvesh-$type.json"
+      if ! timeout 30 pvesh get "/nodes/$node/$type" --output-format json >"$file" 2>/dev/null; then
+        log "guests: pvesh get /nodes/$node/$type failed; its guests are left out of this heartbeat"
+        continue
+      fi
+      if ! json_parse PVESH "$file" || ! json_get PVESH . a; then
+        log "guests: pvesh get /nodes/$node/$type did not print a JSON list; its guests are left out of this heartbeat"
+        continue
+      fi
+      count="$REPLY"
+      for ((i = 0; i < count; i++)); do
+        { json_get PVESH "$i.vmid" ns && [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]]; } || continue
+        vmid="$REPLY"
+        [[ -z "${seen[$vmid]-}" ]] || continue
+        seen[$vmid]=1
+        name=''
+        if json_get PVESH "$i.name" sn; then name="$REPLY"; fi
+        # The controller refuses a name with control characters or markup (and the whole heartbeat with it).
+        if [[ "$name" == *[[:cntrl:]\<\>]* ]]; then name=''; fi
+        json_string "${name:0:200}" name
+        status=''
+        if json_str PVESH "$i.status" && [[ "$REPLY" =~ ^[A-Za-z0-9_-]{1,32}$ ]]; then status="$REPLY"; fi
+        # "template":1 (or "1", or true) on a template; absent, "" or 0 otherwise.
+        template=false
+        if json_get PVESH "$i.template" nsb && [[ "$REPLY" == 1 || "$REPLY" == true ]]; then template=true; fi
+        # A lock this agent cannot name is still a lock: the controller refuses actions on it.
+        lock=''
+        if json_get PVESH "$i.lock" sn && [[ -n "$REPLY" ]]; then
+          lock=unknown
+          if [[ "$REPLY" =~ ^[a-z-]{1,32}$ ]]; then lock="$REPLY"; fi
+          lock=",\"lock\":\"$lock\""
+        fi
+        metrics=''
+        for field in cpu mem maxmem disk maxdisk uptime netin netout; do
+          { json_get PVESH "$i.$field" ns && is_number "$REPLY"; } || continue
+          value="$REPLY"
+          # cpu is a share of the guest's cores; Proxmox can report a little over 1 while it settles.
+          if [[ "$field" == cpu ]] && at_least_one "$value"; then value=1; fi
+          metrics+=",\"${field/#uptime/uptime_s}\":$value"
+        done
+        config=''
+        if guest_config "$vmid" "$type"; then config=",\"config_sha256\":\"$REPLY\""; fi
+        GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$name,\"type\":\"$type\",\"status\":\"$status\",\"template\":$template$lock$config$metrics}"
+        GUESTS_LIST+="$vmid $type"$'\n'
+      done
+    done
+  fi
+  # What the command loop may act on: "vmid must be an integer that the agent listed in its own last heartbeat".
+  printf '%s' "$GUESTS_LIST" >"$WORK_DIR/guests.tmp" && mv -f "$WORK_DIR/guests.tmp" "$WORK_DIR/guests"
 }
 
 # "the value of cipassword and of any key containing password, secret or token becomes
-# **REDACTED**" (the controller refuses a config that still holds one).
+# **REDACTED**" (the controller refuses a config that still holds one). Whitespace around a key
+# does not hide it (` password : x`, a key followed by \r or a non-breaking space), and inside the
+# values of args and of lxc.* keys, each key=value pair whose key says so has its value redacted
+# (`args: -spice port=5900,password=x`, `lxc.environment: DB_PASSWORD=x`).
 redact_config() {
-  local line key lower re='^([A-Za-z0-9_.-]*)([[:space:]]*[:=][[:space:]]*)(.*)$'
+  local line region sep rest key lower
   while IFS= read -r line || [[ -n "$line" ]]; do
-    if [[ "$line" =~ $re ]]; then
-      key="${BASH_REMATCH[1]}"
+    if [[ "$line" =~ ^([^:=]*)([:=])(.*)$ ]]; then
+      region="${BASH_REMATCH[1]}" sep="${BASH_REMATCH[2]}" rest="${BASH_REMATCH[3]}"
+      key="${region//[[:space:]]/}"
+      key="${key//$'\xc2\xa0'/}"
+      key="${key//$'\xa0'/}"
       lower="${key,,}"
-      if [[ -n "${BASH_REMATCH[3]}" && ("$lower" == *password* || "$lower" == *secret* || "$lower" == *token*) ]]; then
-        line="$key${BASH_REMATCH[2]}**REDACTED**"
+      if [[ "$key" =~ ^[A-Za-z0-9_.-]+$ ]]; then
+        if secret_name "$key"; then
+          if [[ "$rest" =~ ^([[:space:]]*)[^[:space:]] ]]; then line="$region$sep${BASH_REMATCH[1]}**REDACTED**"; fi
+        elif [[ "$lower" == lxc.environment* ]]; then
+          redact_assignment "$rest"
+          line="$region$sep$REPLY"
+        elif [[ "$lower" == args || "$lower" == lxc.* ]]; then
+          redact_pairs "$rest"
+          line="$region$sep$REPLY"
+        fi
       fi
     fi
     printf '%s\n' "$line"
   done
+}
+
+# 0 when the name $1 says it holds a secret.
+secret_name() {
+  local lower="${1,,}"
+  [[ "$lower" == *password* || "$lower" == *secret* || "$lower" == *token* ]]
+}
+
+# $1 (`NAME=value`, the whole rest of the line) with the value redacted when NAME says so, into REPLY.
+redact_assignment() {
+  REPLY="$1"
+  if [[ "$1" == *=* ]] && secret_name "${1%%=*}" && [[ -n "${1#*=}" ]]; then REPLY="${1%%=*}=**REDACTED**"; fi
+}
+
+# $1 with the value of each key=value pair whose key says it is a secret redacted, into REPLY. A
+# pair's value runs to the next comma or blank (`-spice port=5900,password=x,addr=y`).
+redact_pairs() {
+  local rest="$1" out='' before value
+  while [[ "$rest" == *=* ]]; do
+    before="${rest%%=*}"
+    rest="${rest#*=}"
+    value="${rest%%[,[:space:]]*}"
+    rest="${rest:${#value}}"
+    [[ "$before" =~ ([A-Za-z0-9_.-]*)$ ]]
+    if [[ -n "$value" ]] && secret_name "${BASH_REMATCH[1]}"; then value='**REDACTED**'; fi
+    out+="$before=$value"
+  done
+  REPLY="$out$rest"
 }
 
 # The redacted config of guest $1 (type $2) into $WORK_DIR/configs/$1, its SHA-256 into REPLY;
@@ -391,49 +413,6 @@ guest_config() {
   REPLY="${sum%% *}"
   printf '%s\n' "$REPLY" >"$WORK_DIR/configs/$vmid.sha256"
   CONFIG_STAMP[$vmid]="$stamp"
-}
-
-collect_guests() {
-  local out line name_col=-1 rest lead
-  local -a f
-  GUESTS_JSON=''
-  GUESTS_LIST=''
-  if command -v qm >/dev/null 2>&1; then
-    out="$(timeout 30 qm list 2>/dev/null || true)"
-    while IFS= read -r line; do
-      read -r -a f <<<"$line" || true
-      ((${#f[@]} >= 3)) || continue
-      add_guest "${f[0]}" "${f[1]}" qemu "${f[2]}"
-    done <<<"$out"
-  fi
-  if command -v pct >/dev/null 2>&1; then
-    out="$(timeout 30 pct list 2>/dev/null || true)"
-    while IFS= read -r line; do
-      read -r -a f <<<"$line" || true
-      ((${#f[@]} >= 2)) || continue
-      if [[ "${f[0]}" == VMID ]]; then
-        rest="${line%%Name*}"
-        if [[ "$rest" != "$line" ]]; then name_col=${#rest}; fi
-        continue
-      fi
-      if ((${#f[@]} >= 4)); then
-        add_guest "${f[0]}" "${f[3]}" lxc "${f[1]}"
-      elif ((${#f[@]} == 3)); then
-        # Third field: the name, unless it sits in the Lock column (a locked guest with no name).
-        rest="${line%"${f[2]}"*}"
-        lead=${#rest}
-        if ((name_col < 0 || lead >= name_col)); then
-          add_guest "${f[0]}" "${f[2]}" lxc "${f[1]}"
-        else
-          add_guest "${f[0]}" '' lxc "${f[1]}"
-        fi
-      else
-        add_guest "${f[0]}" '' lxc "${f[1]}"
-      fi
-    done <<<"$out"
-  fi
-  # What the command loop may act on: "vmid must be an integer that the agent listed in its own last heartbeat".
-  printf '%s' "$GUESTS_LIST" >"$WORK_DIR/guests.tmp" && mv -f "$WORK_DIR/guests.tmp" "$WORK_DIR/guests"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -530,38 +509,6 @@ host_metrics_field() {
   [[ -z "$json" ]] || METRICS_FIELD="\"metrics\":{${json#,}},"
 }
 
-# Per guest, `,"cpu":…,"mem":…` from `pvesh get /nodes/$1/qemu|lxc --output-format json` ($1: this
-# host's name, the Proxmox node), by vmid.
-declare -A GUEST_METRICS=()
-collect_guest_metrics() {
-  local node="$1" type out object field value fields re
-  GUEST_METRICS=()
-  command -v pvesh >/dev/null 2>&1 || return 0
-  [[ "$node" =~ ^[A-Za-z0-9._-]{1,253}$ ]] || return 0
-  for type in qemu lxc; do
-    out="$(timeout 30 pvesh get "/nodes/$node/$type" --output-format json 2>/dev/null || true)"
-    # Each guest is a flat object: {"vmid":100,"cpu":0.02,...}.
-    json_objects "$out"
-    for object in ${OBJECTS[@]+"${OBJECTS[@]}"}; do
-      json_get_int "$object" vmid || continue
-      [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]] || continue
-      local vmid="$REPLY"
-      fields=''
-      for field in cpu mem maxmem disk maxdisk uptime netin netout; do
-        re="\"$field\"[[:space:]]*:[[:space:]]*([0-9.eE+-]{1,40})"
-        [[ "$object" =~ $re ]] || continue
-        value="${BASH_REMATCH[1]}"
-        is_number "$value" || continue
-        # cpu is a share of the guest's cores; Proxmox can report a little over 1 while it settles.
-        if [[ "$field" == cpu ]] && at_least_one "$value"; then value=1; fi
-        [[ "$field" == uptime ]] && field=uptime_s
-        fields+=",\"$field\":$value"
-      done
-      GUEST_METRICS[$vmid]="$fields"
-    done
-  done
-}
-
 # ---------------------------------------------------------------------------------------------
 # Heartbeat
 
@@ -575,8 +522,7 @@ heartbeat_body() {
   json_string "$name" host
   json_string "$HOMEFLEET_AGENT_VERSION" version
   json_string "$STARTED_AT" started
-  collect_guest_metrics "$name"
-  collect_guests
+  collect_guests "$name"
   host_metrics_field
   json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
   json+="\"addresses\":$(addresses_json),$(uptime_field)"
@@ -586,8 +532,10 @@ heartbeat_body() {
 }
 
 # One heartbeat and the commands of its answer. 0 when the server took it, 1 otherwise.
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A ANSWER=()
 heartbeat() {
-  local body="$WORK_DIR/heartbeat.json" answer="$WORK_DIR/answer.json" text='' object type
+  local body="$WORK_DIR/heartbeat.json" answer="$WORK_DIR/answer.json" count i
   heartbeat_body >"$body"
   rm -f "$answer"
   if ! http POST /api/agent/heartbeat "$answer" "$body" "$HOST_TOKEN"; then
@@ -603,13 +551,11 @@ heartbeat() {
     esac
     return 1
   fi
-  if [[ -f "$answer" ]] && (($(stat -c %s "$answer") <= MAX_ANSWER_BYTES)); then text="$(<"$answer")"; fi
-  text="${text#"${text%%[![:space:]]*}"}"
-  if [[ "$text" != \{* ]]; then
+  if ! [[ -f "$answer" ]] || (($(stat -c %s "$answer") > MAX_ANSWER_BYTES)) || ! json_parse ANSWER "$answer" || ! json_get ANSWER . o; then
     log "heartbeat: the answer is not a JSON object; ignored"
     return 1
   fi
-  if json_get_int "$text" heartbeat_interval_s; then
+  if json_int ANSWER heartbeat_interval_s; then
     INTERVAL="$(bounded_int "$REPLY" "$INTERVAL_MIN" "$INTERVAL_MAX" "$INTERVAL_DEFAULT")"
   fi
   # The new version of an upgrade reached the server: the watchdog can stand down.
@@ -617,15 +563,18 @@ heartbeat() {
     : >"$UPGRADE_OK_FILE" || true
   fi
   upload_configs
-  json_objects_after "$text" commands
-  for object in "${OBJECTS[@]}"; do
-    json_get_string "$object" type || continue
-    type="$REPLY"
-    case "$type" in
-      uninstall) run_uninstall "$object" ;;
-      upgrade) run_upgrade "$object" || true ;;
+  count=0
+  if json_get ANSWER commands a; then count="$REPLY"; fi
+  for ((i = 0; i < count; i++)); do
+    if ! json_str ANSWER "commands.$i.type"; then
+      log "heartbeat: a command without a type ignored"
+      continue
+    fi
+    case "$REPLY" in
+      uninstall) run_uninstall ANSWER "commands.$i" ;;
+      upgrade) run_upgrade ANSWER "commands.$i" || true ;;
       # The command poll's fallback: run beside the heartbeats, which a clone must not hold up.
-      guest.action | logs) run_command "$object" & ;;
+      guest.action | logs) run_command ANSWER "commands.$i" & ;;
       *) log "heartbeat: unknown command type ignored" ;;
     esac
   done
@@ -674,62 +623,107 @@ listed_guest() {
   return 1
 }
 
-# Builds the argument list of a guest action from the command $1 into ARGV (tool first) and its time
-# limit into LIMIT; 1 with the reason in REPLY when it is refused.
+# Field $2 (a path in the parsed document $1) of a command, of JSON type $3 (s string, n whole
+# number, b boolean), into REPLY; with $4 = optional an absent field gives 0 and REPLY ''. 1 with the
+# reason in REPLY when it is absent or of another type: such a command is refused whole.
+command_field() {
+  local code=0 name="${2##*.}"
+  case "$3" in
+    s) json_str "$1" "$2" || code=$? ;;
+    n) json_int "$1" "$2" || code=$? ;;
+    b) json_bool "$1" "$2" || code=$? ;;
+  esac
+  ((code != 0)) || return 0
+  if ((code == 1)) && [[ "${4:-}" == optional ]]; then
+    REPLY=''
+    return 0
+  fi
+  case "$code$3" in
+    1?) REPLY="$name is missing" ;;
+    2s) REPLY="$name must be a string" ;;
+    2n) REPLY="$name must be a whole number" ;;
+    *) REPLY="$name must be true or false" ;;
+  esac
+  return 1
+}
+
+# Builds the argument list of the guest action at path $2 of the parsed document $1 into ARGV (tool
+# first) and its time limit into LIMIT; 1 with the reason in REPLY when it is refused.
 ARGV=()
 LIMIT=0
 guest_argv() {
-  local object="$1" vmid action type tool name new_vmid
+  local doc="$1" at="$2" vmid action type tool name new_vmid
   ARGV=()
-  { json_get_string "$object" action && [[ -n "${VERB_LIMIT[$REPLY]:-}" ]]; } || { REPLY='unknown action'; return 1; }
+  command_field "$doc" "$at.action" s || return 1
+  [[ "$REPLY" =~ ^[a-z]{1,16}$ && -n "${VERB_LIMIT[$REPLY]:-}" ]] || { REPLY='unknown action'; return 1; }
   action="$REPLY"
-  { json_get_int "$object" vmid && [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]]; } || { REPLY='invalid vmid'; return 1; }
+  command_field "$doc" "$at.vmid" n || return 1
+  [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]] || { REPLY='invalid vmid'; return 1; }
   vmid="$REPLY"
+  command_field "$doc" "$at.guest_type" s optional || return 1
+  name="$REPLY"
   listed_guest "$vmid" || { REPLY="guest $vmid is not one this host listed"; return 1; }
   type="$REPLY"
   tool=qm
   [[ "$type" == lxc ]] && tool=pct
   # The guest's type is the one this host listed, whatever the command says.
-  if json_get_string "$object" guest_type && [[ "$REPLY" != "$type" ]]; then REPLY="guest $vmid is $type, not $REPLY"; return 1; fi
+  if [[ -n "$name" && "$name" != "$type" ]]; then REPLY="guest $vmid is $type, not $name"; return 1; fi
   ARGV=("$tool" "$action" "$vmid")
   case "$action" in
     snapshot)
-      { json_get_string "$object" name && [[ "$REPLY" =~ $SNAPSHOT_RE ]]; } || { REPLY='invalid snapshot name'; return 1; }
+      command_field "$doc" "$at.name" s || return 1
+      [[ "$REPLY" =~ $SNAPSHOT_RE ]] || { REPLY='invalid snapshot name'; return 1; }
       ARGV+=("$REPLY")
       ;;
     rollback)
-      { json_get_string "$object" snapshot && [[ "$REPLY" =~ $SNAPSHOT_RE ]]; } || { REPLY='invalid snapshot name'; return 1; }
+      command_field "$doc" "$at.snapshot" s || return 1
+      [[ "$REPLY" =~ $SNAPSHOT_RE ]] || { REPLY='invalid snapshot name'; return 1; }
       ARGV+=("$REPLY")
       ;;
     clone)
-      { json_get_int "$object" new_vmid && [[ "$REPLY" =~ ^[1-9][0-9]{2,8}$ ]]; } || { REPLY='invalid new_vmid'; return 1; }
+      command_field "$doc" "$at.new_vmid" n || return 1
+      [[ "$REPLY" =~ ^[1-9][0-9]{2,8}$ ]] || { REPLY='invalid new_vmid'; return 1; }
       new_vmid="$REPLY"
       ! listed_guest "$new_vmid" || { REPLY="guest $new_vmid already exists"; return 1; }
-      { json_get_string "$object" name && [[ "$REPLY" =~ $GUEST_NAME_RE ]]; } || { REPLY='invalid guest name'; return 1; }
+      command_field "$doc" "$at.name" s || return 1
+      [[ "$REPLY" =~ $GUEST_NAME_RE ]] || { REPLY='invalid guest name'; return 1; }
       name="$REPLY"
+      command_field "$doc" "$at.full" b optional || return 1
       ARGV+=("$new_vmid")
       if [[ "$tool" == qm ]]; then ARGV+=(--name "$name"); else ARGV+=(--hostname "$name"); fi
-      if [[ "$object" =~ \"full\"[[:space:]]*:[[:space:]]*true ]]; then ARGV+=(--full 1); fi
+      if [[ "$REPLY" == true ]]; then ARGV+=(--full 1); fi
       ;;
   esac
   LIMIT="${VERB_LIMIT[$action]}"
 }
 
-# Runs one command ({"type":"guest.action"|"logs", "operation_id", ...}) and reports its result.
+# The last 64 KiB of file $1 that start at a line, into file $2: the first line of a cut is partial
+# and is dropped (with the extra byte read, a cut that falls just after a newline drops nothing).
+tail_lines() {
+  if (($(stat -c %s "$1") <= MAX_OUTPUT_BYTES)); then
+    cp "$1" "$2"
+  else
+    tail -c $((MAX_OUTPUT_BYTES + 1)) "$1" | sed 1d >"$2"
+  fi
+}
+
+# Runs the command at path $2 of the parsed document $1 ({"type":"guest.action"|"logs",
+# "operation_id", ...}) and reports its result.
 run_command() {
-  local object="$1" operation code=0 dir out
-  { json_get_string "$object" operation_id && [[ "$REPLY" =~ ^[A-Za-z0-9_-]{1,128}$ ]]; } || { log "command: invalid operation_id; ignored"; return 0; }
+  local doc="$1" at="$2" operation code=0 dir out
+  { json_str "$doc" "$at.operation_id" && [[ "$REPLY" =~ ^[A-Za-z0-9_-]{1,128}$ ]]; } || { log "command: invalid operation_id; ignored"; return 0; }
   operation="$REPLY"
   private_dir "$WORK_DIR/op.XXXXXX" || return 0
   dir="$REPLY"
   out="$dir/output"
-  json_get_string "$object" type || true
+  json_str "$doc" "$at.type" || REPLY=''
   case "$REPLY" in
     logs)
-      timeout 30 journalctl -u "$AGENT_UNIT" -n 200 --no-pager -o short-iso >"$out" 2>&1 || code=$?
+      timeout 30 journalctl -u "$AGENT_UNIT" -n 200 --no-pager -o short-iso >"$dir/journal" 2>&1 || code=$?
+      tail_lines "$dir/journal" "$out"
       ;;
     guest.action)
-      if guest_argv "$object"; then
+      if guest_argv "$doc" "$at"; then
         log "operation $operation: ${ARGV[*]}"
         timeout --kill-after=15 "$LIMIT" "${ARGV[@]}" </dev/null >"$out" 2>&1 || code=$?
         if ((code == 124)); then printf '\nhomefleet-agent: %s did not finish within %ss\n' "${ARGV[1]}" "$LIMIT" >>"$out"; fi
@@ -749,9 +743,9 @@ run_command() {
 # takes it: a repeat is harmless (the server keeps the first), a refusal (4xx) is final.
 send_result() {
   local operation="$1" code="$2" output body="$4/result.json" answer="$4/answer" delay=1 try
-  # The server keeps the last 4 KiB; a log answer's 200 lines are sent whole (up to 64 KiB).
+  # The last 64 KiB: the most the server keeps (of a guest action's output it keeps less).
   # The x keeps a trailing newline that $(...) would drop.
-  output="$(tail -c 65536 "$3" 2>/dev/null || true; printf x)"
+  output="$(tail -c "$MAX_OUTPUT_BYTES" "$3" 2>/dev/null || true; printf x)"
   json_string "${output%x}" output
   printf '{"exit_code":%s,"output":%s,"finished_at":"%s"}' "$code" "$output" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" >"$body"
   for ((try = 1; try <= RESULT_TRIES; try++)); do
@@ -770,19 +764,24 @@ send_result() {
 }
 
 # The command loop: long-polls for guest actions and log requests and runs each in the background.
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A POLLED=()
 command_loop() {
-  local answer="$WORK_DIR/commands.json" text object delay=$INTERVAL_MIN
+  local answer="$WORK_DIR/commands.json" delay=$INTERVAL_MIN count i
   trap - EXIT
   while :; do
     rm -f "$answer"
-    text=''
     if HTTP_MAX_TIME=$((POLL_WAIT + CURL_MAX_TIME)) http GET "/api/agent/commands?wait=$POLL_WAIT" "$answer" '' "$HOST_TOKEN"; then
       case "$HTTP_CODE" in
         200)
           delay=$INTERVAL_MIN
-          if [[ -f "$answer" ]] && (($(stat -c %s "$answer") <= MAX_ANSWER_BYTES)); then text="$(<"$answer")"; fi
-          json_objects_after "$text" commands
-          for object in "${OBJECTS[@]}"; do run_command "$object" & done
+          count=0
+          if [[ -f "$answer" ]] && (($(stat -c %s "$answer") <= MAX_ANSWER_BYTES)) && json_parse POLLED "$answer" && json_get POLLED commands a; then
+            count="$REPLY"
+          else
+            log "command poll: the answer holds no JSON list of commands; ignored"
+          fi
+          for ((i = 0; i < count; i++)); do run_command POLLED "commands.$i" & done
           continue
           ;;
         204) delay=$INTERVAL_MIN; continue ;;
@@ -812,11 +811,12 @@ remove_installation() {
   fi
 }
 
+# The uninstall command at path $2 of the parsed document $1.
 run_uninstall() {
-  local object="$1" operation receipt delay=1 deadline out body
-  json_get_string "$object" operation_id || { log "uninstall: no operation_id; ignored"; return 0; }
+  local operation receipt delay=1 deadline out body
+  json_str "$1" "$2.operation_id" || { log "uninstall: no operation_id; ignored"; return 0; }
   operation="$REPLY"
-  json_get_string "$object" receipt_token || { log "uninstall: no receipt_token; ignored"; return 0; }
+  json_str "$1" "$2.receipt_token" || { log "uninstall: no receipt_token; ignored"; return 0; }
   receipt="$REPLY"
   [[ "$operation" =~ ^[A-Za-z0-9_-]{1,128}$ ]] || { log "uninstall: invalid operation_id; ignored"; return 0; }
   [[ "$receipt" =~ ^hfr_[A-Za-z0-9_-]{20,200}$ ]] || { log "uninstall: invalid receipt token; ignored"; return 0; }
@@ -848,82 +848,28 @@ run_uninstall() {
 # Upgrade
 
 # Fetches the manifest and its signature into $1/, checks the signature with the pinned key, the
-# expiry and that it was not issued before the newest manifest seen. 0 when it can be trusted.
-fetch_verified_manifest() {
-  local dir="$1" key="$STATE_DIR/manifest_public_key.pem" expires now issued seen text
-  [[ -r "$key" ]] || { log "upgrade: no pinned manifest key"; return 1; }
-  http_ok GET /api/agent/releases/manifest.json "$dir/manifest.json" ||
-    { log "upgrade: could not download the manifest (${HTTP_CODE:-no answer})"; return 1; }
-  http_ok GET /api/agent/releases/manifest.json.sig "$dir/manifest.sig" ||
-    { log "upgrade: could not download the manifest signature (${HTTP_CODE:-no answer})"; return 1; }
-  base64 -d <"$dir/manifest.sig" >"$dir/manifest.sig.bin" 2>/dev/null || { log "upgrade: the signature is not base64"; return 1; }
-  if ! openssl pkeyutl -verify -pubin -inkey "$key" -rawin -in "$dir/manifest.json" -sigfile "$dir/manifest.sig.bin" >/dev/null 2>&1; then
-    log "upgrade: the manifest signature does not verify with the pinned key; refused"
-    return 1
-  fi
-  text="$(<"$dir/manifest.json")"
-  # A replayed old manifest is signed too: its expiry stops it once it has expired, and until then
-  # the newest issued_at seen does (a replay could otherwise offer an older, vulnerable agent).
-  if json_get_string "$text" expires_at; then
-    expires="$(date -u -d "$REPLY" +%s 2>/dev/null || echo 0)"
-    now="$(date -u +%s)"
-    if ((expires <= now)); then log "upgrade: the manifest has expired; refused"; return 1; fi
-  fi
-  { json_get_string "$text" issued_at && issued="$(date -u -d "$REPLY" +%s 2>/dev/null)" && [[ "$issued" =~ ^[0-9]{1,12}$ ]]; } ||
-    { log "upgrade: the manifest has no valid issued_at; refused"; return 1; }
+# expiry and that it was not issued before the newest manifest seen, then downloads version $2's
+# file into $1/agent and checks it against its entry. 1 with the reason in REPLY.
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A MANIFEST=()
+fetch_verified_release() {
+  local dir="$1" version="$2" key="$STATE_DIR/manifest_public_key.pem" seen entry
+  [[ -r "$key" ]] || { REPLY='no pinned manifest key'; return 1; }
+  manifest_download "$dir" || return 1
+  manifest_signature_ok "$dir" "$key" || return 1
   seen="$(read_state_file manifest_issued_at 2>/dev/null)" || seen=0
-  [[ "$seen" =~ ^[0-9]{1,12}$ ]] || seen=0
-  if ((issued < seen)); then
-    log "upgrade: the manifest was issued at $REPLY, before the newest one this host has seen: a replayed older manifest; refused"
-    return 1
-  fi
-  if ((issued > seen)); then printf '%s\n' "$issued" >"$ISSUED_FILE" || true; fi
-}
-
-# Sets ENTRY to the manifest's object for version $2 (manifest text in $1).
-manifest_entry() {
-  local object
-  ENTRY=''
-  json_objects_after "$1" agents
-  for object in "${OBJECTS[@]}"; do
-    if json_get_string "$object" version && [[ "$REPLY" == "$2" ]]; then
-      ENTRY="$object"
-      return 0
-    fi
-  done
-  return 1
-}
-
-# Downloads the file of version $2 named by the manifest entry $3 into $1/agent and checks it.
-fetch_verified_agent() {
-  local dir="$1" version="$2" entry="$3" url sha size actual
+  manifest_read "$dir" MANIFEST "$seen" && manifest_unexpired MANIFEST || return 1
+  if ((MANIFEST_ISSUED > seen)); then printf '%s\n' "$MANIFEST_ISSUED" >"$ISSUED_FILE" || true; fi
+  manifest_entry MANIFEST "$version" || { REPLY="version $version is not in the verified manifest"; return 1; }
+  entry="$REPLY"
   # upgradable_from: the oldest version that may upgrade to this one directly.
-  if json_get_string "$entry" upgradable_from && is_version "$REPLY" &&
-    [[ "$(printf '%s\n%s\n' "$REPLY" "$HOMEFLEET_AGENT_VERSION" | sort -V | head -n1)" != "$REPLY" ]]; then
-    log "upgrade: version $version needs at least $REPLY to upgrade from; this is $HOMEFLEET_AGENT_VERSION"
+  if json_str MANIFEST "$entry.upgradable_from" && is_version "$REPLY" && version_lt "$HOMEFLEET_AGENT_VERSION" "$REPLY"; then
+    REPLY="version $version needs at least $REPLY to upgrade from; this is $HOMEFLEET_AGENT_VERSION"
     return 1
   fi
-  { json_get_string "$entry" sha256 && [[ "$REPLY" =~ ^[0-9a-f]{64}$ ]]; } || { log "upgrade: the manifest has no sha256 for $version"; return 1; }
-  sha="$REPLY"
-  json_get_int "$entry" size || { log "upgrade: the manifest has no size for $version"; return 1; }
-  size="$REPLY"
-  # The manifest's url when it is on this server, otherwise the fixed release path.
-  url="/api/agent/releases/$version/host-agent.sh"
-  if json_get_string "$entry" url; then
-    if [[ "$REPLY" =~ ^/[A-Za-z0-9._/+-]+$ ]]; then
-      url="$REPLY"
-    elif [[ "$REPLY" == "$SERVER_URL"/* && "${REPLY#"$SERVER_URL"}" =~ ^/[A-Za-z0-9._/+-]+$ ]]; then
-      url="${REPLY#"$SERVER_URL"}"
-    fi
-  fi
-  http_ok GET "$url" "$dir/agent" || { log "upgrade: could not download version $version (${HTTP_CODE:-no answer})"; return 1; }
-  actual="$(stat -c %s "$dir/agent")"
-  [[ "$actual" == "$size" ]] || { log "upgrade: version $version has $actual bytes, the manifest says $size; refused"; return 1; }
-  actual="$(sha256sum "$dir/agent")"
-  actual="${actual%% *}"
-  [[ "$actual" == "$sha" ]] || { log "upgrade: SHA-256 of version $version does not match the manifest; refused"; return 1; }
-  grep -q "^HOMEFLEET_AGENT_VERSION=\"$version\"\$" "$dir/agent" || { log "upgrade: the file does not declare version $version; refused"; return 1; }
-  bash -n "$dir/agent" 2>/dev/null || { log "upgrade: version $version is not valid bash; refused"; return 1; }
+  manifest_agent_path MANIFEST "$entry" "$version"
+  http_ok GET "$REPLY" "$dir/agent" || { REPLY="could not download version $version (${HTTP_CODE:-no answer})"; return 1; }
+  agent_file_ok "$dir/agent" MANIFEST "$entry" "$version"
 }
 
 start_watchdog() {
@@ -933,14 +879,20 @@ start_watchdog() {
   timeout 30 systemctl start --no-block "$WATCHDOG_UNIT" >/dev/null 2>&1
 }
 
+# The upgrade command at path $2 of the parsed document $1.
 run_upgrade() {
-  local object="$1" version dir
-  ENTRY=''
-  { json_get_string "$object" version && is_version "$REPLY"; } || { log "upgrade: invalid version; ignored"; return 1; }
+  local version dir rollback=false code=0
+  { json_str "$1" "$2.version" && is_version "$REPLY"; } || { log "upgrade: invalid version; ignored"; return 1; }
   version="$REPLY"
+  json_bool "$1" "$2.rollback" || code=$?
+  case "$code" in
+    0) rollback="$REPLY" ;;
+    1) ;;
+    *) log "upgrade: rollback must be true or false; ignored"; return 1 ;;
+  esac
   [[ "$version" != "$HOMEFLEET_AGENT_VERSION" ]] || return 0
   # A downgrade only when an administrator asked for it by name: the command says rollback.
-  if version_lt "$version" "$HOMEFLEET_AGENT_VERSION" && ! [[ "$object" =~ \"rollback\"[[:space:]]*:[[:space:]]*true ]]; then
+  if version_lt "$version" "$HOMEFLEET_AGENT_VERSION" && [[ "$rollback" != true ]]; then
     log "upgrade: $version is older than the running $HOMEFLEET_AGENT_VERSION and the command does not name it a rollback; refused"
     return 1
   fi
@@ -956,9 +908,8 @@ run_upgrade() {
   [[ -f "$AGENT_FILE" ]] || { log "upgrade: $AGENT_FILE is missing; not installed by the installer"; return 1; }
   private_dir "$LIB_DIR/.upgrade.XXXXXX" || return 1
   dir="$REPLY"
-  if ! fetch_verified_manifest "$dir" || ! manifest_entry "$(<"$dir/manifest.json")" "$version" ||
-    ! fetch_verified_agent "$dir" "$version" "$ENTRY"; then
-    [[ -n "$ENTRY" ]] || log "upgrade: version $version is not in the verified manifest"
+  if ! fetch_verified_release "$dir" "$version"; then
+    log "upgrade: $REPLY; refused"
     rm -rf "$dir"
     return 1
   fi
@@ -990,20 +941,6 @@ run_upgrade() {
 # ---------------------------------------------------------------------------------------------
 # --repin: the controller's certificate was re-issued with a new key, so the pin no longer matches
 # and nothing is sent. The person who checked the new fingerprint pins it here.
-
-# The pin curl takes (sha256//<base64>) from $1 given as sha256//<base64>, <base64> or 64 hex digits.
-normalize_pin() {
-  local fp="${1#sha256//}" hex escaped='' i
-  fp="${fp#SHA256:}"
-  if [[ "$fp" =~ ^[A-Za-z0-9+/]{43}=$ ]]; then
-    REPLY="sha256//$fp"
-  elif hex="${fp//:/}" && [[ "$hex" =~ ^[0-9A-Fa-f]{64}$ ]]; then
-    for ((i = 0; i < 64; i += 2)); do escaped+="\\x${hex:i:2}"; done
-    REPLY="sha256//$(printf '%b' "$escaped" | base64 -w0)"
-  else
-    return 1
-  fi
-}
 
 run_repin() {
   local pin old=''
@@ -1078,6 +1015,7 @@ if [[ "$MODE" == repin ]]; then
 fi
 
 load_state || exit 1
+json_reader_present || { log "perl with JSON::PP not found: the agent reads JSON with it (every Proxmox VE node has both)"; exit 1; }
 private_dir "${TMPDIR:-/tmp}/homefleet-agent.XXXXXX" || exit 1
 WORK_DIR="$REPLY"
 trap 'exit 0' TERM INT

@@ -1,18 +1,6 @@
 #!/usr/bin/env bash
-# homefleet host agent installer (served by homefleet at /install/agent.sh).
-#
-#   curl -fsSL https://<homefleet>/install/agent.sh | sudo bash -s -- --token hfe_...
-#
-#   install-agent.sh [--server URL] --token hfe_... [--fingerprint SHA256] [--root DIR]
-#   install-agent.sh --uninstall [--root DIR]
-#
-#   --server URL         the controller (the served installer defaults to the address it came from)
-#   --token hfe_...      an enrollment token from the dashboard ("Add a host")
-#   --fingerprint PIN    the controller's self-signed certificate, pinned instead of CA checks:
-#                        the SHA-256 of the certificate's public key (SPKI), base64, as the dashboard
-#                        prints it (sha256//<base64> or <base64>; 64 hex digits of the same hash work)
-#   --root DIR           install under DIR instead of / (tests; systemctl is the one on PATH)
-#   --uninstall          stop the agent and remove everything this installer put on the machine
+# homefleet host agent installer (served by homefleet at /install/agent.sh); usage() below says
+# how it is called.
 #
 # What it does: downloads the release manifest, its signature and the newest agent it names;
 # enrolls with the token (POST /api/agent/enroll), which gives the host token and the controller's
@@ -33,7 +21,44 @@ set -euo pipefail
 
 readonly AGENT_UNIT=homefleet-agent.service
 readonly WATCHDOG_UNIT=homefleet-agent-watchdog.service
-readonly MAX_BYTES=4194304
+readonly MAX_DOWNLOAD_BYTES=4194304
+# Read by http (lib/common.sh).
+readonly CONNECT_TIMEOUT=10 CURL_MAX_TIME=60
+
+# The helpers this installer shares with the agent; the controller serves them inlined here.
+# shellcheck source=reporter/lib/json-string.sh
+source "${BASH_SOURCE[0]%/*}/lib/json-string.sh" # homefleet:include
+# shellcheck source=reporter/lib/common.sh
+source "${BASH_SOURCE[0]%/*}/lib/common.sh" # homefleet:include
+
+usage() {
+  cat <<'USAGE'
+Usage: curl -fsSL https://<homefleet>/install/agent.sh | sudo bash -s -- --token hfe_... [--fingerprint SHA256]
+       install-agent.sh [--server URL] --token hfe_... [--fingerprint SHA256] [--root DIR]
+       install-agent.sh --uninstall [--root DIR]
+       install-agent.sh --help
+
+Installs the homefleet host agent on this Proxmox VE node as the systemd service
+homefleet-agent.service, enrolled with the controller. Run as root.
+
+  --server URL         the controller (the installer homefleet serves defaults to the address it
+                       was downloaded from)
+  --token hfe_...      an enrollment token from the dashboard (Hosts > Add a host)
+  --fingerprint PIN    pin the controller's self-signed certificate instead of checking it against
+                       the system's CAs: the SHA-256 of the certificate's public key, base64 as the
+                       dashboard prints it (sha256//<base64> or <base64>) or 64 hex digits
+  --root DIR           install under DIR instead of / (tests; systemctl is the one on PATH)
+  --uninstall          stop the agent and remove everything this installer put on the machine
+  -h, --help           print this text
+
+It downloads the signed release manifest and the newest agent it names, enrolls with the token,
+checks the manifest's signature with the key the controller gave at enrollment and the agent's
+SHA-256 and size, then installs the agent in /usr/local/lib/homefleet-agent/, its state (mode 0600)
+in /etc/homefleet-agent/ and its units in /etc/systemd/system/, and starts it. Run again where the
+agent is installed, it enrolls again (with a re-bind token) and refuses a replayed older manifest
+or an older agent. Needs bash, curl, coreutils, openssl, perl with JSON::PP and systemd.
+USAGE
+}
 
 fail() {
   printf 'homefleet install: %s\n' "$*" >&2
@@ -41,7 +66,7 @@ fail() {
 }
 say() { printf 'homefleet install: %s\n' "$*" >&2; }
 
-SERVER="$HOMEFLEET_SERVER_DEFAULT"
+SERVER_URL="$HOMEFLEET_SERVER_DEFAULT"
 TOKEN=''
 FINGERPRINT=''
 ROOT=/
@@ -51,7 +76,7 @@ while (($# > 0)); do
     --server | --token | --fingerprint | --root)
       [[ $# -ge 2 ]] || fail "$1 needs a value"
       case "$1" in
-        --server) SERVER="$2" ;;
+        --server) SERVER_URL="$2" ;;
         --token) TOKEN="$2" ;;
         --fingerprint) FINGERPRINT="$2" ;;
         --root) ROOT="$2" ;;
@@ -59,7 +84,7 @@ while (($# > 0)); do
       shift
       ;;
     --uninstall) UNINSTALL=1 ;;
-    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}" 2>/dev/null | sed 's/^# \{0,1\}//' || true; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
     *) fail "unknown argument: $1 (see --help)" ;;
   esac
   shift
@@ -93,30 +118,22 @@ fi
 
 # --- checks -----------------------------------------------------------------------------------
 
-for tool in curl openssl sha256sum base64 timeout; do
+for tool in curl openssl sha256sum base64 timeout perl; do
   command -v "$tool" >/dev/null 2>&1 || fail "$tool not found"
 done
+json_reader_present || fail "perl's JSON::PP not found (every Proxmox VE node has it: is this one?)"
 [[ -n "$TOKEN" ]] || fail "--token hfe_... is required (create one under Hosts > Add a host)"
 [[ "$TOKEN" =~ ^hfe_[A-Za-z0-9_-]{20,200}$ ]] || fail "--token must be an enrollment token (hfe_...)"
-SERVER="${SERVER%/}"
-[[ -n "$SERVER" ]] || fail "--server URL is required"
+SERVER_URL="${SERVER_URL%/}"
+[[ -n "$SERVER_URL" ]] || fail "--server URL is required"
 url_re='^https?://[][A-Za-z0-9._~:@-]+(/[A-Za-z0-9._~/-]*)?$'
-[[ "$SERVER" =~ $url_re ]] || fail "--server must be an http(s) URL"
+[[ "$SERVER_URL" =~ $url_re ]] || fail "--server must be an http(s) URL"
 
 # The pin curl takes: sha256//<base64 of the SHA-256 of the certificate's public key>.
 TLS_PIN=''
 if [[ -n "$FINGERPRINT" ]]; then
-  fp="${FINGERPRINT#sha256//}"
-  fp="${fp#SHA256:}"
-  if [[ "$fp" =~ ^[A-Za-z0-9+/]{43}=$ ]]; then
-    TLS_PIN="sha256//$fp"
-  elif hex="${fp//:/}" && [[ "$hex" =~ ^[0-9A-Fa-f]{64}$ ]]; then
-    escaped=''
-    for ((i = 0; i < 64; i += 2)); do escaped+="\\x${hex:i:2}"; done
-    TLS_PIN="sha256//$(printf '%b' "$escaped" | base64 -w0)"
-  else
-    fail "--fingerprint must be the SHA-256 of the certificate's public key, base64 (as the dashboard shows it)"
-  fi
+  normalize_pin "$FINGERPRINT" || fail "--fingerprint must be the SHA-256 of the certificate's public key, base64 (as the dashboard shows it)"
+  TLS_PIN="$REPLY"
 fi
 
 MACHINE_ID=''
@@ -137,136 +154,39 @@ if [[ -e "$STATE_DIR/host_token" || -e "$AGENT_FILE" ]]; then
   say "the agent is installed here already: enrolling again"
 fi
 
-# --- JSON and HTTP (no jq; the same helpers as host-agent.sh) -----------------------------------
-
-json_string() {
-  # Prefixed locals: the caller's variable named by $2 must not be shadowed by one of ours.
-  local __js_s="${1-}" __js_bs=$'\\' __js_q='"' __js_i __js_h __js_c __js_e
-  __js_s="${__js_s//"$__js_bs"/"$__js_bs$__js_bs"}"
-  __js_s="${__js_s//"$__js_q"/"$__js_bs$__js_q"}"
-  __js_s="${__js_s//$'\n'/"${__js_bs}n"}"
-  __js_s="${__js_s//$'\r'/"${__js_bs}r"}"
-  __js_s="${__js_s//$'\t'/"${__js_bs}t"}"
-  for ((__js_i = 1; __js_i < 32; __js_i++)); do
-    printf -v __js_h '%02x' "$__js_i"
-    printf -v __js_c '%b' "\\x$__js_h"
-    if [[ "$__js_s" == *"$__js_c"* ]]; then
-      printf -v __js_e '\\u%04x' "$__js_i"
-      __js_s="${__js_s//"$__js_c"/"$__js_e"}"
-    fi
-  done
-  printf -v "$2" '%s' "\"$__js_s\""
-}
-
-json_get_string() {
-  local re="\"$2\"[[:space:]]*:[[:space:]]*\"(([^\"\\\\]|\\\\.)*)\""
-  [[ "$1" =~ $re ]] || return 1
-  REPLY="${BASH_REMATCH[1]}"
-}
-
-json_get_int() {
-  local re="\"$2\"[[:space:]]*:[[:space:]]*([0-9]{1,15})([^0-9.eE]|$)"
-  [[ "$1" =~ $re ]] || return 1
-  REPLY="${BASH_REMATCH[1]}"
-}
-
-# 0 when version $1 is older than $2 (the same rule as host-agent.sh's version_lt).
-version_lt() {
-  local a="$1" b="$2" i x y pa pb
-  local -a na nb
-  IFS=. read -r -a na <<<"${a%%[-+]*}"
-  IFS=. read -r -a nb <<<"${b%%[-+]*}"
-  for ((i = 0; i < 3; i++)); do
-    x=$((10#${na[i]:-0}))
-    y=$((10#${nb[i]:-0}))
-    if ((x != y)); then ((x < y)); return; fi
-  done
-  if [[ "$a" != *-* ]]; then return 1; fi
-  if [[ "$b" != *-* ]]; then return 0; fi
-  pa="${a#*[-+]}"
-  pb="${b#*[-+]}"
-  [[ "${pa%%[-+]*}" < "${pb%%[-+]*}" ]]
-}
-
-# The flat objects ({...} holding no other object) in $1, in order, into the array OBJECTS.
-json_objects() {
-  local rest="$1" re='\{[^{}]*\}'
-  OBJECTS=()
-  while [[ "$rest" =~ $re ]]; do
-    OBJECTS+=("${BASH_REMATCH[0]}")
-    rest="${rest#*"${BASH_REMATCH[0]}"}"
-  done
-}
-
-# The flat objects that follow key $2 in $1, into the array OBJECTS.
-json_objects_after() {
-  local key="\"$2\""
-  OBJECTS=()
-  [[ "$1" == *"$key"* ]] || return 0
-  json_objects "${1#*"$key"}"
-}
-
-HTTP_CODE=''
-# http METHOD PATH OUTFILE [BODYFILE] [TOKEN]: bounded; the token only through curl's stdin config.
-http() {
-  local method="$1" url="$SERVER$2" out="$3" body="${4:-}" token="${5:-}" config='' code
-  local -a args=(-sS -o "$out" -w '%{http_code}' -X "$method" --proto '=http,https'
-    --connect-timeout 10 --max-time 60 --max-filesize "$MAX_BYTES")
-  if [[ -n "$TLS_PIN" ]]; then args+=(-k --pinnedpubkey "$TLS_PIN"); fi
-  if [[ -n "$body" ]]; then args+=(-H 'Content-Type: application/json' --data-binary "@$body"); fi
-  if [[ -n "$token" ]]; then config="header = \"Authorization: Bearer $token\""; fi
-  HTTP_CODE=''
-  code="$(curl "${args[@]}" -K - "$url" <<<"$config" 2>/dev/null)" || code=''
-  [[ "$code" =~ ^[0-9]{3}$ && "$code" != 000 ]] || return 1
-  HTTP_CODE="$code"
-}
+# --- download (public files; trusted only after the signature check below) ----------------------
 
 fetch() {
-  http GET "$1" "$2" || fail "$SERVER did not answer GET $1 (down, or the certificate does not match --fingerprint?)"
+  http GET "$1" "$2" || fail "$SERVER_URL did not answer GET $1 (down, or the certificate does not match --fingerprint?)"
   [[ "$HTTP_CODE" == 200 ]] || fail "GET $1 answered $HTTP_CODE"
 }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/homefleet-install.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
-# --- download (public files; trusted only after the signature check below) ----------------------
-
-fetch /api/agent/releases/manifest.json "$WORK/manifest.json"
-fetch /api/agent/releases/manifest.json.sig "$WORK/manifest.sig"
-MANIFEST="$(<"$WORK/manifest.json")"
-json_objects_after "$MANIFEST" agents
-VERSION=''
-ENTRY=''
-for object in "${OBJECTS[@]}"; do
-  json_get_string "$object" version || continue
-  [[ "$REPLY" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]] || continue
-  if [[ -z "$VERSION" ]] || version_lt "$VERSION" "$REPLY"; then
-    VERSION="$REPLY"
-    ENTRY="$object"
-  fi
-done
-[[ -n "$VERSION" ]] || fail "the release manifest names no agent version"
-{ json_get_string "$ENTRY" sha256 && [[ "$REPLY" =~ ^[0-9a-f]{64}$ ]]; } || fail "the manifest has no sha256 for $VERSION"
-SHA256="$REPLY"
-json_get_int "$ENTRY" size || fail "the manifest has no size for $VERSION"
-SIZE="$REPLY"
-{ json_get_string "$MANIFEST" issued_at && ISSUED="$(date -u -d "$REPLY" +%s 2>/dev/null)" && [[ "$ISSUED" =~ ^[0-9]{1,12}$ ]]; } ||
-  fail "the release manifest has no valid issued_at"
-
+if ! manifest_download "$WORK"; then
+  [[ -n "$HTTP_CODE" ]] || fail "$SERVER_URL did not answer (down, or the certificate does not match --fingerprint?)"
+  fail "$REPLY"
+fi
 # A reinstall is checked before it enrolls (which would rotate the running agent's token): a
 # signed manifest replayed from earlier, or one offering an older agent, must not roll this host back.
+SEEN=0
+if ((REINSTALL)) && [[ -r "$STATE_DIR/manifest_issued_at" ]]; then IFS= read -r SEEN <"$STATE_DIR/manifest_issued_at" || true; fi
+# shellcheck disable=SC2034 # filled by manifest_read and read by json_get, through a nameref
+declare -A MANIFEST=()
+manifest_read "$WORK" MANIFEST "$SEEN" || fail "$REPLY; nothing changed"
+manifest_entry MANIFEST || fail "the release manifest names no agent version"
+ENTRY="$REPLY"
+json_str MANIFEST "$ENTRY.version"
+VERSION="$REPLY"
 if ((REINSTALL)); then
-  SEEN=''
-  if [[ -r "$STATE_DIR/manifest_issued_at" ]]; then IFS= read -r SEEN <"$STATE_DIR/manifest_issued_at" || true; fi
-  if [[ "$SEEN" =~ ^[0-9]{1,12}$ ]] && ((ISSUED < SEEN)); then
-    fail "the release manifest was issued before the newest one this host has seen: a replayed older manifest; nothing changed"
-  fi
   INSTALLED_VERSION="$(sed -n 's/^HOMEFLEET_AGENT_VERSION="\(.*\)"$/\1/p' "$AGENT_FILE" 2>/dev/null | head -n1 || true)"
   if [[ -n "$INSTALLED_VERSION" ]] && version_lt "$VERSION" "$INSTALLED_VERSION"; then
     fail "the controller's newest agent ($VERSION) is older than the installed one ($INSTALLED_VERSION): not downgrading; nothing changed (run --uninstall first to install an older agent)"
   fi
 fi
-fetch "/api/agent/releases/$VERSION/host-agent.sh" "$WORK/host-agent.sh"
+manifest_agent_path MANIFEST "$ENTRY" "$VERSION"
+fetch "$REPLY" "$WORK/host-agent.sh"
 
 # --- enroll -----------------------------------------------------------------------------------
 
@@ -275,7 +195,7 @@ json_string "$MACHINE_ID" j_machine
 json_string "$VERSION" j_version
 # shellcheck disable=SC2154 # j_* are set by json_string through printf -v
 printf '{"hostname":%s,"machine_id":%s,"agent_version":%s}' "$j_host" "$j_machine" "$j_version" >"$WORK/enroll.json"
-http POST /api/agent/enroll "$WORK/enroll-answer.json" "$WORK/enroll.json" "$TOKEN" || fail "$SERVER did not answer the enrollment"
+http POST /api/agent/enroll "$WORK/enroll-answer.json" "$WORK/enroll.json" "$TOKEN" || fail "$SERVER_URL did not answer the enrollment"
 case "$HTTP_CODE" in
   201 | 200) ;;
   401) fail "the enrollment token was refused (wrong, expired, used up or revoked): create a new one" ;;
@@ -283,33 +203,26 @@ case "$HTTP_CODE" in
   409) fail "this machine (machine id $MACHINE_ID) is already enrolled, or the token re-binds another host: enroll it again with a re-bind token made for its host (POST /api/hosts/enrollment-tokens with host_id), or delete that host first" ;;
   *) fail "enrollment failed: the controller answered $HTTP_CODE" ;;
 esac
-ANSWER="$(head -c 65536 "$WORK/enroll-answer.json")"
-json_get_string "$ANSWER" host_token || fail "the enrollment answer holds no host token"
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A ANSWER=()
+{ (($(stat -c %s "$WORK/enroll-answer.json") <= 65536)) && json_parse ANSWER "$WORK/enroll-answer.json"; } ||
+  fail "the enrollment answer is not JSON"
+json_str ANSWER host_token || fail "the enrollment answer holds no host token"
 HOST_TOKEN="$REPLY"
 [[ "$HOST_TOKEN" =~ ^hfh_[A-Za-z0-9_-]{20,200}$ ]] || fail "the enrollment answer holds an invalid host token"
-json_get_string "$ANSWER" manifest_public_key || fail "the enrollment answer holds no manifest key"
-KEY="${REPLY//\\n/$'\n'}"
-KEY="${KEY//\\\//\/}"
-[[ "$KEY" == "-----BEGIN PUBLIC KEY-----"*"-----END PUBLIC KEY-----"* ]] || fail "the manifest key is not a PEM public key"
-printf '%s\n' "${KEY%$'\n'}" >"$WORK/manifest_public_key.pem"
+json_str ANSWER manifest_public_key || fail "the enrollment answer holds no manifest key"
+[[ "$REPLY" == "-----BEGIN PUBLIC KEY-----"*"-----END PUBLIC KEY-----"* ]] || fail "the manifest key is not a PEM public key"
+printf '%s\n' "${REPLY%$'\n'}" >"$WORK/manifest_public_key.pem"
 
 # --- verify -----------------------------------------------------------------------------------
 
 enrolled_but() {
   fail "$* -- nothing was installed, but the host was enrolled: delete it in homefleet before retrying"
 }
-base64 -d <"$WORK/manifest.sig" >"$WORK/manifest.sig.bin" 2>/dev/null || enrolled_but "the manifest signature is not base64"
-openssl pkeyutl -verify -pubin -inkey "$WORK/manifest_public_key.pem" -rawin -in "$WORK/manifest.json" \
-  -sigfile "$WORK/manifest.sig.bin" >/dev/null 2>&1 || enrolled_but "the release manifest's signature does not verify with the controller's key"
-if json_get_string "$MANIFEST" expires_at; then
-  expires="$(date -u -d "$REPLY" +%s 2>/dev/null || echo 0)"
-  (( expires > $(date -u +%s) )) || enrolled_but "the release manifest has expired"
-fi
-actual="$(stat -c %s "$WORK/host-agent.sh")"
-[[ "$actual" == "$SIZE" ]] || enrolled_but "the agent file has $actual bytes, the signed manifest says $SIZE"
-actual="$(sha256sum "$WORK/host-agent.sh")"
-[[ "${actual%% *}" == "$SHA256" ]] || enrolled_but "the agent file's SHA-256 does not match the signed manifest"
-grep -q "^HOMEFLEET_AGENT_VERSION=\"$VERSION\"\$" "$WORK/host-agent.sh" || enrolled_but "the agent file does not declare version $VERSION"
+manifest_signature_ok "$WORK" "$WORK/manifest_public_key.pem" || enrolled_but "$REPLY"
+manifest_unexpired MANIFEST || enrolled_but "$REPLY"
+agent_file_ok "$WORK/host-agent.sh" MANIFEST "$ENTRY" "$VERSION" || enrolled_but "$REPLY"
+ISSUED="$MANIFEST_ISSUED"
 
 # --- install ----------------------------------------------------------------------------------
 
@@ -319,7 +232,7 @@ chmod 0700 "$STATE_DIR"
 rm -f "$STATE_DIR/tls_pin" "$STATE_DIR/upgrade" "$STATE_DIR/upgrade.ok" "$STATE_DIR/upgrade.failed" "$LIB_DIR/host-agent.sh.previous"
 (
   umask 077
-  printf '%s\n' "$SERVER" >"$STATE_DIR/server_url"
+  printf '%s\n' "$SERVER_URL" >"$STATE_DIR/server_url"
   printf '%s\n' "$HOST_TOKEN" >"$STATE_DIR/host_token"
   cp "$WORK/manifest_public_key.pem" "$STATE_DIR/manifest_public_key.pem"
   if [[ -n "$TLS_PIN" ]]; then printf '%s\n' "$TLS_PIN" >"$STATE_DIR/tls_pin"; fi
@@ -336,7 +249,7 @@ ROOT_ARGS=''
 if [[ -n "$PREFIX" ]]; then ROOT_ARGS=" --root $PREFIX"; fi
 cat >"$UNIT_DIR/$AGENT_UNIT" <<UNIT
 [Unit]
-Description=homefleet host agent (heartbeats to $SERVER)
+Description=homefleet host agent (heartbeats to $SERVER_URL)
 After=network-online.target
 Wants=network-online.target
 StartLimitIntervalSec=0
@@ -368,4 +281,4 @@ if ((REINSTALL)); then
   # A running agent still holds the old token: restart it on the new one.
   systemctl_quiet restart "$AGENT_UNIT" || fail "systemctl restart $AGENT_UNIT failed"
 fi
-say "installed agent $VERSION as $HOSTNAME_VALUE; it reports to $SERVER"
+say "installed agent $VERSION as $HOSTNAME_VALUE; it reports to $SERVER_URL"

@@ -6,12 +6,19 @@
 #   post_to_api_vm                    # virtual machine install starts
 #   post_update_to_api done           # install finished (or: post_update_to_api failed "why")
 #
-# Reporting is fire-and-forget: every function returns 0, prints nothing, never exits the caller
-# (also under `set -euo pipefail`, `set -u` with every variable unset, and an ERR trap), and gives
-# up after USAGE_API_TIMEOUT seconds. Variables read (all optional):
+# Reporting is fire-and-forget (part B: "any failure of the request is ignored by the script"):
+# every function returns 0, prints nothing, never exits the caller (also under `set -euo pipefail`,
+# `set -u` with every variable unset, and an ERR trap), and gives up after USAGE_API_TIMEOUT
+# seconds. With USAGE_STRICT=yes a report that cannot be delivered says why on stderr and the
+# function returns 1 instead. Variables read (all optional):
 #
 #   USAGE_API_BASE       base URL, e.g. https://homefleet.example/api/usage; empty: nothing is sent
 #   USAGE_API_TIMEOUT    whole-request limit in seconds (default 5; connecting gets at most 3)
+#   USAGE_CA_FILE        a CA or certificate file (PEM) the server's certificate is checked against,
+#                        e.g. homefleet's own self-signed certificate
+#   USAGE_PIN            sha256//<base64>: the SHA-256 of the server's public key; without
+#                        USAGE_CA_FILE the pin alone is the check (as the host agent's --fingerprint)
+#   USAGE_STRICT         `yes`: a report that cannot be delivered is an error (stderr, return 1)
 #   USAGE_SETTINGS_FILE  VM diagnostics file (default /usr/local/homefleet/diagnostics), KEY=value lines
 #   RANDOM_UUID          the install's random UUID, shared by the start report and the update
 #   DIAGNOSTICS          `no` switches reporting off
@@ -19,27 +26,17 @@
 #
 # Variables written: POST_UPDATE_DONE (`true` once the update was sent: later updates do nothing),
 # DIAGNOSTICS (post_to_api_vm sets it from the settings file, `no` when the file is absent, so the
-# update follows the same choice). Every other name is local; helpers are prefixed `__usage_`.
+# update follows the same choice). Every other name is local; helpers are prefixed `__usage_`, and
+# json_string comes from lib/json-string.sh beside this file (shared with the host agent).
 
-# JSON string literal (with quotes) of $1 into the variable named by $2. Pure bash: control
-# characters become escapes, everything else (UTF-8 included) is kept as it is.
-__usage_json_string() {
-  local __s="${1-}" __bs=$'\\' __q='"' __i __h __c __e
-  __s="${__s//"$__bs"/"$__bs$__bs"}"
-  __s="${__s//"$__q"/"$__bs$__q"}"
-  __s="${__s//$'\n'/"${__bs}n"}"
-  __s="${__s//$'\r'/"${__bs}r"}"
-  __s="${__s//$'\t'/"${__bs}t"}"
-  for ((__i = 1; __i < 32; __i++)); do
-    printf -v __h '%02x' "$__i"
-    printf -v __c '%b' "\\x$__h"
-    if [[ "$__s" == *"$__c"* ]]; then
-      printf -v __e '\\u%04x' "$__i"
-      __s="${__s//"$__c"/"$__e"}"
-    fi
-  done
-  printf -v "$2" '"%s"' "$__s"
+# Loads the JSON string helper from lib/ beside this file. Without it nothing is reported.
+__usage_load() {
+  local __dir=.
+  if [[ "${BASH_SOURCE[0]}" == */* ]]; then __dir="${BASH_SOURCE[0]%/*}"; fi
+  # shellcheck source=reporter/lib/json-string.sh
+  source "$__dir/lib/json-string.sh"
 }
+__usage_load 2>/dev/null || true
 
 # JSON number for $1 when it is a plain decimal number, otherwise null (never an unquoted string).
 __usage_json_number() {
@@ -63,21 +60,63 @@ __usage_enabled() {
   return 0
 }
 
-# POSTs the JSON $2 to $USAGE_API_BASE$1. The status code is captured and ignored (part B).
+# Without the JSON helper (lib/json-string.sh) nothing can be sent.
+__usage_missing_helper() {
+  __usage_failed "lib/json-string.sh was not found beside usage-report.sh; nothing was sent"
+}
+
+# A report that could not be delivered: ignored (part B), unless USAGE_STRICT=yes asks to hear of it.
+__usage_failed() {
+  if [[ "${USAGE_STRICT:-}" == yes ]]; then
+    printf 'usage-report: %s\n' "$1" >&2
+    return 1
+  fi
+  return 0
+}
+
+# POSTs the JSON $2 to $USAGE_API_BASE$1. The status code is captured; a failure is __usage_failed.
 __usage_post() {
-  local __timeout="${USAGE_API_TIMEOUT:-}" __connect __code
+  local __timeout="${USAGE_API_TIMEOUT:-}" __connect __code __exit=0 __url="${USAGE_API_BASE%/}$1"
+  local -a __tls=()
   case "$__timeout" in
     [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) ;;
     *) __timeout=5 ;;
   esac
   __connect=3
   if ((__timeout < __connect)); then __connect="$__timeout"; fi
+  if [[ -n "${USAGE_CA_FILE:-}" ]]; then
+    if [[ ! -r "$USAGE_CA_FILE" ]]; then
+      __usage_failed "USAGE_CA_FILE $USAGE_CA_FILE cannot be read; nothing was sent"
+      return
+    fi
+    __tls+=(--cacert "$USAGE_CA_FILE")
+  fi
+  if [[ -n "${USAGE_PIN:-}" ]]; then
+    # Globs, never =~: a regex match would overwrite the caller's BASH_REMATCH.
+    if [[ "$USAGE_PIN" != sha256//* || ${#USAGE_PIN} -ne 52 || "${USAGE_PIN#sha256//}" == *[!A-Za-z0-9+/=]* ]]; then
+      __usage_failed "USAGE_PIN must be sha256//<base64 of the SHA-256 of the server's public key>; nothing was sent"
+      return
+    fi
+    __tls+=(--pinnedpubkey "$USAGE_PIN")
+    # The pin is the check: -k only skips the CA check that a self-signed certificate cannot pass.
+    if [[ -z "${USAGE_CA_FILE:-}" ]]; then __tls+=(-k); fi
+  fi
   # --post301/--post302 keep POST and the body across redirects; -L alone would turn them into GET.
   __code="$(curl -sS -o /dev/null -w '%{http_code}' -L --post301 --post302 --max-redirs 3 \
-    --connect-timeout "$__connect" --max-time "$__timeout" \
-    -H 'Content-Type: application/json' --data-binary @- "${USAGE_API_BASE%/}$1" <<<"$2" 2>/dev/null || true)"
-  : "$__code"
-  return 0
+    --connect-timeout "$__connect" --max-time "$__timeout" ${__tls[@]+"${__tls[@]}"} \
+    -H 'Content-Type: application/json' --data-binary @- "$__url" <<<"$2" 2>/dev/null)" || __exit=$?
+  case "$__code" in
+    2[0-9][0-9]) return 0 ;;
+    '' | 000)
+      case "$__exit" in
+        60 | 77) __usage_failed "$__url: the server's certificate is not trusted (set USAGE_CA_FILE to its certificate, or USAGE_PIN)" ;;
+        90) __usage_failed "$__url: the server's public key does not match USAGE_PIN" ;;
+        28) __usage_failed "$__url did not answer within ${__timeout}s" ;;
+        *) __usage_failed "$__url did not answer (curl exit $__exit)" ;;
+      esac
+      ;;
+    *) __usage_failed "$__url answered $__code" ;;
+  esac
 }
 
 # The hypervisor's version: `pve-manager/8.2.4/faa8... (running kernel: ...)` gives 8.2.4.
@@ -95,6 +134,7 @@ __usage_pve_version() {
 
 # Builds and sends a start report; $1 is lxc or vm.
 __usage_start_report() {
+  if ! declare -F json_string >/dev/null; then __usage_missing_helper; return; fi
   local __kind="$1" __ct __disk __cores __ram __os __ver __ip6 __app __method __pve __id __json
   if [[ "$__kind" == vm ]]; then
     __ct=2
@@ -104,17 +144,17 @@ __usage_start_report() {
   else
     __usage_json_number "${CT_TYPE:-}" __ct
     __usage_json_number "${DISK_SIZE:-}" __disk
-    __usage_json_string "${DISABLEIP6:-}" __ip6
+    json_string "${DISABLEIP6:-}" __ip6
   fi
   __usage_json_number "${CORE_COUNT:-}" __cores
   __usage_json_number "${RAM_SIZE:-}" __ram
-  __usage_json_string "${var_os:-}" __os
-  __usage_json_string "${var_version:-}" __ver
-  __usage_json_string "${NSAPP:-}" __app
-  __usage_json_string "${METHOD:-}" __method
+  json_string "${var_os:-}" __os
+  json_string "${var_version:-}" __ver
+  json_string "${NSAPP:-}" __app
+  json_string "${METHOD:-}" __method
   __usage_pve_version __pve
-  __usage_json_string "$__pve" __pve
-  __usage_json_string "${RANDOM_UUID:-}" __id
+  json_string "$__pve" __pve
+  json_string "${RANDOM_UUID:-}" __id
   __json="{\"ct_type\":$__ct,\"type\":\"$__kind\",\"disk_size\":$__disk,\"core_count\":$__cores,\"ram_size\":$__ram,"
   __json+="\"os_type\":$__os,\"os_version\":$__ver,\"disableip6\":$__ip6,\"nsapp\":$__app,\"method\":$__method,"
   __json+="\"pve_version\":$__pve,\"status\":\"installing\",\"random_id\":$__id}"
@@ -123,7 +163,7 @@ __usage_start_report() {
 
 # Start report of a container install.
 post_to_api() {
-  if __usage_enabled; then __usage_start_report lxc; fi
+  if __usage_enabled; then __usage_start_report lxc || return; fi
   return 0
 }
 
@@ -146,7 +186,7 @@ post_to_api_vm() {
   __value="${__value#[\"\']}"
   __value="${__value%[\"\']}"
   DIAGNOSTICS="$__value"
-  if __usage_enabled; then __usage_start_report vm; fi
+  if __usage_enabled; then __usage_start_report vm || return; fi
   return 0
 }
 
@@ -156,12 +196,13 @@ post_update_to_api() {
   local __status __text="${2:-No error message}" __error __id __json
   if [[ "${POST_UPDATE_DONE:-}" == true ]]; then return 0; fi
   if ! __usage_enabled; then return 0; fi
+  if ! declare -F json_string >/dev/null; then __usage_missing_helper; return; fi
   # The first 1000 characters: well inside the server's 2000-character bound in any locale.
-  __usage_json_string "${__text:0:1000}" __error
-  __usage_json_string "${1:-failed}" __status
-  __usage_json_string "${RANDOM_UUID:-}" __id
+  json_string "${__text:0:1000}" __error
+  json_string "${1:-failed}" __status
+  json_string "${RANDOM_UUID:-}" __id
   __json="{\"status\":$__status,\"error\":$__error,\"random_id\":$__id}"
   POST_UPDATE_DONE=true
-  __usage_post /upload/updatestatus "$__json"
+  __usage_post /upload/updatestatus "$__json" || return
   return 0
 }

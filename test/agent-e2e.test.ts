@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { assembleScript } from '../server/hosts/assemble.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -100,10 +101,10 @@ describe('the real agent against the real server', () => {
     const detail = await server.client.get(`/api/hosts/${host.id}`);
     expect(detail.status).toBe(200);
     expect(detail.body.guests).toEqual([
-      { vmid: 100, name: 'web', type: 'qemu', status: 'running' },
-      { vmid: 101, name: 'build-runner', type: 'qemu', status: 'stopped' },
-      { vmid: 200, name: 'db', type: 'lxc', status: 'running' },
-      { vmid: 201, name: 'cache', type: 'lxc', status: 'stopped' },
+      { vmid: 100, name: 'web', type: 'qemu', status: 'running', template: false, lock: null },
+      { vmid: 101, name: 'build-runner', type: 'qemu', status: 'stopped', template: false, lock: null },
+      { vmid: 200, name: 'db', type: 'lxc', status: 'running', template: false, lock: null },
+      { vmid: 201, name: 'cache', type: 'lxc', status: 'stopped', template: false, lock: null },
     ]);
     expect(detail.body.drift).toEqual(
       expect.arrayContaining([
@@ -191,7 +192,8 @@ describe('the real agent against the real server', () => {
   describe('upgrades', () => {
     let agentDir: string;
     const installedAgent = () => path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh');
-    const current = fs.readFileSync(path.join(root, 'reporter/host-agent.sh'), 'utf8');
+    // The agent as the server serves it: its helpers (reporter/lib) inlined.
+    const current = assembleScript(fs.readFileSync(path.join(root, 'reporter/host-agent.sh'), 'utf8'), (file) => fs.readFileSync(path.join(root, 'reporter', file), 'utf8'));
 
     /** A server shipping the agents of a temp folder: the current one and kept older ones. */
     async function serverWithReleases() {
@@ -199,6 +201,7 @@ describe('the real agent against the real server', () => {
       agentDir = path.join(dir, 'releases');
       fs.mkdirSync(path.join(agentDir, 'kept'), { recursive: true });
       fs.copyFileSync(path.join(root, 'reporter/install-agent.sh'), path.join(agentDir, 'install-agent.sh'));
+      fs.cpSync(path.join(root, 'reporter/lib'), path.join(agentDir, 'lib'), { recursive: true });
       fs.writeFileSync(path.join(agentDir, 'host-agent.sh'), current);
       server = await startServer({ config: { agentAllowHttp: true }, hosts: { agentDir, keptAgentsDir: path.join(agentDir, 'kept') } });
     }

@@ -124,35 +124,39 @@ const pveCalls = () => fs.readFileSync(pveLog, 'utf8').split('\n').filter(Boolea
 describe('an operator acts on guests through the real agent', () => {
   it('stop reaches qm and shows succeeded within 3 s without a reload; clone creates the instance; destroy removes it; a config change shows as a diff', async () => {
     const page = await signedInPage('operator', `/hosts/${hostId}`);
-    // A guest's row and the row its action form opens in under it.
-    const row = (vmid: number) => page.locator(`tr[data-guest="${vmid}"], tr[data-guest-form="${vmid}"]`);
-    await row(100).getByRole('button', { name: 'stop…' }).waitFor();
+    // A guest's action menu, and the dialog an action opens.
+    const choose = async (vmid: number, item: string) => {
+      await page.locator(`#guest-menu-${vmid}-button`).click();
+      await page.locator(`#guest-menu-${vmid}`).getByRole('menuitem', { name: item }).click();
+    };
+    const dialog = page.locator('dialog[open]');
+    await page.locator('#guest-menu-100-button').waitFor();
     await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
 
     // Stop: confirmed naming the guest, run by the agent as `qm stop 100`.
-    await row(100).getByRole('button', { name: 'stop…' }).click();
+    await choose(100, 'Stop…');
     const clicked = Date.now();
-    await row(100).getByRole('button', { name: 'Stop 100 “web”' }).click();
+    await dialog.getByRole('button', { name: 'Stop 100 “web”' }).click();
     await page.locator('[data-testid="guest-op-100"]', { hasText: 'stop' }).locator('[data-status="succeeded"]').waitFor({ timeout: 3000 });
     expect(Date.now() - clicked).toBeLessThan(3000);
     expect(pveCalls()).toContain('qm stop 100 ');
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
     // Clone: the new instance exists with the operation, and stays when the clone succeeds.
-    await row(100).getByRole('button', { name: 'clone…' }).click();
-    await row(100).getByLabel('new VMID').fill('300');
-    await row(100).getByLabel('new name').fill('web-copy');
-    await row(100).getByRole('button', { name: 'Clone 100 “web”' }).click();
+    await choose(100, 'Clone…');
+    await dialog.getByLabel('New VMID').fill('300');
+    await dialog.getByLabel('New name').fill('web-copy');
+    await dialog.getByRole('button', { name: 'Clone 100 “web”' }).click();
     await page.locator('[data-testid="guest-op-100"]', { hasText: 'clone' }).locator('[data-status="succeeded"]').waitFor({ timeout: 5000 });
     expect(pveCalls()).toContain('qm clone 100 300 --name web-copy --full 1 ');
     expect((await admin.get('/api/instances/300')).body).toMatchObject({ name: 'web-copy', state: 'testing', stack: 'development' });
 
     // Destroy: a stopped guest on the development stack, confirmed by typing its name; its instance goes.
     expect((await admin.post('/api/instances', { vmid: 101, name: 'build-runner', state: 'testing', stack: 'development' })).status).toBe(201);
-    await row(101).getByRole('button', { name: 'destroy…' }).click();
-    const destroy = row(101).getByRole('button', { name: 'Destroy 101 “build-runner”' });
+    await choose(101, 'Destroy…');
+    const destroy = dialog.getByRole('button', { name: 'Destroy 101 “build-runner”' });
     expect(await destroy.isDisabled()).toBe(true);
-    await row(101).getByLabel("type the guest's name").fill('build-runner');
+    await dialog.getByLabel("Type the guest's name").fill('build-runner');
     await destroy.click();
     await page.locator('[data-testid="guest-op-101"] [data-status="succeeded"]').waitFor({ timeout: 5000 });
     expect(pveCalls()).toContain('qm destroy 101 ');
@@ -161,7 +165,7 @@ describe('an operator acts on guests through the real agent', () => {
     // A config change: the agent uploads the new version (redacted) and the page shows the diff.
     fs.writeFileSync(path.join(pveDir, 'config-100'), 'boot: order=scsi0\ncipassword: secret-pass\nmemory: 4096\nname: web\n');
     await until('a second config version', async () => (await admin.get(`/api/hosts/${hostId}/guests/100/configs`)).body.length === 2);
-    await row(100).getByRole('button', { name: 'config' }).click();
+    await choose(100, 'Config history…');
     await page.locator('[data-testid="configs-100"]').getByRole('button', { name: 'diff' }).click();
     const diff = await page.locator('[data-testid="config-view"]').textContent();
     expect(diff).toContain('-memory: 2048');
@@ -227,12 +231,13 @@ describe('an operator acts on guests through the real agent', () => {
     const read = (url: string) => page.evaluate(async (u) => (await fetch(u)).json(), url);
     expect(await read(`/api/hosts/${hostId}/maintenance`)).toMatchObject({ windows: [{ days: [day], start: '02:00', end: '04:00' }], timezone: 'UTC', window_open: false });
 
-    const row = page.locator('tr[data-guest="200"], tr[data-guest-form="200"]');
-    await row.getByRole('button', { name: 'stop…' }).click();
-    await row.getByRole('button', { name: 'Stop 200 “db”' }).click();
-    await page.getByText("Outside the host's maintenance window.").waitFor();
-    await row.getByLabel('force outside the maintenance window').check();
-    await row.getByRole('button', { name: 'Stop 200 “db”' }).click();
+    await page.locator('#guest-menu-200-button').click();
+    await page.getByRole('menuitem', { name: 'Stop…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Stop 200 “db”' });
+    await dialog.getByRole('button', { name: 'Stop 200 “db”' }).click();
+    await dialog.getByText("Outside the host's maintenance window.").waitFor();
+    await dialog.getByLabel('force outside the maintenance window').check();
+    await dialog.getByRole('button', { name: 'Stop 200 “db”' }).click();
     await page.locator('[data-testid="guest-op-200"] [data-status="succeeded"]').waitFor({ timeout: 5000 });
     expect(pveCalls()).toContain('pct stop 200 ');
     const audit = (await read('/api/audit?limit=50')) as { action: string; detail: Record<string, unknown> }[];

@@ -104,6 +104,10 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
             </dd>
             <dt>Tailscale IP</dt>
             <dd class="mono">{item.tailscale_ip || '—'}</dd>
+            <dt>Tailnet IPv6</dt>
+            <dd class="mono address" data-testid="tailnet-ipv6">
+              {item.tailscale_ipv6 || <span class="muted">—</span>}
+            </dd>
             <dt>Services</dt>
             <dd>
               <Flags instance={item} />

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Field, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { navigate } from '../router';
-import { FLAGS, STACKS, STATES, type Instance } from '../../server/contract/registry';
+import { FLAGS, STACKS, STATES, type PlacedInstance as Instance } from '../../server/contract/registry';
+import { isProxmoxVmid, VMID_RANGE_TEXT } from '../vmid';
 
 type Draft = Record<string, string | number>;
 
@@ -12,6 +13,12 @@ const BLANK: Draft = { vmid: '', name: '', state: 'deployed', stack: 'developmen
 function toBody(draft: Draft): Record<string, unknown> {
   const vmid = String(draft.vmid).trim();
   return { ...draft, vmid: /^-?\d+$/.test(vmid) ? Number(vmid) : vmid === '' ? undefined : vmid };
+}
+
+/** A whole number above 0 (which the registry takes) that Proxmox never gives a guest: warned, not refused. */
+function neverProxmox(value: string | number): boolean {
+  const text = String(value).trim();
+  return /^\d+$/.test(text) && Number(text) > 0 && !isProxmoxVmid(Number(text));
 }
 
 export function InstanceFormPage({ vmid }: { vmid?: string }) {
@@ -86,6 +93,11 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
       <div class="form-grid">
         <Field id="vmid" label="VMID" error={errors.vmid} hint="A positive whole number, unique.">
           {input('vmid', { inputMode: 'numeric', autocomplete: 'off' })}
+          {!errors.vmid && neverProxmox(draft.vmid ?? '') && (
+            <p class="field-warning" id="vmid-warning" role="status">
+              Proxmox numbers guests {VMID_RANGE_TEXT}: no host can ever report this one. It is saved anyway.
+            </p>
+          )}
         </Field>
         <Field id="name" label="Name" error={errors.name}>
           {input('name', { autocomplete: 'off' })}
@@ -99,6 +111,14 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
         <Field id="tailscale_ip" label="Tailscale IP" error={errors.tailscale_ip} hint="An IPv4 address, or empty.">
           {input('tailscale_ip', { autocomplete: 'off', class: 'mono' })}
         </Field>
+        {existing && (
+          // Shown, never sent: the Tailscale sync job keeps it (the registry API ignores it).
+          <Field id="tailscale_ipv6" label="Tailnet IPv6" hint="Read-only: the Tailscale sync job sets it from the matched device.">
+            <output id="tailscale_ipv6" class="mono address" aria-describedby="tailscale_ipv6-hint">
+              {existing.tailscale_ipv6 ?? <span class="muted">— (no device matched)</span>}
+            </output>
+          </Field>
+        )}
       </div>
       <fieldset class="flag-set">
         <legend>Services</legend>

@@ -247,7 +247,9 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
                   <span class="muted">—</span>
                 )}
               </td>
-              <td class="col-ip mono">{instance.tailscale_ip || <span class="muted">—</span>}</td>
+              <td class="col-ip mono" title={instance.tailscale_ipv6 ? `Tailnet IPv6 ${instance.tailscale_ipv6}` : undefined}>
+                {instance.tailscale_ip || <span class="muted">—</span>}
+              </td>
               <td class="col-flags">
                 <Flags instance={instance} />
               </td>

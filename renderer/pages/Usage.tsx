@@ -2,6 +2,7 @@ import uPlot from 'uplot';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { utcLegendTime, utcTickLabels } from '../chartTime';
 import { plural } from '../format';
 import { useFlash, useLive } from '../live';
 import { useSession } from '../session';
@@ -269,9 +270,11 @@ function DailyChart({ stats }: { stats: UsageStats }) {
         cursor: { points: { show: false } },
         // Bars start at zero: a bar's height is its count.
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.08] } },
-        axes: [axis(colors), axis(colors, { size: 44 })],
+        // Days are UTC days, labelled like every other time on the dashboard (uPlot's own are 12-hour local).
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        axes: [axis(colors, { values: (_u, ticks, _axis, _space, increment) => utcTickLabels(ticks, increment) }), axis(colors, { size: 44 })],
         series: [
-          {},
+          { value: (_u, v) => utcLegendTime(v, true) },
           ...order.map((i) => ({
             label: layers[i] === 'stuck' ? 'still installing after 1 h' : layers[i],
             fill: colors[layers[i]!],

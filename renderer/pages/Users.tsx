@@ -107,10 +107,14 @@ export function UsersPage() {
         </div>
       )}
       <CreateUser
-        onCreated={(username, password) => {
+        onCreated={(created) => {
           setMessage(undefined);
-          setSecret({ username, password });
+          setSecret({ username: created.user.username, password: created.temporary_password });
+          // The row shows at once from the answer; the reads then bring it in the list's order, with its
+          // sign-in factors (none yet), so its row is whole without a reload.
+          users.update((list) => [...list.filter((u) => u.id !== created.user.id), created.user]);
           users.reload();
+          factors.reload();
         }}
       />
       {users.error && <Notice kind="error">{users.error}</Notice>}
@@ -242,7 +246,7 @@ function refusal(user: Account, error: unknown): string {
   return messageOf(error);
 }
 
-function CreateUser({ onCreated }: { onCreated: (username: string, password: string) => void }) {
+function CreateUser({ onCreated }: { onCreated: (created: CreatedUser) => void }) {
   const [username, setUsername] = useState('');
   const [displayName, setDisplayName] = useState('');
   const [role, setRole] = useState<Role>('viewer');
@@ -257,7 +261,7 @@ function CreateUser({ onCreated }: { onCreated: (username: string, password: str
       const created = await api<CreatedUser>('POST', '/api/users', { username, display_name: displayName, role });
       setUsername('');
       setDisplayName('');
-      onCreated(created.user.username, created.temporary_password);
+      onCreated(created);
     } catch (e) {
       if (e instanceof ApiError && e.status === 409) setErrors({ username: 'is already taken' });
       else if (e instanceof ApiError && Object.keys(e.fields).length) setErrors(e.fields);

@@ -77,6 +77,49 @@ once() { run_agent "FAKE_PVE_LOG=$PVE_LOG" "FAKE_PVE_DIR=$PVE_DIR" "$@" -- --onc
   assert_equal "$(request_count '/api/agent/operations/../../x/result')" 0
 }
 
+@test "commands are read by a JSON parser: braces in a name, an escaped quote in a key and nested objects do not change what runs" {
+  control '{"commands":[
+    {"type":"guest.action","operation_id":"j-1","vmid":100,"guest_type":"qemu","action":"clone","new_vmid":300,"name":"web {blue}"},
+    {"type":"guest.action","operation_id":"j-2","vmid":100,"guest_type":"qemu","x\"action":"destroy","action":"snapshot","name":"pre"},
+    {"type":"guest.action","operation_id":"j-3","meta":{"action":"destroy","vmid":101,"operation_id":"j-x"},"vmid":100,"guest_type":"qemu","action":"stop"},
+    {"type":"guest.action","operation_id":"j-4","vmid":101,"guest_type":"qemu","action":"rollback","snapshot":"a\"b\\c\nd"}]}'
+  once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(sort "$PVE_LOG")" "$(printf '%s\n' 'qm snapshot 100 pre ' 'qm stop 100 ')"
+  assert_equal "$(results)" "$(printf '%s\n' 'j-1 126' 'j-2 0' 'j-3 0' 'j-4 126')"
+  assert_equal "$(last_request /api/agent/operations/j-1/result r.json.output)" "refused by the agent: invalid guest name"
+  assert_equal "$(last_request /api/agent/operations/j-4/result r.json.output)" "refused by the agent: invalid snapshot name"
+}
+
+@test "a command with a field of the wrong type is refused whole (exit 126, the reason reported) and nothing runs" {
+  control '{"commands":[
+    {"type":"guest.action","operation_id":"t-1","vmid":"100","guest_type":"qemu","action":"stop"},
+    {"type":"guest.action","operation_id":"t-2","vmid":100,"guest_type":"qemu","action":"snapshot","name":["pre"]},
+    {"type":"guest.action","operation_id":"t-3","vmid":101,"guest_type":"qemu","action":"clone","new_vmid":300,"name":"copy","full":"yes"},
+    {"type":"guest.action","operation_id":"t-4","vmid":100,"guest_type":1,"action":"stop"},
+    {"type":"guest.action","operation_id":"t-5","vmid":100.5,"guest_type":"qemu","action":"stop"},
+    {"type":"guest.action","operation_id":"t-6","vmid":100,"guest_type":"qemu","action":{"verb":"stop"}}]}'
+  once
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(cat "$PVE_LOG")" ""
+  assert_equal "$(results)" "$(printf 't-%s 126\n' 1 2 3 4 5 6)"
+  assert_equal "$(node -e '
+    const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    console.log(rows.filter((r) => /\/result$/.test(r.path)).map((r) => r.path.split("/")[4] + ": " + JSON.parse(r.body).output.trim()).sort().join("\n"));
+  ' "$MOCK_DIR/requests.jsonl")" "$(printf '%s\n' \
+    't-1: refused by the agent: vmid must be a whole number' 't-2: refused by the agent: name must be a string' \
+    't-3: refused by the agent: full must be true or false' 't-4: refused by the agent: guest_type must be a string' \
+    't-5: refused by the agent: vmid must be a whole number' 't-6: refused by the agent: action must be a string')"
+}
+
+@test "an answer that is not JSON is not read at all: nothing of it runs" {
+  control '{"heartbeat_body":"{\"heartbeat_interval_s\":1,\"commands\":[{\"type\":\"guest.action\",\"operation_id\":\"c-1\",\"vmid\":100,\"guest_type\":\"qemu\",\"action\":\"destroy\"}"}'
+  once
+  [[ "$output" == *"the answer is not a JSON object; ignored"* ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(cat "$PVE_LOG")" ""
+  assert_equal "$(request_count /api/agent/operations/c-1/result)" 0
+}
+
 @test "a failing verb reports its exit code and its output (the server keeps the last 4 KiB)" {
   control '{"commands":[{"type":"guest.action","operation_id":"op-fail","vmid":100,"guest_type":"qemu","action":"reboot"}]}'
   { head -c 70000 /dev/zero | tr '\0' 'x'; printf '\nVM 100 is locked (backup)\n'; } >"$PVE_DIR/output"
@@ -92,6 +135,15 @@ once() { run_agent "FAKE_PVE_LOG=$PVE_LOG" "FAKE_PVE_DIR=$PVE_DIR" "$@" -- --onc
   assert_equal "$(cat "$PVE_LOG")" "journalctl -u homefleet-agent.service -n 200 --no-pager -o short-iso "
   assert_equal "$(last_request /api/agent/operations/op-logs/result '[r.json.exit_code, r.json.output.trimEnd().split("\n").length, r.json.output.trimEnd().split("\n").pop()]')" \
     '[0,200,"Nov 22 10:00:00 pve1 homefleet-agent[42]: line 250"]'
+}
+
+@test "a log answer over 64 KiB is its last 64 KiB cut at a line: the partial first line is dropped" {
+  control '{"commands":[{"type":"logs","operation_id":"op-long-logs"}]}'
+  # 200 lines of 500 bytes: 100000 bytes, of which the last 65536 start mid-line.
+  once FAKE_JOURNAL_WIDTH=500
+  [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
+  assert_equal "$(last_request /api/agent/operations/op-long-logs/result '[r.json.exit_code, Buffer.byteLength(r.json.output), r.json.output.split("\n").slice(0, -1).every((l) => l.length === 499 && l.startsWith("Nov 22 10:00:00 pve1 homefleet-agent[42]: line ")), r.json.output.split("\n").slice(-2)[0].slice(0, 50)]')" \
+    '[0,65500,true,"Nov 22 10:00:00 pve1 homefleet-agent[42]: line 250"]'
 }
 
 @test "a result the server does not take at first is sent again until it does" {

@@ -54,20 +54,20 @@ DEV
 [{"cpu":0.0523,"disk":0,"diskread":123,"maxdisk":34359738368,"maxmem":4294967296,"mem":2147483648,"name":"web","netin":123456,"netout":654321,"pid":1234,"status":"running","tags":"prod;web","uptime":86400,"vmid":100},
  {"cpu":1.02,"maxmem":8589934592,"mem":"lots","name":"build-runner","status":"stopped","uptime":0,"vmid":101,"cpus":4}]
 JSON
-  printf '[{"vmid":"200","cpu":1.5e-05,"mem":104857600,"maxmem":536870912,"disk":1073741824,"maxdisk":8589934592,"uptime":3600,"netin":10,"netout":20,"type":"lxc"}]\n' >"$PVE/pvesh-pve1-lxc.json"
+  printf '[{"vmid":"200","name":"db","status":"running","cpu":1.5e-05,"mem":104857600,"maxmem":536870912,"disk":1073741824,"maxdisk":8589934592,"uptime":3600,"netin":10,"netout":20,"type":"lxc"}]\n' >"$PVE/pvesh-pve1-lxc.json"
   run_agent "FAKE_PVE_DIR=$PVE" -- --once
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
   assert_equal "$(cat "$PVE/pvesh.log")" $'get /nodes/pve1/qemu --output-format json\nget /nodes/pve1/lxc --output-format json'
   assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests')" \
-    '[{"vmid":100,"name":"web","type":"qemu","status":"running","cpu":0.0523,"mem":2147483648,"maxmem":4294967296,"disk":0,"maxdisk":34359738368,"uptime_s":86400,"netin":123456,"netout":654321},{"vmid":101,"name":"build-runner","type":"qemu","status":"stopped","cpu":1,"maxmem":8589934592,"uptime_s":0},{"vmid":200,"name":"db","type":"lxc","status":"running"},{"vmid":201,"name":"cache","type":"lxc","status":"stopped"}]'
+    '[{"vmid":100,"name":"web","type":"qemu","status":"running","template":false,"cpu":0.0523,"mem":2147483648,"maxmem":4294967296,"disk":0,"maxdisk":34359738368,"uptime_s":86400,"netin":123456,"netout":654321},{"vmid":101,"name":"build-runner","type":"qemu","status":"stopped","template":false,"cpu":1,"maxmem":8589934592,"uptime_s":0},{"vmid":200,"name":"db","type":"lxc","status":"running","template":false,"cpu":0.000015,"mem":104857600,"maxmem":536870912,"disk":1073741824,"maxdisk":8589934592,"uptime_s":3600,"netin":10,"netout":20}]'
 }
 
-@test "pvesh output that is not what it should be adds nothing and breaks nothing" {
+@test "numbers that are not what they should be are left out, and a list that is not JSON adds no guests" {
   printf 'Error: {"vmid":100,"cpu":"0.5\\"}],"x":{' >"$PVE/pvesh-pve1-qemu.json"
-  printf '{"data":[{"vmid":200,"cpu":-1,"mem":1e999999,"netin":"12"}]}' >"$PVE/pvesh-pve1-lxc.json"
+  printf '[{"vmid":200,"cpu":-1,"mem":1e999999,"maxmem":"lots","disk":true,"netin":"12"}]' >"$PVE/pvesh-pve1-lxc.json"
   run_agent "FAKE_PVE_DIR=$PVE" -- --once
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests.map((g) => Object.keys(g).length)')" '[4,4,4,4]'
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests')" '[{"vmid":200,"name":"","type":"lxc","status":"","template":false,"netin":12}]'
 }
 
 @test "a guest's CPU share written with an exponent is kept as it is; only a share of 1 or more becomes 1" {
@@ -75,5 +75,5 @@ JSON
   printf '[{"vmid":200,"cpu":9e-4}]\n' >"$PVE/pvesh-pve1-lxc.json"
   run_agent "FAKE_PVE_DIR=$PVE" -- --once
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests.map((g) => g.cpu)')" '[0.000015,1,0.0009,null]'
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.guests.map((g) => g.cpu)')" '[0.000015,1,0.0009]'
 }

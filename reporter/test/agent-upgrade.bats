@@ -160,6 +160,15 @@ assert_not_upgraded() {
   cmp "$INSTALLED_AGENT" "$MOCK_DIR/releases/1.1.0/host-agent.sh"
 }
 
+@test "upgradable_from compares as SemVer: a pre-release of the running version is below it" {
+  make_release 1.1.0
+  # sort -V put 1.0.0 before 1.0.0-rc.1, so this agent thought itself too old to upgrade.
+  control '{"upgradable_from":"1.0.0-rc.1","commands":[{"type":"upgrade","version":"1.1.0"}]}'
+  run_upgrading_agent -- --once
+  [[ "$status" -eq 0 && "$output" != *"needs at least"* ]] || { echo "$output" >&2; return 1; }
+  cmp "$INSTALLED_AGENT" "$MOCK_DIR/releases/1.1.0/host-agent.sh"
+}
+
 @test "no upgrade without a watchdog" {
   make_release 1.1.0
   upgrade_to 1.1.0

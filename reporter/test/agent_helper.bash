@@ -1,7 +1,24 @@
 # Shared by the agent-*.bats and installer-*.bats files: `load agent_helper`.
 bats_require_minimum_version 1.5.0
-AGENT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/host-agent.sh"
-INSTALLER="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/install-agent.sh"
+REPORTER_DIR="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+
+# The script $1 as the controller serves it (server/hosts/assemble.ts): each include line replaced
+# by the helper file it names. shared-helpers.bats checks that the built server serves the same bytes.
+assemble_script() {
+  local line dir="${1%/*}" re='^(source|\.) "\$\{BASH_SOURCE\[0\]%/\*\}/(lib/[a-z0-9-]+\.sh)" # homefleet:include$'
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    if [[ "$line" =~ $re ]]; then cat "$dir/${BASH_REMATCH[2]}"; else printf '%s\n' "$line"; fi
+  done <"$1"
+}
+
+# The agent and the installer the tests run: assembled, as they are served, once per .bats file.
+AGENT="$BATS_FILE_TMPDIR/served/host-agent.sh"
+INSTALLER="$BATS_FILE_TMPDIR/served/install-agent.sh"
+if [[ ! -s "$AGENT" || ! -s "$INSTALLER" ]]; then
+  mkdir -p "$BATS_FILE_TMPDIR/served"
+  assemble_script "$REPORTER_DIR/host-agent.sh" >"$AGENT"
+  assemble_script "$REPORTER_DIR/install-agent.sh" >"$INSTALLER"
+fi
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
 BASH_BIN="$(command -v bash)"
 ENROLL_TOKEN=hfe_enrollment-token-for-bats-0123456789

@@ -101,7 +101,7 @@ setup() { load agent_helper; reset_agent_test; }
 @test "a tampered agent file (SHA-256 mismatch) is refused and nothing is installed" {
   control '{"tamper_agent":true}'
   run_installer -- --server "$MOCK" --token "$ENROLL_TOKEN" --root "$ROOT_DIR"
-  [[ "$status" -eq 1 && "$output" == *"SHA-256 does not match"* ]] || { echo "$output" >&2; return 1; }
+  [[ "$status" -eq 1 && "$output" == *"SHA-256 of version 1.0.0 does not match"* ]] || { echo "$output" >&2; return 1; }
   [[ ! -e "$ROOT_DIR/etc/homefleet-agent" && ! -e "$INSTALLED_AGENT" ]]
 }
 
@@ -197,12 +197,4 @@ setup() { load agent_helper; reset_agent_test; }
   [[ "$status" -eq 0 ]]
   assert_equal "$(cd "$ROOT_DIR" && find . -mindepth 1 | sort | tr '\n' ' ')" './etc ./etc/hostname ./etc/machine-id ./etc/systemd ./etc/systemd/system ./usr ./usr/local ./usr/local/lib '
   assert_equal "$(cat "$SYSTEMCTL_LOG")" $'disable --now homefleet-agent.service\nstop homefleet-agent-watchdog.service\ndaemon-reload'
-}
-
-@test "the installer's JSON helpers are the agent's, line for line (it is piped into bash, so it carries its own copy)" {
-  local f
-  for f in json_string json_get_string json_get_int json_objects json_objects_after version_lt; do
-    run diff <(sed -n "/^$f() {/,/^}/p" "$AGENT") <(sed -n "/^$f() {/,/^}/p" "$INSTALLER")
-    [[ "$status" -eq 0 && -n "$(sed -n "/^$f() {/p" "$AGENT")" ]] || { echo "$f differs: $output" >&2; return 1; }
-  done
 }

@@ -15,7 +15,8 @@ start_mock() {
   local port_file="$BATS_FILE_TMPDIR/mock.port" i
   : >"$MOCK_RECORDS"
   # fd 3 closed: bats waits for every process holding it.
-  node "$FIXTURES/mock-ingest.mjs" "$MOCK_RECORDS" "$port_file" 3>&- &
+  # MOCK_TLS=(cert key): the mock speaks HTTPS with that certificate.
+  node "$FIXTURES/mock-ingest.mjs" "$MOCK_RECORDS" "$port_file" ${MOCK_TLS[@]+"${MOCK_TLS[@]}"} 3>&- &
   export MOCK_PID=$!
   for ((i = 0; i < 100; i++)); do
     [[ -s "$port_file" ]] && break

@@ -90,7 +90,11 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
     const changes = (Object.keys(patch) as (keyof RuleSettings)[])
       .filter((field) => before[field] !== after[field])
       .map((field) => ({ field, before: before[field] ?? null, after: after[field] ?? null }));
-    repo.putSettings(rule, { ...(stored.get(rule) ?? {}), ...patch });
+    // Only what differs from the defaults is kept: the dashboard sends every field back, and a
+    // host.offline for_s saved as shown would stop following FLEET_HEARTBEAT_INTERVAL_S ("default 3 intervals").
+    const defaults = RULES[rule].defaults(facts.heartbeatIntervalS) as unknown as Record<string, unknown>;
+    const overrides = Object.entries({ ...(stored.get(rule) ?? {}), ...patch }).filter(([field, value]) => value !== defaults[field]);
+    repo.putSettings(rule, Object.fromEntries(overrides));
     deps.audit.write({
       ...who,
       action: 'alert_rule.update',

@@ -27,6 +27,10 @@ export interface Guest {
   status: string;
   /** The SHA-256 of its config as the agent uploads it (server/hosts/guest-configs.ts), when the agent reported one. */
   config_sha256?: string | null;
+  /** A Proxmox template: never drift, cannot start; what deploy clones. */
+  template: boolean;
+  /** Proxmox's lock on the guest (`backup`, `migrate`, `snapshot`, …), null when unlocked: actions are refused while it holds. */
+  lock: string | null;
 }
 
 export type DriftItem =
@@ -185,6 +189,10 @@ export interface GuestReport extends GuestMetricsReport {
   status?: string;
   /** SHA-256 (hex) of the guest's config as the agent uploads it: a new one is sent to POST /api/agent/guest-configs. */
   config_sha256?: string | null;
+  /** A Proxmox template (PVE itself says 1 or 0, older nodes "1" or "0": all are taken). Absent: not a template. */
+  template?: boolean | 0 | 1 | '0' | '1' | null;
+  /** Proxmox's lock (`^[a-z][a-z-]{0,31}$`: backup, migrate, snapshot, clone, …); absent or null: not locked. */
+  lock?: string | null;
 }
 
 /** POST /api/agent/heartbeat, with the `hfh_` token, as the agent sends it (times ISO 8601 UTC, counts as numbers or digit strings). */

@@ -76,6 +76,19 @@ export interface HostMetricsLatest {
   bucket: { t: number; series: Partial<Record<HostSeries, [number, number]>> };
 }
 
+/** At most this many guests' numbers ride on a `host.metrics` event. */
+export const LIVE_EVENT_GUESTS = 100;
+
+/**
+ * The live `host.metrics` event: the latest values, each guest's among them when the host reported
+ * at most LIVE_EVENT_GUESTS. A larger host's event has `guests: []` and `guests_omitted: true`
+ * (10,000 guests made 1.7 MB events that every stream had to take): read them from
+ * GET /api/hosts/:id/metrics/latest.
+ */
+export interface HostMetricsEvent extends HostMetricsLatest {
+  guests_omitted?: true;
+}
+
 export const metricsEvents = {
-  'host.metrics': liveEvent<HostMetricsLatest>('fleet.read'),
+  'host.metrics': liveEvent<HostMetricsEvent>('fleet.read'),
 };

@@ -12,6 +12,8 @@ export const GUEST_ACTIONS = ['start', 'shutdown', 'stop', 'reboot', 'snapshot',
 export type GuestAction = (typeof GUEST_ACTIONS)[number];
 /** Refused outside an open maintenance window unless an administrator forces them. */
 export const DISRUPTIVE_ACTIONS: readonly GuestAction[] = ['shutdown', 'stop', 'reboot', 'rollback', 'destroy'];
+/** What a Proxmox template can be asked for: it is cloned (deploy) or removed; it never runs, so nothing else applies (409 `guest is a template`). */
+export const TEMPLATE_ACTIONS: readonly GuestAction[] = ['clone', 'destroy'];
 /** What each verb may take on the host, in seconds (the agent's `timeout`). */
 export const ACTION_TIME_LIMITS_S: Record<GuestAction, number> = {
   stop: 60,
@@ -43,9 +45,10 @@ export interface OperationAccepted {
 }
 
 /**
- * GET /api/operations and /api/operations/:id. `output` (the last 4 KiB the agent sent) only for
- * `diagnostics.read`; absent otherwise and on the live event. `params` holds the action's own fields
- * (a snapshot's name, a clone's new vmid and name, an upgrade's version).
+ * GET /api/operations and /api/operations/:id. `output` (the last 4 KiB the agent sent; for `logs`
+ * the last 64 KiB, cut where a line starts) only for `diagnostics.read`; absent otherwise and on the
+ * live event. `params` holds the action's own fields (a snapshot's name, a clone's new vmid and
+ * name, an upgrade's version).
  */
 export interface Operation {
   id: string;

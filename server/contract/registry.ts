@@ -44,12 +44,14 @@ export interface InstanceHost {
 /**
  * An instance as GET /api/instances and /api/instances/:vmid show it and the live events carry it:
  * where it runs (`host`, the live host whose last heartbeat listed its vmid, else null) and
- * `guest_status` (that guest's status then, else null). Both are read-only, not in the backup, never
- * in history.
+ * `guest_status` (that guest's status then, else null); `tailscale_ipv6`, the IPv6 tailnet address of
+ * the device tailscale_sync last matched (else null: `tailscale_ip` stays IPv4, as the registry
+ * specification has it). All three are read-only, not in the backup, never in history.
  */
 export interface PlacedInstance extends Instance {
   host: InstanceHost | null;
   guest_status: string | null;
+  tailscale_ipv6: string | null;
 }
 
 export interface HistoryEntry {
@@ -85,7 +87,7 @@ export type StackList = string[];
 
 export const registryEvents = {
   'instance.created': liveEvent<{ instance: PlacedInstance }>('fleet.read'),
-  /** `previous_vmid` is the vmid before the change (a renumbered instance's page follows it); `changed` may name `host` and `guest_status`, which an agent's heartbeat moves. */
+  /** `previous_vmid` is the vmid before the change (a renumbered instance's page follows it); `changed` may name `host` and `guest_status`, which an agent's heartbeat moves, and `tailscale_ipv6`, which tailscale_sync does. */
   'instance.updated': liveEvent<{ instance: PlacedInstance; changed: string[]; previous_vmid: number }>('fleet.read'),
   'instance.deleted': liveEvent<{ vmid: number }>('fleet.read'),
 };

@@ -353,6 +353,25 @@ describe('replay, caps and shutdown', () => {
     expect(resume.frames.some((f) => f.event === 'reset')).toBe(false);
   });
 
+  it('keeps at most bufferBytes of events for replay: a Last-Event-ID older than that gets reset, a recent one its events', async () => {
+    const server = await start({ liveEvents: { bufferBytes: 4096 } });
+    const ids: string[] = [];
+    const stream = await open(server.client);
+    await connected(stream);
+    for (let i = 0; i < 20; i++) {
+      await server.client.post('/api/instances', buildInstance({ name: `big-${i}-${'x'.repeat(150)}` }));
+      ids.push((await stream.waitFor((f) => f.event === 'instance.created' && f.data!.includes(`big-${i}-`))).id!);
+    }
+    stream.close();
+    const old = await open(server.client, '/api/events', { 'last-event-id': ids[2]! });
+    await old.waitFor((f) => f.event === 'reset');
+    expect(old.frames.filter((f) => f.event === 'instance.created')).toEqual([]);
+    const recent = await open(server.client, '/api/events', { 'last-event-id': ids[17]! });
+    await recent.waitFor((f) => f.event === 'instance.created' && f.data!.includes('big-19-'));
+    expect(recent.frames.filter((f) => f.event === 'instance.created')).toHaveLength(2);
+    expect(recent.frames.some((f) => f.event === 'reset')).toBe(false);
+  });
+
   it('tells open streams to reload (event: reset) when a backup import replaced everything', async () => {
     const server = await start();
     const stream = await open(server.client);

@@ -13,6 +13,8 @@ export interface LiveEventsOptions {
   recheckMs?: number;
   /** Events kept for `Last-Event-ID` replay (1 000). */
   bufferSize?: number;
+  /** Bytes of encoded events kept for replay (4 MiB): a thousand large events must not become a gigabyte. */
+  bufferBytes?: number;
   /** Open streams per session or per API token (5): a tab that leaks EventSources gets 429, not the server's memory. */
   maxPerSession?: number;
   /** Open streams per account, its sessions and API tokens together (10): more tokens do not buy more streams. */
@@ -61,6 +63,7 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const recheckMs = options.recheckMs ?? 15_000;
   const bufferSize = options.bufferSize ?? 1_000;
+  const bufferBytes = options.bufferBytes ?? 4 * 1024 * 1024;
   const maxPerSession = options.maxPerSession ?? 5;
   const maxPerAccount = options.maxPerAccount ?? 10;
   const maxStreams = options.maxStreams ?? 1_000;
@@ -74,6 +77,8 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
   /** Open streams per account, whatever credential opened them. */
   const perAccount = new Map<number, number>();
   const buffer: BufferedEvent[] = [];
+  /** What `buffer` holds, in bytes of its frames. */
+  let buffered = 0;
   /** Events of this turn, written once its revocations have been checked (see publish). */
   let outbox: BufferedEvent[] = [];
   let lastId = 0;
@@ -110,6 +115,8 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
     end(stream);
   }
 
+  const sizeOf = (event: BufferedEvent) => event.frame.length + (event.summary?.frame.length ?? 0);
+
   const frameFor = (stream: Stream, event: BufferedEvent) =>
     event.summary && !roleHas(stream.credential.role, event.summary.capability) ? event.summary.frame : event.frame;
 
@@ -136,7 +143,9 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
     const detail = (LIVE_EVENTS[type] as { detail?: { capability: Capability; summarize: (data: unknown) => unknown } }).detail;
     const event: BufferedEvent = { id, type, frame: frame(data), ...(detail ? { summary: { capability: detail.capability, frame: frame(detail.summarize(data)) } } : {}) };
     buffer.push(event);
-    if (buffer.length > bufferSize) buffer.shift();
+    buffered += sizeOf(event);
+    // The oldest go first; a replay that would need them gets `reset` (missedSince).
+    while (buffer.length > bufferSize || (buffer.length > 0 && buffered > bufferBytes)) buffered -= sizeOf(buffer.shift()!);
     if (outbox.length === 0) queueMicrotask(flush);
     outbox.push(event);
   }

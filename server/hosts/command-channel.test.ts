@@ -215,4 +215,26 @@ describe('agent logs', () => {
     expect((await viewer.post(`/api/hosts/${host.host_id}/logs`, undefined)).status).toBe(403);
     expect((await viewer.get(`/api/operations/${res.body.operation_id}`)).body).not.toHaveProperty('output');
   });
+
+  it('a logs operation keeps the last 64 KiB of the journal, starting at a whole line; a guest action keeps 4 KiB', async () => {
+    await fresh();
+    // 200 journal lines of 570 bytes (114,000 bytes, é takes two): the cut falls inside a line, which is dropped whole.
+    const lines = Array.from({ length: 200 }, (_, i) => `Nov 22 10:00:${String(i % 60).padStart(2, '0')} pve1 homefleet-agent[4242]: line ${String(i).padStart(3, '0')} ${'é'.repeat(170)}`.padEnd(399, '.'));
+    const journal = lines.map((l) => `${l}\n`).join('');
+    const logs = await server.client.post(`/api/hosts/${host.host_id}/logs`, undefined);
+    await poll(0);
+    expect((await result(logs.body.operation_id, { exit_code: 0, output: journal })).status).toBe(204);
+    const kept = (await operation(logs.body.operation_id)).output as string;
+    const keptBytes = Buffer.byteLength(kept);
+    expect(keptBytes).toBeLessThanOrEqual(64 * 1024);
+    expect(keptBytes).toBeGreaterThan(64 * 1024 - Buffer.byteLength(lines[0]!) - 1);
+    expect(journal.endsWith(kept)).toBe(true);
+    // Whole lines only: the first kept line is one the agent sent.
+    expect(lines).toContain(kept.split('\n')[0]);
+
+    const { body } = await act(100, { action: 'stop' });
+    await poll(0);
+    expect((await result(body.operation_id, { exit_code: 0, output: journal })).status).toBe(204);
+    expect(Buffer.byteLength((await operation(body.operation_id)).output)).toBeLessThanOrEqual(4096);
+  });
 });

@@ -13,9 +13,9 @@ export type { DriftResult };
  * Applies a host's drift through the registry's update path (history says `agent:<hostname>`).
  * `{all: true}` (and sync_registry, which passes it) takes every item it may; `{items}` names vmids.
  */
-export function applyHostDrift(repo: HostRepo, instances: InstanceService, host: HostRow, request: DriftApply): DriftResult {
+export function applyHostDrift(repo: HostRepo, instances: InstanceService, host: HostRow, request: DriftApply, freshSince: number): DriftResult {
   const actor = `agent:${host.hostname}`;
-  const items = hostDrift(repo, host, repo.guestsOf(host.id));
+  const items = hostDrift(repo, host, repo.guestsOf(host.id), freshSince);
   const byVmid = new Map(items.map((i) => [i.vmid, i]));
   const named = !request.all;
   const wanted = named ? [...new Set((request.items ?? []).map((i) => i.vmid))] : items.map((i) => i.vmid);
@@ -49,11 +49,11 @@ export function applyHostDrift(repo: HostRepo, instances: InstanceService, host:
  * person to name). One transaction: an item the registry refuses rolls back alone (a savepoint) and
  * is reported skipped; the audit entry commits with the instances it names.
  */
-export function createDriftApply({ ctx, repo, audit }: HostParts, instances: InstanceService) {
+export function createDriftApply({ ctx, repo, audit, view }: HostParts, instances: InstanceService) {
   return ctx.transaction((hostId: number, request: DriftApply, who: Who | null): DriftResult => {
     const host = requireHost(repo, hostId);
     if (host.state === 'deleted') throw conflict('host is deleted');
-    const result = applyHostDrift(repo, instances, host, request);
+    const result = applyHostDrift(repo, instances, host, request, view.freshSince());
     if (who && result.applied.length) {
       audit.write({ ...who, action: 'host.drift_apply', target: `host:${hostId}`, detail: { applied: result.applied.map((i) => i.vmid), actor: `agent:${host.hostname}` } });
     }

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { computeDrift, refusalOf } from './drift.js';
+import type { Guest } from '../contract/hosts.js';
 import type { InstanceRef } from './repo.js';
+
+const guest = (vmid: number, name: string, type: Guest['type'] = 'qemu', status = ''): Guest => ({ vmid, name, type, status, template: false, lock: null });
 
 const registered = (...list: [number, string, InstanceRef['stack']?][]) =>
   new Map(list.map(([vmid, name, stack = 'development']) => [vmid, { vmid, name, stack }]));
@@ -8,9 +11,9 @@ const registered = (...list: [number, string, InstanceRef['stack']?][]) =>
 describe('computeDrift', () => {
   it('lists guests with no instance and names that differ', () => {
     const guests = [
-      { vmid: 100, name: 'web', type: 'qemu' as const, status: 'running' },
-      { vmid: 101, name: 'db-new', type: 'lxc' as const, status: 'stopped' },
-      { vmid: 102, name: 'same', type: 'lxc' as const, status: 'running' },
+      guest(100, 'web', 'qemu', 'running'),
+      guest(101, 'db-new', 'lxc', 'stopped'),
+      guest(102, 'same', 'lxc', 'running'),
     ];
     expect(computeDrift(guests, registered([101, 'db', 'production'], [102, 'same']))).toEqual([
       { kind: 'guest_without_instance', vmid: 100, guest_name: 'web', guest_type: 'qemu' },
@@ -19,14 +22,11 @@ describe('computeDrift', () => {
   });
 
   it('is empty when the registry matches', () => {
-    expect(computeDrift([{ vmid: 1, name: 'a', type: 'qemu', status: '' }], registered([1, 'a']))).toEqual([]);
+    expect(computeDrift([guest(1, 'a')], registered([1, 'a']))).toEqual([]);
   });
 
   it('a vmid another host reports too is a conflict naming that host, whatever the registry says', () => {
-    const guests = [
-      { vmid: 1, name: 'a', type: 'qemu' as const, status: '' },
-      { vmid: 2, name: 'b', type: 'qemu' as const, status: '' },
-    ];
+    const guests = [guest(1, 'a'), guest(2, 'b')];
     const shared = new Map([
       [1, [{ id: 7, hostname: 'pve7' }]],
       [2, [{ id: 7, hostname: 'pve7' }]],
@@ -34,6 +34,15 @@ describe('computeDrift', () => {
     expect(computeDrift(guests, registered([1, 'a']), shared)).toEqual([
       { kind: 'conflict', vmid: 1, guest_name: 'a', instance_name: 'a', other_hosts: [{ id: 7, hostname: 'pve7' }] },
       { kind: 'conflict', vmid: 2, guest_name: 'b', instance_name: null, other_hosts: [{ id: 7, hostname: 'pve7' }] },
+    ]);
+  });
+
+  it('a template is never drift: not a guest without instance, not a rename, not a conflict', () => {
+    const template = { ...guest(9000, 'debian-12-template'), template: true };
+    const named = { ...guest(9001, 'ubuntu-template'), template: true };
+    const shared = new Map([[9000, [{ id: 7, hostname: 'pve7' }]]]);
+    expect(computeDrift([template, named, guest(100, 'web')], registered([9001, 'old-name']), shared)).toEqual([
+      { kind: 'guest_without_instance', vmid: 100, guest_name: 'web', guest_type: 'qemu' },
     ]);
   });
 });

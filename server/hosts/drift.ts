@@ -3,13 +3,15 @@ import type { DriftItem, Guest, HostRef } from '../contract/hosts.js';
 
 /**
  * A host's guests against the registry, matched by vmid (PRODUCT.md): a guest with no instance, and
- * an instance whose name differs from its guest's. A vmid that another live host reports too
+ * an instance whose name differs from its guest's. A vmid that another online host reports too
  * (`shared`) is a conflict and nothing else: which host is right is a person's call. Instances that
  * no host reports concern no one host: the instances list shows them (`GET /api/instances?host_id=none`).
+ * "A template is never drift (never proposed or applied as a new instance)."
  */
 export function computeDrift(guests: readonly Guest[], instances: ReadonlyMap<number, InstanceRef>, shared: ReadonlyMap<number, HostRef[]> = new Map()): DriftItem[] {
   const items: DriftItem[] = [];
   for (const guest of guests) {
+    if (guest.template) continue;
     const instance = instances.get(guest.vmid);
     const others = shared.get(guest.vmid);
     if (others?.length) {
@@ -40,12 +42,17 @@ export function refusalOf(item: DriftItem, named: boolean): string | undefined {
   }
 }
 
-/** The host's drift against the registry. */
-export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[]): DriftItem[] {
+/**
+ * The host's drift against the registry. `freshSince`: the oldest heartbeat time (ms) of an online
+ * host. "vmids are unique per cluster, not per host: a vmid last reported by a host that is offline
+ * or deleted does not conflict with the same vmid on an online host": only two online hosts conflict.
+ */
+export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[], freshSince: number): DriftItem[] {
   if (host.state === 'deleted') return [];
   const instances = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i]));
   const shared = new Map<number, HostRef[]>();
-  for (const { vmid, id, hostname } of repo.sharedVmids(host.id)) {
+  const online = host.last_heartbeat_at !== null && host.last_heartbeat_at >= freshSince;
+  for (const { vmid, id, hostname } of online ? repo.sharedVmids(host.id, freshSince) : []) {
     const list = shared.get(vmid) ?? [];
     list.push({ id, hostname });
     shared.set(vmid, list);

@@ -110,6 +110,38 @@ describe('POST /api/hosts/:id/guests/:vmid/actions', () => {
     expect((await act(101, { action: 'start' })).status).toBe(202);
   });
 
+  it('a locked guest refuses every action with 409 naming the lock until a heartbeat without it; offline and pending come first', async () => {
+    const locked = GUESTS.map((g) => (g.vmid === 100 ? { ...g, lock: 'backup' } : g.vmid === 200 ? { ...g, lock: 'snapshot-delete' } : g));
+    expect((await heartbeat(server, host.host_token, { guests: locked })).status).toBe(200);
+    expect((await server.client.get(`/api/hosts/${host.host_id}`)).body.guests.find((g: { vmid: number }) => g.vmid === 100)).toMatchObject({ lock: 'backup', template: false });
+    for (const body of [{ action: 'start' }, { action: 'stop' }, { action: 'snapshot', name: 'pre' }, { action: 'clone', new_vmid: 150, name: 'copy' }]) {
+      expect(await act(100, body), JSON.stringify(body)).toMatchObject({ status: 409, body: { error: 'guest is locked (backup)' } });
+    }
+    expect(await act(200, { action: 'reboot', force: true })).toMatchObject({ status: 409, body: { error: 'guest is locked (snapshot-delete)' } });
+    // The clone refused above left no instance behind.
+    expect((await server.client.get('/api/instances/150')).status).toBe(404);
+    // A guest with an action pending says so first; an offline host says that first.
+    expect((await act(101, { action: 'start' })).status).toBe(202);
+    await heartbeat(server, host.host_token, { guests: locked.map((g) => (g.vmid === 101 ? { ...g, lock: 'migrate' } : g)) });
+    expect(await act(101, { action: 'start' })).toMatchObject({ status: 409, body: { error: 'an operation is already pending for this guest' } });
+    clock.advance(90_001);
+    expect(await act(100, { action: 'start' })).toMatchObject({ status: 409, body: { error: 'host is offline' } });
+    // The lock clears with the next heartbeat that does not carry it.
+    await heartbeat(server, host.host_token, { guests: GUESTS.map((g) => ({ ...g, lock: null })) });
+    expect((await act(100, { action: 'start' })).status).toBe(202);
+  });
+
+  it('a template is cloned (and may be destroyed) but refuses start, shutdown, stop, reboot, snapshot and rollback with 409', async () => {
+    const withTemplate = GUESTS.map((g) => (g.vmid === 9000 ? { ...g, template: 1 } : g));
+    expect((await heartbeat(server, host.host_token, { guests: withTemplate })).status).toBe(200);
+    const refused = [{ action: 'start' }, { action: 'shutdown' }, { action: 'stop' }, { action: 'reboot' }, { action: 'snapshot', name: 'x' }, { action: 'rollback', snapshot: 'x' }];
+    for (const body of refused) expect(await act(9000, { ...body, force: true }), JSON.stringify(body)).toMatchObject({ status: 409, body: { error: 'guest is a template' } });
+    const clone = await act(9000, { action: 'clone', new_vmid: 120, name: 'from-template', full: true });
+    expect(clone.status, clone.text).toBe(202);
+    expect((await runByAgent(0))[0]).toMatchObject({ vmid: 9000, action: 'clone', new_vmid: 120, name: 'from-template', full: true });
+    expect((await act(9000, { action: 'destroy', force: true })).status).toBe(202);
+  });
+
   it('one pending operation per guest: parallel requests give exactly one operation, other guests are not held', async () => {
     const { port } = new URL(server.baseUrl);
     const cookie = server.client.cookieHeader();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { nameOf } from '../audit.js';
-import { DISRUPTIVE_ACTIONS, type OperationAccepted } from '../contract/operations.js';
+import { DISRUPTIVE_ACTIONS, TEMPLATE_ACTIONS, type OperationAccepted } from '../contract/operations.js';
 import { conflict, HttpError, notFound } from '../errors.js';
 import type { CommandChannel } from './command-channel.js';
 import type { Maintenance } from './maintenance.js';
@@ -47,6 +47,9 @@ export function createGuestActions(parts: HostParts, maintenance: Maintenance, c
     if (!guest || host.state === 'deleted') throw notFound('guest not found');
     requireReachable(parts, host, now);
     if (ops.openForGuest(hostId, vmid)) throw conflict('an operation is already pending for this guest');
+    // "A locked guest refuses actions with 409 until the lock clears": Proxmox would refuse it anyway, minutes later.
+    if (guest.lock) throw conflict(`guest is locked (${guest.lock})`);
+    if (guest.template && !TEMPLATE_ACTIONS.includes(body.action)) throw conflict('guest is a template');
     const disruptive = DISRUPTIVE_ACTIONS.includes(body.action);
     const forced = disruptive && maintenance.closed(hostId, now);
     if (forced && body.force !== true) throw conflict("outside the host's maintenance window");

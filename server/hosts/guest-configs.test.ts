@@ -40,8 +40,22 @@ describe('guest configs', () => {
     expect(text.text).toBe(config(2048));
     const diff = await configs(`/${list[0].id}/diff`);
     expect(diff.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(diff.text).toContain(`--- 100.conf@${list[1].id}`);
-    expect(diff.text).toContain('-memory: 2048\n+memory: 4096');
+    // The two files named by when they came; no `Index:` or `=====` lines above them.
+    expect(diff.text).toBe(
+      [
+        '--- a/100.conf (received 2026-11-22T10:00:00.000Z)',
+        '+++ b/100.conf (received 2026-11-22T10:00:01.000Z)',
+        '@@ -1,6 +1,6 @@',
+        ' boot: order=scsi0',
+        ' cipassword: **REDACTED**',
+        ' cores: 2',
+        '-memory: 2048',
+        '+memory: 4096',
+        ' name: web',
+        ' net0: virtio=BC:24:11:00:00:01,bridge=vmbr0',
+        '',
+      ].join('\n'),
+    );
     expect((await configs(`/${list[1].id}/diff?against=${list[0].id}`)).text).toContain('-memory: 4096\n+memory: 2048');
     expect((await configs('/99999')).status).toBe(404);
     expect((await configs(`/${list[0].id}/diff?against=abc`)).status).toBe(400);
@@ -61,6 +75,15 @@ describe('guest configs', () => {
     const refused = await upload({ vmid: 100, sha256: sha(secret), text: secret });
     expect(refused).toMatchObject({ status: 400, body: { errors: [{ field: 'text' }] } });
     expect(refused.text).not.toContain('hunter2');
+    // Secrets padded with odd whitespace, and key=value secrets inside args and lxc.* values.
+    for (const line of [' password: hunter2', 'cipassword\u00a0: hunter2', 'cipassword\r: hunter2', 'args: -spice port=5900,password=hunter2', 'lxc.environment: DB_PASSWORD=hunter2']) {
+      const text = `${config(1)}${line}\n`;
+      const res = await upload({ vmid: 100, sha256: sha(text), text });
+      expect(res, JSON.stringify(line)).toMatchObject({ status: 400, body: { errors: [{ field: 'text' }] } });
+      expect(res.text).not.toContain('hunter2');
+    }
+    const redacted = `${config(7)}args: -spice port=5900,password=**REDACTED**\nlxc.environment: DB_PASSWORD=**REDACTED**\n`;
+    expect((await upload({ vmid: 100, sha256: sha(redacted), text: redacted })).status).toBe(204);
     const big = 'x'.repeat(64 * 1024 + 1);
     expect((await upload({ vmid: 100, sha256: sha(big), text: big })).status).toBe(400);
     expect(await upload({ vmid: 555, sha256: sha(config(1)), text: config(1) })).toMatchObject({ status: 404 });

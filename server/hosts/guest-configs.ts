@@ -1,28 +1,14 @@
 import { createHash } from 'node:crypto';
-import { createTwoFilesPatch } from 'diff';
 import type { GuestConfigUpload, GuestConfigVersion } from '../contract/operations.js';
 import type { Db } from '../db/database.js';
-import { notFound, validationFailed } from '../errors.js';
+import { notFound, unprocessable, validationFailed } from '../errors.js';
 import { isoMillis } from '../time.js';
+import { unifiedDiff } from './config-diff.js';
+import { unredactedKeys } from './config-secrets.js';
 import { requireHost, type HostParts } from './parts.js';
 
 /** "The server keeps the last 20 versions per guest." */
 export const KEPT_VERSIONS = 20;
-
-/**
- * "the value of `cipassword` and of any key containing `password`, `secret` or `token` becomes
- * `**REDACTED**`": the agent's rule (reporter/host-agent.sh redact_config), checked again here so
- * no secret is stored even if an agent forgot it.
- */
-const SECRET_LINE = /^([A-Za-z0-9_.-]*(password|secret|token)[A-Za-z0-9_.-]*)[ \t]*[:=][ \t]*(.*)$/i;
-export function unredactedKeys(text: string): string[] {
-  const keys: string[] = [];
-  for (const line of text.split('\n')) {
-    const m = SECRET_LINE.exec(line);
-    if (m && m[3]!.trim() !== '**REDACTED**' && m[3]!.trim() !== '') keys.push(m[1]!);
-  }
-  return keys;
-}
 
 interface ConfigRow {
   id: number;
@@ -98,13 +84,18 @@ export function createGuestConfigs(parts: HostParts) {
 
     text: (hostId: number, vmid: number, id: number): string => version(hostId, vmid, id).text,
 
-    /** A unified diff from `against` (the version before this one when absent; none: from nothing) to version `id`. */
-    diff(hostId: number, vmid: number, id: number, against: number | undefined): string {
+    /**
+     * A unified diff from `against` (the version before this one when absent; none: from nothing) to
+     * version `id`, each file named by when it was received; 422 when the two differ too much to show.
+     */
+    async diff(hostId: number, vmid: number, id: number, against: number | undefined): Promise<string> {
       const to = version(hostId, vmid, id);
       const from = against === undefined ? configs.before(hostId, vmid, id) : version(hostId, vmid, against);
-      const label = (row: ConfigRow | undefined) => (row ? `${vmid}.conf@${row.id}` : '/dev/null');
-      const stamp = (row: ConfigRow | undefined) => (row ? isoMillis(row.received_at) : '');
-      return createTwoFilesPatch(label(from), label(to), from?.text ?? '', to.text, stamp(from), stamp(to), { context: 3 });
+      const side = (row: ConfigRow | undefined, prefix: 'a' | 'b') =>
+        row ? { label: `${prefix}/${vmid}.conf (received ${isoMillis(row.received_at)})`, text: row.text } : { label: '/dev/null', text: '' };
+      const diff = await unifiedDiff(side(from, 'a'), side(to, 'b'));
+      if (diff === undefined) throw unprocessable('the versions differ too much to show a diff');
+      return diff;
     },
   };
 }

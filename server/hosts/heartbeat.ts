@@ -13,7 +13,7 @@ import { sha256 } from './tokens.js';
 
 const guestsHash = (guests: readonly Guest[]) =>
   createHash('sha256')
-    .update(JSON.stringify([...guests].sort((a, b) => a.vmid - b.vmid).map((g) => [g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null])))
+    .update(JSON.stringify([...guests].sort((a, b) => a.vmid - b.vmid).map((g) => [g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null, g.template, g.lock])))
     .digest('base64');
 
 /**

@@ -42,7 +42,7 @@ describe('POST /api/agent/heartbeat', () => {
       upgrade: null,
       deletion: null,
     });
-    expect(detail.guests).toEqual(guests);
+    expect(detail.guests).toEqual(guests.map((g) => ({ ...g, template: false, lock: null })));
     expect(events).toEqual([{ id: host.host_id, hostname: 'pve1', status: 'online', last_heartbeat_at: '2026-11-22T10:00:00.000Z', agent_version: '1.0.0' }]);
   });
 
@@ -75,7 +75,7 @@ describe('POST /api/agent/heartbeat', () => {
     const host = await enrolledHost(server);
     await heartbeat(server, host.host_token, { guests });
     await heartbeat(server, host.host_token, { guests: [{ vmid: 9103, name: 'new', type: 'lxc', status: 'running' }] });
-    expect((await server.client.get(`/api/hosts/${host.host_id}`)).body.guests).toEqual([{ vmid: 9103, name: 'new', type: 'lxc', status: 'running' }]);
+    expect((await server.client.get(`/api/hosts/${host.host_id}`)).body.guests).toEqual([{ vmid: 9103, name: 'new', type: 'lxc', status: 'running', template: false, lock: null }]);
   });
 
   it('refuses a bad body with 400 and changes nothing', async () => {

@@ -75,11 +75,20 @@ export function registerOperationRoutes(routes: RouteTable, hosts: HostService):
   routes.get(`${configPath}/:cid`, { access: 'diagnostics.read', documentedResponse: doc(200, 'The config text', 'text/plain') }, (req, res) => {
     res.type('text/plain').send(guestConfigs.text(id(req.params.id), vmidOf(req.params.vmid), id(req.params.cid)));
   });
-  routes.get(`${configPath}/:cid/diff`, { access: 'diagnostics.read', documentedQuery: AgainstDoc, documentedResponse: doc(200, 'A unified diff', 'text/plain') }, (req, res) => {
-    const against = (req.query as Record<string, unknown>).against;
-    const other = typeof against === 'string' && against !== '' ? parseIntegerParam(against, 'invalid against') : undefined;
-    res.type('text/plain').send(guestConfigs.diff(id(req.params.id), vmidOf(req.params.vmid), id(req.params.cid), other));
-  });
+  routes.get(
+    `${configPath}/:cid/diff`,
+    {
+      access: 'diagnostics.read',
+      documentedQuery: AgainstDoc,
+      documentedResponse: [doc(200, 'A unified diff', 'text/plain'), doc(422, 'The versions differ in more than 1,000 lines: `{"error":"the versions differ too much to show a diff"}`')],
+    },
+    async (req, res) => {
+      const against = (req.query as Record<string, unknown>).against;
+      const other = typeof against === 'string' && against !== '' ? parseIntegerParam(against, 'invalid against') : undefined;
+      const diff = await guestConfigs.diff(id(req.params.id), vmidOf(req.params.vmid), id(req.params.cid), other);
+      res.type('text/plain').send(diff);
+    },
+  );
 
   routes.get('/api/hosts/:id/maintenance', { access: 'hosts.read', documentedResponse: doc(200, "The host's maintenance policy") }, (req) => maintenance.get(id(req.params.id)));
   routes.put(

@@ -64,7 +64,7 @@ const isoUtc = shared(() =>
     .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, { error: 'must be an ISO 8601 UTC time such as 2026-11-22T10:15:00Z' }),
 );
 
-/** POST /api/agent/operations/:operation_id/result; the output is cut to its last 4 KiB when stored. */
+/** POST /api/agent/operations/:operation_id/result; the output is cut to its last 4 KiB when stored (64 KiB of whole lines for logs). */
 export const OperationResultBody = z.lazy(() =>
   z.object(
     {

@@ -12,15 +12,27 @@ import { announceOperation, requireHost, type HostParts, type Who } from './part
 
 /** "the last 4 KiB the agent sent" */
 export const OUTPUT_BYTES = 4096;
+/** A logs operation's output: the agent's last 200 journal lines, which 4 KiB would cut to a few. */
+export const LOG_OUTPUT_BYTES = 64 * 1024;
 
-/** The last `bytes` of a text in UTF-8, cut at a character boundary. */
-export function lastBytes(text: string, bytes = OUTPUT_BYTES): string {
+/**
+ * The last `bytes` of a text in UTF-8, cut at a character boundary; `wholeLines`: cut where a line
+ * starts, so the first line kept is never half a line (unless one line alone is longer than that).
+ */
+export function lastBytes(text: string, bytes = OUTPUT_BYTES, wholeLines = false): string {
   const buf = Buffer.from(text, 'utf8');
   if (buf.length <= bytes) return text;
   let start = buf.length - bytes;
+  if (wholeLines && buf[start - 1] !== 0x0a) {
+    const newline = buf.indexOf(0x0a, start);
+    if (newline !== -1 && newline + 1 < buf.length) return buf.subarray(newline + 1).toString('utf8');
+  }
   while (start < buf.length && (buf[start]! & 0xc0) === 0x80) start++;
   return buf.subarray(start).toString('utf8');
 }
+
+/** What is kept of an operation's output. */
+const keptOutput = (type: Operation['type'], output: string) => (type === 'logs' ? lastBytes(output, LOG_OUTPUT_BYTES, true) : lastBytes(output));
 
 export type Operations = ReturnType<typeof createOperations>;
 
@@ -85,7 +97,7 @@ export function createOperations(parts: HostParts, channel: CommandChannel) {
     const reported = body.finished_at === undefined ? NaN : Date.parse(body.finished_at);
     // The agent's clock is believed when it is plausible: not before the command was sent, not ahead of ours.
     const finishedAt = Number.isFinite(reported) && reported >= (op.sent_at ?? 0) && reported <= now ? reported : now;
-    if (!ops.finish(op.id, 'sent', status, finishedAt, body.exit_code, lastBytes(body.output ?? ''))) return;
+    if (!ops.finish(op.id, 'sent', status, finishedAt, body.exit_code, keptOutput(op.type, body.output ?? ''))) return;
     kind.ended(parts, op, status, now);
     announceOperation(parts, op.id);
   });

@@ -49,10 +49,13 @@ export type HostView = ReturnType<typeof createHostView>;
 
 /** What the API and the live stream show of hosts: the rows, their status, drift counts and removal. */
 export function createHostView(repo: HostRepo, releases: Releases, clock: Clock, intervalS: number) {
+  /** The oldest last heartbeat (ms) of a host that is online at `now`. */
+  const freshSince = (now = clock.now()) => now - ONLINE_INTERVALS * intervalS * 1000;
+
   function statusOf(host: HostRow, now = clock.now()): HostStatus {
     if (host.state === 'deleted') return 'deleted';
     if (host.state === 'deleting') return 'deleting';
-    const online = host.last_heartbeat_at !== null && now - host.last_heartbeat_at <= ONLINE_INTERVALS * intervalS * 1000;
+    const online = host.last_heartbeat_at !== null && host.last_heartbeat_at >= freshSince(now);
     return online ? 'online' : 'offline';
   }
 
@@ -86,6 +89,7 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
   return {
     intervalS,
     statusOf,
+    freshSince,
 
     /** What the stream sends for host.heartbeat and host.status: cheap to build on every heartbeat. */
     eventOf: (host: HostRow): HostEvent => ({
@@ -99,7 +103,7 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
     list(): HostSummary[] {
       const now = clock.now();
       const context = contextOf(now);
-      const counts = new Map(repo.guestCounts().map((c) => [c.host_id, c]));
+      const counts = new Map(repo.guestCounts(freshSince(now)).map((c) => [c.host_id, c]));
       return repo.listHosts().map((host) => {
         const c = counts.get(host.id);
         const drift = host.state === 'deleted' ? 0 : (c?.drift ?? 0);
@@ -110,9 +114,10 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
     get(id: number): HostDetail {
       const host = repo.hostById(id);
       if (!host) throw notFound('host not found');
+      const now = clock.now();
       const guests = repo.guestsOf(id);
-      const drift = hostDrift(repo, host, guests);
-      return { ...summary(host, { guests: guests.length, drift: drift.length }), guests, drift, deletion: presentDeletion(repo.latestDeletionOf(id)) };
+      const drift = hostDrift(repo, host, guests, freshSince(now));
+      return { ...summary(host, { guests: guests.length, drift: drift.length }, now), guests, drift, deletion: presentDeletion(repo.latestDeletionOf(id)) };
     },
 
     listEnrollmentTokens() {

@@ -67,6 +67,31 @@ describe('the signed release manifest', () => {
     }
   });
 
+  it('serves the agent and the installer with their helpers (lib/) inlined, and describes the bytes it serves', async () => {
+    const dir = agentDir('1.2.0');
+    const include = 'source "${BASH_SOURCE[0]%/*}/lib/common.sh" # homefleet:include';
+    fs.writeFileSync(path.join(dir, 'host-agent.sh'), `#!/usr/bin/env bash\nHOMEFLEET_AGENT_VERSION="1.2.0"\n${include}\nhelper\n`);
+    fs.writeFileSync(path.join(dir, 'install-agent.sh'), `#!/usr/bin/env bash\nHOMEFLEET_SERVER_DEFAULT=""\n${include}\n`);
+    fs.mkdirSync(path.join(dir, 'lib'));
+    fs.writeFileSync(path.join(dir, 'lib', 'common.sh'), 'helper() { echo one copy; }\n');
+    const kept = path.join(dir, 'kept');
+    // A kept copy that still includes a helper cannot run alone: it is not offered.
+    fs.mkdirSync(path.join(kept, '1.1.0'), { recursive: true });
+    fs.writeFileSync(path.join(kept, '1.1.0', 'host-agent.sh'), `HOMEFLEET_AGENT_VERSION="1.1.0"\n${include}\n`);
+    server = await startHostServer({ hosts: { agentDir: dir, keptAgentsDir: kept } });
+    const assembled = '#!/usr/bin/env bash\nHOMEFLEET_AGENT_VERSION="1.2.0"\nhelper() { echo one copy; }\nhelper\n';
+    expect((await server.anonymous().get('/api/agent/releases/1.2.0/host-agent.sh')).text).toBe(assembled);
+    const manifest = (await server.anonymous().get('/api/agent/releases/manifest.json')).body;
+    expect(manifest.agents).toEqual([
+      expect.objectContaining({ version: '1.2.0', sha256: createHash('sha256').update(assembled).digest('hex'), size: Buffer.byteLength(assembled) }),
+    ]);
+    expect((await server.anonymous().get('/install/agent.sh')).text).toBe(`#!/usr/bin/env bash\nHOMEFLEET_SERVER_DEFAULT=${server.baseUrl}\nhelper() { echo one copy; }\n`);
+
+    // A changed helper is served at once (the files' stamps include lib/).
+    fs.writeFileSync(path.join(dir, 'lib', 'common.sh'), 'helper() { echo changed; }\n');
+    expect((await server.anonymous().get('/api/agent/releases/1.2.0/host-agent.sh')).text).toContain('echo changed');
+  });
+
   it('is signed with the key the agent pins at enrollment; openssl verifies it as documented', async () => {
     server = await startHostServer();
     const { manifest_public_key } = await enrolledHost(server);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Manifest, ManifestAgent } from '../contract/hosts.js';
 import { compareVersions } from '../contract/versions.js';
 import type { Clock } from '../time.js';
+import { assembleScript, includedFiles } from './assemble.js';
 import { shellQuote } from './shell-quote.js';
 
 export const AGENT_FILE = 'host-agent.sh';
@@ -59,11 +60,15 @@ export function loadSigningKey(dbPath: string): KeyObject {
 
 interface AgentRelease extends ManifestAgent {
   file: string;
+  /** What is served: the file with its helpers inlined (server/hosts/assemble.ts); the hash and size are of these bytes. */
+  bytes: Buffer;
 }
 
 /**
  * The agent versions this controller ships and the signed manifest describing them. The current
- * agent is `<agentDir>/host-agent.sh`; kept versions are `<keptDir>/<version>/host-agent.sh`.
+ * agent is `<agentDir>/host-agent.sh`, served with the helpers it includes from `<agentDir>/lib/`
+ * inlined; kept versions are `<keptDir>/<version>/host-agent.sh`, kept as they were served (a kept
+ * copy that still includes a helper cannot run alone and is not offered).
  * Files are re-read when they change (size and mtime), so a deployment that replaces them is served at once.
  */
 export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) {
@@ -74,6 +79,15 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
   let signed: { key: string; bytes: Buffer; signature: string } | undefined;
 
   const currentFile = path.join(dirs.agentDir, AGENT_FILE);
+
+  const libFiles = () => {
+    try {
+      return fs.readdirSync(path.join(dirs.agentDir, 'lib')).map((f) => path.join(dirs.agentDir, 'lib', f));
+    } catch {
+      return [];
+    }
+  };
+  const assemble = (text: string) => assembleScript(text, (file) => fs.readFileSync(path.join(dirs.agentDir, file), 'utf8'));
 
   function candidates(): string[] {
     const files = [currentFile];
@@ -102,17 +116,19 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
 
   function releases(): AgentRelease[] {
     const files = candidates();
-    const key = stamp(files);
+    const key = stamp([...files, ...libFiles()]);
     if (cache?.key === key) return cache.releases;
     const found = new Map<string, AgentRelease>();
     files.forEach((file, index) => {
       let bytes: Buffer;
       try {
         bytes = fs.readFileSync(file);
+        if (index === 0) bytes = Buffer.from(assemble(bytes.toString('utf8')), 'utf8');
       } catch {
         return;
       }
       const text = bytes.toString('utf8');
+      if (includedFiles(text).length > 0) return;
       const version = agentVersionOf(text);
       if (!version) return;
       // A kept copy must be the version its folder names; the current file wins over a kept copy.
@@ -126,6 +142,7 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
         min_controller_version: MIN_CONTROLLER.exec(text)?.[1] ?? '0.1.0',
         upgradable_from: UPGRADABLE_FROM.exec(text)?.[1] ?? '0.0.0',
         file,
+        bytes,
       });
     });
     const list = [...found.values()].sort((a, b) => (a.file === currentFile ? -1 : b.file === currentFile ? 1 : compareVersions(b.version, a.version)));
@@ -145,15 +162,9 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
       return first && first.file === currentFile ? first.version : undefined;
     },
     versions: () => releases().map((r) => r.version),
-    /** The bytes of one shipped agent version, or undefined. */
+    /** The bytes of one shipped agent version as served (the manifest's hash is of these), or undefined. */
     agentFile(version: string): Buffer | undefined {
-      const release = releases().find((r) => r.version === version);
-      if (!release) return undefined;
-      try {
-        return fs.readFileSync(release.file);
-      } catch {
-        return undefined;
-      }
+      return releases().find((r) => r.version === version)?.bytes;
     },
     /**
      * The manifest bytes and their signature. The bytes depend only on the shipped files and the
@@ -167,7 +178,7 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
       if (signed?.key === key) return signed;
       const manifest: Manifest = {
         manifest_version: MANIFEST_FORMAT,
-        agents: list.map(({ file: _file, ...agent }) => agent),
+        agents: list.map(({ file: _file, bytes: _bytes, ...agent }) => agent),
         issued_at: new Date(issued).toISOString(),
         expires_at: new Date(issued + MANIFEST_LIFETIME_MS).toISOString(),
       };
@@ -175,11 +186,11 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
       signed = { key, bytes, signature: sign(null, bytes, privateKey).toString('base64') };
       return signed;
     },
-    /** The installer source, with the address it is served from as its default `--server`. */
+    /** The installer with its helpers inlined and the address it is served from as its default `--server`. */
     installer(baseUrl: string | undefined): string | undefined {
       let text: string;
       try {
-        text = fs.readFileSync(path.join(dirs.agentDir, INSTALLER_FILE), 'utf8');
+        text = assemble(fs.readFileSync(path.join(dirs.agentDir, INSTALLER_FILE), 'utf8'));
       } catch {
         return undefined;
       }

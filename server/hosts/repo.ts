@@ -84,8 +84,12 @@ export interface InstanceRef {
 
 export type HostRepo = ReturnType<typeof createHostRepo>;
 
+/** A guest as stored: SQLite has no booleans. */
+type GuestRow = Omit<Guest, 'template'> & { template: 0 | 1 };
+const GUEST_COLUMNS = 'vmid, name, type, status, config_sha256, template, lock';
+
 /** A guest as the API shows it: `config_sha256` only when the agent reported one. */
-const withoutNulls = ({ config_sha256, ...guest }: Guest): Guest => (config_sha256 ? { ...guest, config_sha256 } : guest);
+const presentGuest = ({ config_sha256, template, ...guest }: GuestRow): Guest => ({ ...guest, template: template === 1, ...(config_sha256 ? { config_sha256 } : {}) });
 
 /**
  * A host with its current upgrade: upgrades are operations (server/db/migrations/0010), and the host
@@ -168,30 +172,31 @@ export function createHostRepo(db: Db) {
     ),
     revokeHostTokens: db.prepare<[number, number]>('UPDATE host_tokens SET revoked_at = ? WHERE host_id = ? AND revoked_at IS NULL'),
 
-    guestsOf: db.prepare<[number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? ORDER BY vmid'),
-    guestOf: db.prepare<[number, number], Guest>('SELECT vmid, name, type, status, config_sha256 FROM host_guests WHERE host_id = ? AND vmid = ?'),
+    guestsOf: db.prepare<[number], GuestRow>(`SELECT ${GUEST_COLUMNS} FROM host_guests WHERE host_id = ? ORDER BY vmid`),
+    guestOf: db.prepare<[number, number], GuestRow>(`SELECT ${GUEST_COLUMNS} FROM host_guests WHERE host_id = ? AND vmid = ?`),
     // Proxmox vmids are cluster-wide: a vmid any live host reports is taken.
     vmidReported: db.prepare<[number], number>("SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id WHERE g.vmid = ? AND h.state != 'deleted' LIMIT 1").pluck(),
     deleteGuests: db.prepare<[number]>('DELETE FROM host_guests WHERE host_id = ?'),
-    insertGuest: db.prepare<[number, number, string, string, string, string | null]>(
-      'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status, config_sha256) VALUES (?, ?, ?, ?, ?, ?)',
+    insertGuest: db.prepare<[number, number, string, string, string, string | null, number, string | null]>(
+      'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status, config_sha256, template, lock) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    // Drift per host as computeDrift counts it: a guest without instance, a differing name, or a vmid another live host reports too.
-    guestCounts: db.prepare<[], { host_id: number; guests: number; drift: number }>(
+    // Drift per host as computeDrift counts it: never a template; a guest without instance, a differing
+    // name, or (on an online host) a vmid another online host reports too. ? is the oldest online heartbeat.
+    guestCounts: db.prepare<{ fresh: number }, { host_id: number; guests: number; drift: number }>(
       `SELECT g.host_id, count(*) AS guests,
-              sum(CASE WHEN i.vmid IS NULL OR i.name != g.name OR EXISTS (
+              sum(CASE WHEN g.template = 1 THEN 0 WHEN i.vmid IS NULL OR i.name != g.name OR (gh.last_heartbeat_at >= @fresh AND EXISTS (
                     SELECT 1 FROM host_guests o JOIN hosts oh ON oh.id = o.host_id
-                     WHERE o.vmid = g.vmid AND o.host_id != g.host_id AND oh.state != 'deleted')
+                     WHERE o.vmid = g.vmid AND o.host_id != g.host_id AND o.template = 0 AND oh.state != 'deleted' AND oh.last_heartbeat_at >= @fresh))
                   THEN 1 ELSE 0 END) AS drift
-         FROM host_guests g LEFT JOIN instances i ON i.vmid = g.vmid
+         FROM host_guests g JOIN hosts gh ON gh.id = g.host_id LEFT JOIN instances i ON i.vmid = g.vmid
         GROUP BY g.host_id`,
     ),
-    // The other live hosts that report a vmid this host reports.
-    sharedVmids: db.prepare<[number], { vmid: number; id: number; hostname: string }>(
+    // The other online hosts (not deleted, a heartbeat at or after ?) that report a vmid this host reports, not as a template.
+    sharedVmids: db.prepare<[number, number], { vmid: number; id: number; hostname: string }>(
       `SELECT g.vmid, oh.id, oh.hostname
          FROM host_guests g
-         JOIN host_guests o ON o.vmid = g.vmid AND o.host_id != g.host_id
-         JOIN hosts oh ON oh.id = o.host_id AND oh.state != 'deleted'
+         JOIN host_guests o ON o.vmid = g.vmid AND o.host_id != g.host_id AND o.template = 0
+         JOIN hosts oh ON oh.id = o.host_id AND oh.state != 'deleted' AND oh.last_heartbeat_at >= ?
         WHERE g.host_id = ?
         ORDER BY g.vmid, oh.id`,
     ),
@@ -270,20 +275,21 @@ export function createHostRepo(db: Db) {
     hostTokenByHash: (hash: string) => s.hostTokenByHash.get(hash),
     revokeHostTokens: (hostId: number, now: number) => s.revokeHostTokens.run(now, hostId).changes,
 
-    guestsOf: (hostId: number) => s.guestsOf.all(hostId).map(withoutNulls),
+    guestsOf: (hostId: number) => s.guestsOf.all(hostId).map(presentGuest),
     guestOf: (hostId: number, vmid: number) => {
       const guest = s.guestOf.get(hostId, vmid);
-      return guest && withoutNulls(guest);
+      return guest && presentGuest(guest);
     },
     /** Whether any live host's last heartbeat listed this vmid. */
     vmidReported: (vmid: number) => s.vmidReported.get(vmid) !== undefined,
     replaceGuests(hostId: number, guests: readonly Guest[]): void {
       s.deleteGuests.run(hostId);
-      for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null);
+      for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null, Number(g.template), g.lock);
     },
-    guestCounts: () => s.guestCounts.all(),
+    /** Guests and drift per host; `freshSince`: the oldest heartbeat time (ms) of an online host. */
+    guestCounts: (freshSince: number) => s.guestCounts.all({ fresh: freshSince }),
     instancesForGuests: (hostId: number) => s.instancesForGuests.all(hostId),
-    sharedVmids: (hostId: number) => s.sharedVmids.all(hostId),
+    sharedVmids: (hostId: number, freshSince: number) => s.sharedVmids.all(freshSince, hostId),
 
     insertDeletion: (id: string, hostId: number, by: string | null, now: number) => void s.insertDeletion.run(id, hostId, by, now),
     deletionById: (id: string) => s.deletionById.get(id),

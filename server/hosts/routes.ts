@@ -9,7 +9,7 @@ import { parseIntegerParam } from '../http/validate.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import type { Releases } from './releases.js';
 import { VERSION_PATTERN } from './releases.js';
-import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, UpgradeRequest } from './schema.js';
+import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, parseHeartbeat, UpgradeRequest } from './schema.js';
 import { registerOperationRoutes } from './operation-routes.js';
 import type { HostService, Who } from './service.js';
 import { shellQuote } from './shell-quote.js';
@@ -177,8 +177,9 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.post(
     '/api/agent/heartbeat',
-    { access: 'machine', credentials: ['host'], documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade, and guest actions and log requests the command poll did not take)'), body: HeartbeatBody, bodyLimit: '4mb', before: [admitHeartbeat] },
-    (req) => hosts.heartbeat(bearer(req), req.body),
+    { access: 'machine', credentials: ['host'], documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade, and guest actions and log requests the command poll did not take)'), documentedBody: HeartbeatBody, bodyLimit: '4mb', before: [admitHeartbeat] },
+    // Checked a slice of guests at a time (parseHeartbeat), then stored in a turn of its own.
+    async (req) => hosts.heartbeat(bearer(req), await parseHeartbeat(req.body)),
   );
 
   routes.post(

@@ -58,7 +58,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
   const credentials = createCredentials(parts);
   const removal = createRemoval(parts);
   const applyDrift = createDriftApply(parts, deps.instances);
-  const placements = createPlacements(ctx.db);
+  const placements = createPlacements(ctx.db, () => view.freshSince());
   const heartbeats = createHeartbeats(parts, applyDrift, placements, deps.onHeartbeat);
   const requestUpgrade = createUpgradeRequests(parts, deps.releases);
   const channel = createCommandChannel(ctx.tasks, deps.commandPolls);

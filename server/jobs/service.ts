@@ -107,7 +107,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     let applied = 0;
     for (const change of changes) {
       try {
-        if (instances.update(change.vmid, change.patch, `job:${key}`).changed.length) applied++;
+        if (instances.update(change.vmid, change.patch, `job:${key}`, change.facts).changed.length) applied++;
       } catch (err) {
         // Deleted (or renumbered) while the remote call was in flight: nothing to update.
         if (err instanceof HttpError && err.status === 404) continue;

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { validationFailed } from '../errors.js';
-import { GUEST_SERIES, HOST_SERIES, type HostMetricsLatest } from '../contract/metrics.js';
+import { GUEST_SERIES, HOST_SERIES, LIVE_EVENT_GUESTS, type HostMetricsEvent, type HostMetricsLatest } from '../contract/metrics.js';
 import { createIngest, type MetricsReport } from './ingest.js';
 import { createQuery } from './query.js';
 import { createMetricRepo } from './repo.js';
@@ -14,6 +14,10 @@ export interface MetricsOptions {
 }
 
 const HOUR_MS = 3_600_000;
+
+/** A heartbeat's values as the live event carries them: small whatever the host's size (the dashboard reads a large host's guests itself). */
+const metricsEvent = (latest: HostMetricsLatest): HostMetricsEvent =>
+  latest.guests.length <= LIVE_EVENT_GUESTS ? latest : { ...latest, guests: [], guests_omitted: true };
 
 /**
  * Host and guest metrics: heartbeats fold their numbers in (record, inside the heartbeat's
@@ -46,7 +50,7 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
     /** Inside the heartbeat's transaction; the live event is heard once that commits. */
     record(hostId: number, report: MetricsReport, now: number): void {
       const value = ingest.record(hostId, report, now);
-      if (value) ctx.bus.publish('host.metrics', value);
+      if (value) ctx.bus.publish('host.metrics', metricsEvent(value));
     },
 
     latest: (hostId: number): HostMetricsLatest | undefined => ingest.latest(hostId),

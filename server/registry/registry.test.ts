@@ -45,6 +45,8 @@ describe('create', () => {
       // Where it runs: no agent reports vmid 101 (PRODUCT.md "Guest control through agents").
       host: null,
       guest_status: null,
+      // No tailscale_sync run has matched a device to it (the IPv6 address is kept beside the registry).
+      tailscale_ipv6: null,
     });
     expect((await api.get('/api/instances/101')).body).toEqual(res.body);
   });

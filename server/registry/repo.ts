@@ -25,18 +25,24 @@ export interface Placement {
 export type Placements = ReadonlyMap<number, Placement>;
 const NOWHERE: Placements = new Map();
 
+/** What tailscale_sync last learnt of an instance's device, beside the registry (migration 0015): read-only, never in history or the backup. */
+export interface TailnetFacts {
+  /** The device's IPv6 tailnet address; null clears what was kept. */
+  tailscale_ipv6: string | null;
+}
+
 /**
  * A list row (COLUMNS, in order) as an Instance. Lists read raw rows and shape them here: a row object
  * from better-sqlite3 looks every column name up again for each row, and a search of 1,000 rows cost
  * half again as much CPU that way (5.7 ms against 3.7 ms, the JSON answer included).
  */
-function toInstance(row: unknown[], placements: Placements): PlacedInstance {
+function toInstance(row: unknown[], placements: Placements, tailnet: ReadonlyMap<number, string>): PlacedInstance {
   const r = row as [number, string, Instance['state'], Instance['stack'], string, Flag, Flag, Flag, Flag, Flag, Flag, Flag, string, string];
   const placement = placements.get(r[0]);
   return {
     vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7], patchmon: r[8],
     tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], created_at: r[12], updated_at: r[13],
-    host: placement ? placement.host : null, guest_status: placement ? placement.guest_status : null,
+    host: placement ? placement.host : null, guest_status: placement ? placement.guest_status : null, tailscale_ipv6: tailnet.get(r[0]) ?? null,
   };
 }
 
@@ -65,6 +71,13 @@ export function createInstanceRepo(db: Db) {
        FROM instance_history h JOIN instances i ON i.id = h.instance_id
       WHERE h.instance_id = ? ORDER BY h.changed_at DESC, h.id DESC`,
   );
+  const tailnetAll = db.prepare<[], [number, string]>('SELECT vmid, ipv6 FROM tailnet_facts').raw(true);
+  const tailnetOf = db.prepare<[number], string>('SELECT ipv6 FROM tailnet_facts WHERE vmid = ?').pluck();
+  // An address that is already kept is no change: the upsert then touches nothing and counts none.
+  const keepTailnet = db.prepare<[number, string]>(
+    'INSERT INTO tailnet_facts (vmid, ipv6) VALUES (?, ?) ON CONFLICT (vmid) DO UPDATE SET ipv6 = excluded.ipv6 WHERE ipv6 != excluded.ipv6',
+  );
+  const clearTailnet = db.prepare<[number]>('DELETE FROM tailnet_facts WHERE vmid = ?');
   const listStatements = new Map<string, Statement<Record<string, string>, unknown[]>>();
 
   function listStatement(query: ListQuery) {
@@ -103,7 +116,8 @@ export function createInstanceRepo(db: Db) {
       const host = query.host;
       if (host === 'none') rows = rows.filter((r) => !placements.has(r[0] as number));
       else if (host !== undefined) rows = rows.filter((r) => placements.get(r[0] as number)?.host.id === host);
-      return rows.map((r) => toInstance(r, placements));
+      const tailnet = rows.length ? new Map(tailnetAll.all()) : new Map<number, string>();
+      return rows.map((r) => toInstance(r, placements, tailnet));
     },
     stacks: () => stacks.all().map((row) => row.stack),
     insert: (input: InstanceInput, at: string) => Number(insert.run({ ...input, created_at: at, updated_at: at }).lastInsertRowid),
@@ -112,5 +126,9 @@ export function createInstanceRepo(db: Db) {
     addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string, by: string | null) =>
       void insertHistory.run(instanceId, field, oldValue, newValue, at, by),
     history: (instanceId: number) => history.all(instanceId),
+    tailscaleIpv6: (vmid: number): string | null => tailnetOf.get(vmid) ?? null,
+    /** Keeps (or clears) an existing instance's tailnet facts; true when that changed what is kept. */
+    setTailnet: (vmid: number, facts: TailnetFacts): boolean =>
+      (facts.tailscale_ipv6 === null ? clearTailnet.run(vmid) : keepTailnet.run(vmid, facts.tailscale_ipv6)).changes > 0,
   };
 }

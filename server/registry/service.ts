@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { conflict, notFound, unprocessable, validationFailed } from '../errors.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { createInstanceRepo, type Placement, type Placements, type StoredInstance } from './repo.js';
+import { createInstanceRepo, type Placement, type Placements, type StoredInstance, type TailnetFacts } from './repo.js';
 import type { HistoryEntry, Instance, PlacedInstance } from '../contract/registry.js';
 import { InstanceInput, WRITABLE_FIELDS, type ListQuery } from './schema.js';
 
@@ -17,7 +17,7 @@ export interface UpdateResult {
 const present = ({ id: _id, ...instance }: StoredInstance): Instance => instance;
 
 const NOWHERE: Placements = new Map();
-export type { Placement, Placements };
+export type { Placement, Placements, TailnetFacts };
 
 /** Who changes an instance: a request's actor (audited), or a name for history alone (`job:tailscale_sync`, `agent:pve1`). */
 export type ChangedBy = Actor | string | null;
@@ -34,7 +34,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
   let placements: () => Placements = () => NOWHERE;
   const place = (instance: Instance): PlacedInstance => {
     const p = placements().get(instance.vmid);
-    return { ...instance, host: p?.host ?? null, guest_status: p?.guest_status ?? null };
+    return { ...instance, host: p?.host ?? null, guest_status: p?.guest_status ?? null, tailscale_ipv6: repo.tailscaleIpv6(instance.vmid) };
   };
   const historyName = (by: ChangedBy) => (typeof by === 'object' && by !== null ? by.actor : by);
   /**
@@ -79,20 +79,26 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
   });
 
   const updateTx = transaction(
-    (vmid: number, patch: Record<string, unknown>, now: number, by: ChangedBy): UpdateResult => {
+    (vmid: number, patch: Record<string, unknown>, now: number, by: ChangedBy, facts: TailnetFacts | undefined): UpdateResult => {
       const current = require(vmid);
+      // Kept before the instance is announced below, which reads them; never in history or `changed`.
+      const learnt = facts ? repo.setTailnet(current.vmid, facts) : false;
       const merged: Record<string, unknown> = {};
       for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
       const next = parseWith(InstanceInput, merged);
       const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
       if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
       record(by, vmid, next, changed.length ? 'changed' : 'saved', changed.map((field) => ({ field, before: current[field], after: next[field] })));
-      if (changed.length === 0) return { instance: place(present(current)), changed };
+      if (changed.length === 0) {
+        const instance = place(present(current));
+        if (learnt) bus.publish('instance.updated', { instance, changed: ['tailscale_ipv6'], previous_vmid: vmid });
+        return { instance, changed };
+      }
       repo.update(current.id, next, isoSeconds(now));
       const at = isoMillis(now);
       for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, historyName(by));
       const instance = place(present(repo.findByVmid(next.vmid)!));
-      bus.publish('instance.updated', { instance, changed, previous_vmid: vmid });
+      bus.publish('instance.updated', { instance, changed: learnt ? [...changed, 'tailscale_ipv6'] : changed, previous_vmid: vmid });
       return { instance, changed };
     },
   );
@@ -135,10 +141,13 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
       return createTx(input, clock.now(), by);
     },
 
-    /** Merges `patch` over the stored instance, validates the result, records each changed field. */
-    update(vmid: number, patch: unknown, by: ChangedBy = null): UpdateResult {
+    /**
+     * Merges `patch` over the stored instance, validates the result, records each changed field.
+     * `facts`, from a sync job only (a request's body never reaches them), are kept in the same transaction.
+     */
+    update(vmid: number, patch: unknown, by: ChangedBy = null, facts?: TailnetFacts): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by);
+      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by, facts);
     },
 
     /** Deletes the instance (and its history), with the request's audit entry in the same transaction. */

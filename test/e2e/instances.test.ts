@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startMockRemote, type MockRemote } from '../helpers/remote.js';
+import { removeTempDbs, tempDbPath } from '../helpers/tempdb.js';
 import { pageFetch, renderedVmids, seedInstances, signIn, startDashboard, type Dashboard } from './helpers.js';
 
 let dash: Dashboard;
@@ -217,5 +219,69 @@ describe('10,000 instances', () => {
     } finally {
       await big.stop();
     }
+  });
+});
+
+// `tailscale_ip` stays IPv4 (registry-service.md); the device's IPv6 tailnet address is shown beside it.
+describe('the tailnet IPv6 address on the instance pages', () => {
+  const IPV4 = '100.87.74.78';
+  const FIRST = 'fd7a:115c:a1e0:ab12:4843:cd96:6258:b241';
+  const MOVED = 'fd7a:115c:a1e0:ab12:4843:cd96:6258:b2ff';
+  const devices = (ipv6: string) => ({
+    devices: [{ addresses: [IPV4, ipv6], id: '92960230385', nodeId: 'n292kg92CNTRL', name: 'nextcloud.tail1234.ts.net', hostname: 'nextcloud', os: 'linux', authorized: true }],
+  });
+  let tailnet: Dashboard;
+  let tailscale: MockRemote;
+  let jobId: number;
+  beforeAll(async () => {
+    tailscale = await startMockRemote(json(200, devices(FIRST)));
+    // A database file, so the sync jobs are seeded (an in-memory database has none).
+    tailnet = await startDashboard({ dbPath: tempDbPath() });
+    await seedInstances(tailnet.server, [{ vmid: 4301, name: 'nextcloud', state: 'deployed', stack: 'production' }]);
+    jobId = ((await tailnet.server.client.get('/api/jobs')).body as { id: number; key: string }[]).find((j) => j.key === 'tailscale_sync')!.id;
+    expect((await tailnet.server.client.put(`/api/jobs/${jobId}`, { config: { api_key: 'tskey-api-e2e', api_url: tailscale.url } })).status).toBe(200);
+    expect((await tailnet.server.client.post(`/api/jobs/${jobId}/run`)).status).toBe(200);
+  });
+  afterAll(async () => {
+    await tailnet?.stop();
+    await tailscale?.close();
+    removeTempDbs();
+  });
+
+  it('the detail page shows it after the Tailscale IP and follows a run live; the edit page shows it read-only and saving keeps it', async () => {
+    const page = await tailnet.newPage();
+    await signIn(page, tailnet.server, 'operator', '/instances/4301');
+    const shown = page.getByTestId('tailnet-ipv6');
+    await expect.poll(() => shown.textContent()).toBe(FIRST);
+    const terms = await page.locator('dl.props dt').allTextContents();
+    expect(terms.slice(terms.indexOf('Tailscale IP'), terms.indexOf('Tailscale IP') + 2)).toEqual(['Tailscale IP', 'Tailnet IPv6']);
+    expect(await page.locator('dl.props dt:text-is("Tailscale IP") + dd').textContent()).toBe(IPV4);
+
+    // A run that moves only the IPv6 address reaches the open page through the live stream.
+    tailscale.handle(json(200, devices(MOVED)));
+    expect((await tailnet.server.client.post(`/api/jobs/${jobId}/run`)).body).toEqual({ summary: 'Updated 0 of 1 instances' });
+    await expect.poll(() => shown.textContent()).toBe(MOVED);
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    const field = page.getByLabel('Tailnet IPv6');
+    // Shown, not editable: an output, not an input the form could send.
+    await expect.poll(() => field.textContent()).toBe(MOVED);
+    expect(await field.evaluate((el) => el.tagName)).toBe('OUTPUT');
+    await page.getByLabel('State').selectOption('testing');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL('**/instances/4301');
+    await expect.poll(() => shown.textContent()).toBe(MOVED);
+    expect((await tailnet.server.client.get('/api/instances/4301')).body).toMatchObject({ state: 'testing', tailscale_ip: IPV4, tailscale_ipv6: MOVED });
+
+    // The list keeps its one-line rows: the IPv6 address is in the Tailscale IP cell's title.
+    await page.goto('/instances');
+    await expect.poll(() => page.locator('tr[data-vmid="4301"] td.col-ip').getAttribute('title')).toBe(`Tailnet IPv6 ${MOVED}`);
+
+    // On a phone the address wraps in its cell instead of widening the page.
+    const phone = await tailnet.newPage({ viewport: { width: 390, height: 844 } });
+    await signIn(phone, tailnet.server, 'viewer', '/instances/4301');
+    await expect.poll(() => phone.getByTestId('tailnet-ipv6').textContent()).toBe(MOVED);
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(tailnet.errors).toEqual([]);
   });
 });

@@ -111,7 +111,15 @@ export function InstallCommand({ created, onDone, testId, children }: { created:
         {children} It is shown once; it expires <Time iso={created.expires_at} exact={false} />.
       </p>
       <pre class="command">
-        <code>{created.install_command}</code>
+        <code>
+          {/* A line breaks only between words: a URL or token breaks nowhere (it scrolls in the box instead). */}
+          {created.install_command.split(' ').map((word, i) => (
+            <>
+              {i > 0 && ' '}
+              <span class="word">{word}</span>
+            </>
+          ))}
+        </code>
       </pre>
       <div class="form-actions">
         <CopyButton text={created.install_command} primary />

@@ -1,12 +1,14 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Time } from '../../components/ui';
+import { exactTime } from '../../format';
 import type { GuestConfigVersion } from '../../../server/contract/operations';
 
 /** The unified diff (or the text) of a kept version, as plain text. */
 async function text(path: string): Promise<string> {
   const res = await fetch(path, { credentials: 'same-origin' });
-  if (!res.ok) throw new Error(`The server answered ${res.status}.`);
+  // A diff too large to show is a 422 that says so.
+  if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as { error?: string }).error ?? `The server answered ${res.status}.`);
   return res.text();
 }
 
@@ -14,14 +16,15 @@ async function text(path: string): Promise<string> {
 export function GuestConfigs({ hostId, vmid }: { hostId: number; vmid: number }) {
   const base = `/api/hosts/${hostId}/guests/${vmid}/configs`;
   const [versions, setVersions] = useState<GuestConfigVersion[]>();
-  const [shown, setShown] = useState<{ id: number; mode: 'diff' | 'text'; body: string }>();
+  const [shown, setShown] = useState<{ version: GuestConfigVersion; against?: GuestConfigVersion; body: string }>();
   const [error, setError] = useState<string>();
   useEffect(() => {
     api<GuestConfigVersion[]>('GET', base).then(setVersions, (e) => setError(messageOf(e)));
   }, [base]);
-  const show = (id: number, mode: 'diff' | 'text') =>
-    text(mode === 'diff' ? `${base}/${id}/diff` : `${base}/${id}`).then(
-      (body) => setShown({ id, mode, body }),
+  // A diff names both versions it compares, so the page can label them by when they were received.
+  const show = (version: GuestConfigVersion, against?: GuestConfigVersion) =>
+    text(against ? `${base}/${version.id}/diff?against=${against.id}` : `${base}/${version.id}`).then(
+      (body) => setShown(against ? { version, against, body } : { version, body }),
       (e: Error) => setError(e.message),
     );
   if (error) return <p class="error">{error}</p>;
@@ -34,23 +37,47 @@ export function GuestConfigs({ hostId, vmid }: { hostId: number; vmid: number })
           <li key={v.id}>
             <Time iso={v.received_at} /> <span class="muted">{v.size} bytes</span>{' '}
             {i < versions.length - 1 && (
-              <button type="button" class="link" onClick={() => void show(v.id, 'diff')}>
+              <button type="button" class="link" onClick={() => void show(v, versions[i + 1])}>
                 diff
               </button>
             )}{' '}
-            <button type="button" class="link" onClick={() => void show(v.id, 'text')}>
+            <button type="button" class="link" onClick={() => void show(v)}>
               text
             </button>
           </li>
         ))}
       </ul>
       {shown && (
-        <pre class="config-view" data-testid="config-view">
-          {shown.mode === 'diff'
-            ? shown.body.split('\n').map((line) => <div class={line.startsWith('+') && !line.startsWith('+++') ? 'diff-add' : line.startsWith('-') && !line.startsWith('---') ? 'diff-del' : undefined}>{line}</div>)
-            : shown.body}
-        </pre>
+        <>
+          <p class="config-versions" data-testid="config-versions">
+            {shown.against ? (
+              <>
+                Changes from the version received <Received iso={shown.against.received_at} /> (<span class="diff-del">− removed</span>) to the one received{' '}
+                <Received iso={shown.version.received_at} /> (<span class="diff-add">+ added</span>)
+              </>
+            ) : (
+              <>
+                The version received <Received iso={shown.version.received_at} />
+              </>
+            )}
+          </p>
+          <pre class="config-view" data-testid="config-view">
+            {shown.against ? shown.body.replace(/\n$/, '').split('\n').map((line) => <div class={lineClass(line)}>{line || ' '}</div>) : shown.body}
+          </pre>
+        </>
       )}
     </div>
   );
 }
+
+/** Added and removed lines coloured; the file and hunk headers (---, +++, @@) are neither. */
+function lineClass(line: string): string | undefined {
+  if (line.startsWith('+++') || line.startsWith('---')) return 'diff-head';
+  if (line.startsWith('@@')) return 'diff-hunk';
+  if (line.startsWith('+')) return 'diff-add';
+  if (line.startsWith('-')) return 'diff-del';
+  return undefined;
+}
+
+/** A version's received time, exact: two versions a second apart both read "just now" otherwise. */
+const Received = ({ iso }: { iso: string }) => <time datetime={iso}>{exactTime(iso)}</time>;

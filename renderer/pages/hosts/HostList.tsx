@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { Empty, Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
+import { interval } from '../../format';
 import { useFlash } from '../../live';
 import { useSession } from '../../session';
 import type { EnrollmentToken, HostSummary } from '../../../server/contract/hosts';
@@ -34,7 +35,10 @@ export function HostsPage() {
           </button>
         )}
       </PageTitle>
-      <p class="hint">Hypervisors running the homefleet agent report their guests here every half minute.</p>
+      <p class="hint" data-testid="report-interval">
+        Hypervisors running the homefleet agent report their guests here{' '}
+        {hosts.data?.length ? `every ${interval(hosts.data[0]!.heartbeat_interval_s)}` : 'with each heartbeat'}.
+      </p>
       {adding && <AddHost onCreated={tokens.reload} onClose={() => setAdding(false)} />}
       {hosts.error && <Notice kind="error">{hosts.error}</Notice>}
       {!hosts.data && !hosts.error && <Loading />}

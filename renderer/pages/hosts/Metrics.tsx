@@ -3,6 +3,7 @@ import uPlot from 'uplot';
 import { api } from '../../api';
 import { Notice } from '../../components/ui';
 import { useLive } from '../../live';
+import { utcLegendTime, utcTickLabels } from '../../chartTime';
 import { useCoalesced } from './live';
 import type { HostSeries, MetricPoint, MetricsAnswer } from '../../../server/contract/metrics';
 
@@ -70,7 +71,7 @@ function Chart({ spec, answer }: { spec: ChartSpec; answer: MetricsAnswer }) {
   const last = spec.lines.map((l) => (answer.series[l.series] ?? []).at(-1)?.[l.peak ? 2 : 1]);
   useEffect(() => {
     const element = box.current;
-    if (!element) return;
+    if (!element || times.length === 0) return;
     const colors = palette();
     const axis = (extra: Partial<uPlot.Axis> = {}): uPlot.Axis => ({ stroke: colors.text, grid: { stroke: colors.grid, width: 1 }, ticks: { stroke: colors.grid, width: 1 }, ...extra });
     const plot = new uPlot(
@@ -78,10 +79,22 @@ function Chart({ spec, answer }: { spec: ChartSpec; answer: MetricsAnswer }) {
         width: element.clientWidth || 400,
         height: 160,
         legend: { show: false },
+        // 24-hour UTC like every other time on the dashboard (uPlot's own are 12-hour local).
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         // The whole range asked for, not just where points are: an hour with one bucket still reads as an hour.
         scales: { x: { time: true, range: (): uPlot.Range.MinMax => [Date.parse(answer.from) / 1000, Date.parse(answer.to) / 1000] }, y: spec.range ? { range: spec.range } : { range: (_u, min, max) => [0, Math.max(max, min + 1) * 1.05] } },
-        axes: [axis(), axis({ size: 84, values: (_u, ticks) => ticks.map(spec.value) })],
-        series: [{}, ...spec.lines.map((l) => ({ label: l.label, stroke: colors[l.color], width: l.peak ? 1 : 2, ...(l.peak ? { dash: [4, 3] } : {}), points: { show: times.length < 3 }, spanGaps: false }))],
+        axes: [
+          axis({
+            values: (_u, ticks, _axis, _space, increment) => {
+              const labels = utcTickLabels(ticks, increment);
+              // What the canvas shows, readable by people's tools and the browser tests.
+              element.dataset.xLabels = labels.join('|');
+              return labels;
+            },
+          }),
+          axis({ size: 84, values: (_u, ticks) => ticks.map(spec.value) }),
+        ],
+        series: [{ value: (_u, v) => utcLegendTime(v) }, ...spec.lines.map((l) => ({ label: l.label, stroke: colors[l.color], width: l.peak ? 1 : 2, ...(l.peak ? { dash: [4, 3] } : {}), points: { show: times.length < 3 }, spanGaps: false }))],
       },
       data,
       element,
@@ -101,7 +114,13 @@ function Chart({ spec, answer }: { spec: ChartSpec; answer: MetricsAnswer }) {
           {spec.lines.map((l, i) => (last[i] === undefined ? null : <span key={l.label}> {spec.lines.length > 1 ? `${l.label} ` : ''}{spec.value(last[i]!)}</span>))}
         </span>
       </h3>
-      <div ref={box} />
+      {times.length === 0 ? (
+        <p class="chart-empty" data-testid="no-data">
+          no data yet
+        </p>
+      ) : (
+        <div ref={box} data-testid="plot" />
+      )}
     </div>
   );
 }
@@ -147,7 +166,7 @@ export function HostCharts({ hostId }: { hostId: number }) {
       </div>
       {error && <Notice kind="error">{error}</Notice>}
       {empty && <p class="muted">No numbers reported in this range yet. An agent sends them with each heartbeat.</p>}
-      {answer && !empty && (
+      {answer && (
         <div class="charts" data-testid="charts" data-step={answer.step_s}>
           {CHARTS.map((spec) => (
             <Chart key={spec.testid} spec={spec} answer={answer} />

@@ -3,13 +3,15 @@ import { api } from '../../api';
 import { useLive } from '../../live';
 import type { GuestLatest, HostMetricsLatest } from '../../../server/contract/metrics';
 
-/** The host's last reported numbers (GET …/metrics/latest), then each `host.metrics` event as it comes. */
+/**
+ * The host's last reported numbers (GET …/metrics/latest), then each `host.metrics` event as it comes;
+ * an event without its guests' numbers (a host with more than a hundred guests) is read again whole.
+ */
 export function useLatestMetrics(hostId: number): HostMetricsLatest | undefined {
   const [latest, setLatest] = useState<HostMetricsLatest>();
+  const [reread, setReread] = useState(0);
   useEffect(() => {
     let live = true;
-    // Another host's numbers are not this one's, even until this one's arrive.
-    setLatest(undefined);
     api<HostMetricsLatest | undefined>('GET', `/api/hosts/${hostId}/metrics/latest`).then(
       (value) => live && value && setLatest(value),
       () => undefined,
@@ -17,9 +19,13 @@ export function useLatestMetrics(hostId: number): HostMetricsLatest | undefined 
     return () => {
       live = false;
     };
-  }, [hostId]);
+  }, [hostId, reread]);
+  // Another host's numbers are not this one's, even until this one's arrive.
+  useEffect(() => setLatest(undefined), [hostId]);
   useLive(['host.metrics'], ({ data }) => {
-    if (data.host_id === hostId) setLatest(data);
+    if (data.host_id !== hostId) return;
+    if (data.guests_omitted) setReread((n) => n + 1);
+    else setLatest(data);
   });
   return latest;
 }
@@ -43,8 +49,8 @@ function Bar({ ratio, label, testid }: { ratio: number; label: string; testid: s
 export function GuestFigure({ guest }: { guest: GuestLatest | undefined }) {
   return (
     <>
-      <td>{guest?.cpu != null ? <Bar ratio={guest.cpu} label={`${(guest.cpu * 100).toFixed(1)}%`} testid="guest-cpu" /> : <span class="muted">—</span>}</td>
-      <td>
+      <td data-label="CPU">{guest?.cpu != null ? <Bar ratio={guest.cpu} label={`${(guest.cpu * 100).toFixed(1)}%`} testid="guest-cpu" /> : <span class="muted">—</span>}</td>
+      <td data-label="Memory">
         {guest?.mem != null && guest.maxmem ? (
           <Bar ratio={guest.mem / guest.maxmem} label={`${size(guest.mem)} of ${size(guest.maxmem)}`} testid="guest-mem" />
         ) : (

@@ -11,6 +11,8 @@ import operations from './0010-operations.sql';
 import metricsAlerts from './0011-metrics-alerts.sql';
 import signin from './0012-signin.sql';
 import passwordChangedAt from './0013-password-changed-at.sql';
+import guestTemplates from './0014-guest-templates.sql';
+import tailnetFacts from './0015-tailnet-facts.sql';
 
 export interface Migration {
   version: number;
@@ -36,4 +38,6 @@ export const migrations: readonly Migration[] = [
   { version: 11, name: 'metrics-alerts', sql: metricsAlerts },
   { version: 12, name: 'signin', sql: signin },
   { version: 13, name: 'password-changed-at', sql: passwordChangedAt },
+  { version: 14, name: 'guest-templates', sql: guestTemplates },
+  { version: 15, name: 'tailnet-facts', sql: tailnetFacts },
 ];

@@ -96,3 +96,94 @@ it('a name two devices answer to, neither by its MagicDNS name: no address taken
   expect(await instance(gone)).toMatchObject({ tailscale: 0, tailscale_ip: '' });
   expect((await server.client.get(`/api/instances/${nas}/history`)).body.map((h: { field: string }) => h.field)).toEqual(['created']);
 });
+
+// The device's IPv6 tailnet address: `tailscale_ip` stays IPv4 (registry-service.md), the IPv6 one is a
+// read-only fact beside it, as `host` and `guest_status` are (PRODUCT.md "Guest control through agents").
+const ipv6Of = (d: ReturnType<typeof device>) => d.addresses[1]!;
+const fieldsOf = async (vmid: number) => ((await server.client.get(`/api/instances/${vmid}/history`)).body as { field: string }[]).map((h) => h.field);
+
+it('the matched device’s IPv6 address is read in tailscale_ipv6, written in no history, export or preview, and cleared when no device matches', async () => {
+  const web = device('web01', 'web01', '100.64.0.1');
+  mock.handle(json(200, { devices: [web] }));
+  const vmid = await create('web01');
+  const lonely = await create('lonely');
+  const id = await configured();
+  const updated: { vmid: number; changed: string[]; tailscale_ipv6: string | null }[] = [];
+  server.context.bus.on('instance.updated', ({ instance: i, changed }) => updated.push({ vmid: i.vmid, changed, tailscale_ipv6: i.tailscale_ipv6 }));
+
+  expect((await server.client.post(`/api/jobs/${id}/run?dry_run=true`)).status).toBe(200);
+  expect(await instance(vmid)).toMatchObject({ tailscale_ip: '', tailscale_ipv6: null });
+
+  expect((await server.client.post(`/api/jobs/${id}/run`)).body).toEqual({ summary: 'Updated 1 of 2 instances' });
+  expect(await instance(vmid)).toMatchObject({ tailscale: 1, tailscale_ip: '100.64.0.1', tailscale_ipv6: ipv6Of(web) });
+  const list = (await server.client.get('/api/instances')).body as { vmid: number; tailscale_ipv6: string | null }[];
+  expect(list.map((i) => [i.vmid, i.tailscale_ipv6])).toEqual([[lonely, null], [vmid, ipv6Of(web)]]);
+  expect(updated).toEqual([{ vmid, changed: ['tailscale_ip', 'tailscale', 'tailscale_ipv6'], tailscale_ipv6: ipv6Of(web) }]);
+  expect(await fieldsOf(vmid)).toEqual(['tailscale', 'tailscale_ip', 'created']);
+  const exported = (await server.client.get('/api/export')).body;
+  expect(exported.instances.find((i: { vmid: number }) => i.vmid === vmid)).not.toHaveProperty('tailscale_ipv6');
+  expect(JSON.stringify(exported)).not.toContain(ipv6Of(web));
+
+  // Not settable through the registry API: the field is ignored, as `host` is.
+  const put = await server.client.put(`/api/instances/${vmid}`, { tailscale_ipv6: 'fd7a:115c:a1e0::dead', state: 'testing' });
+  expect([put.status, put.body.tailscale_ipv6]).toEqual([200, ipv6Of(web)]);
+
+  // Only the IPv6 address moved: the instance is announced with it, nothing else changed, nothing in history.
+  const moved = { ...web, addresses: ['100.64.0.1', 'fd7a:115c:a1e0:ab12:4843:cd96:6258:b2ff'] };
+  mock.handle(json(200, { devices: [moved] }));
+  updated.length = 0;
+  expect((await server.client.post(`/api/jobs/${id}/run`)).body).toEqual({ summary: 'Updated 0 of 2 instances' });
+  expect((await instance(vmid)).tailscale_ipv6).toBe('fd7a:115c:a1e0:ab12:4843:cd96:6258:b2ff');
+  expect(updated).toEqual([{ vmid, changed: ['tailscale_ipv6'], tailscale_ipv6: 'fd7a:115c:a1e0:ab12:4843:cd96:6258:b2ff' }]);
+  expect(await fieldsOf(vmid)).toEqual(['state', 'tailscale', 'tailscale_ip', 'created']);
+  updated.length = 0;
+  await server.client.post(`/api/jobs/${id}/run`);
+  expect(updated).toEqual([]);
+
+  mock.handle(json(200, { devices: [] }));
+  expect((await server.client.post(`/api/jobs/${id}/run`)).body).toEqual({ summary: 'Updated 1 of 2 instances' });
+  expect(await instance(vmid)).toMatchObject({ tailscale: 0, tailscale_ip: '', tailscale_ipv6: null });
+  expect(await fieldsOf(vmid)).toEqual(['tailscale', 'tailscale_ip', 'state', 'tailscale', 'tailscale_ip', 'created']);
+});
+
+it('a device without an IPv6 address, or a name left unsettled, keeps no address and changes none', async () => {
+  const nas = device('nas', 'nas', '100.64.0.20');
+  mock.handle(json(200, { devices: [nas, { ...device('bare', 'bare', '100.64.0.30'), addresses: ['100.64.0.30', 'fe80::1%eth0'] }] }));
+  const vmid = await create('nas');
+  const bare = await create('bare');
+  const id = await configured();
+  await server.client.post(`/api/jobs/${id}/run`);
+  expect((await instance(vmid)).tailscale_ipv6).toBe(ipv6Of(nas));
+  expect(await instance(bare)).toMatchObject({ tailscale: 1, tailscale_ip: '100.64.0.30', tailscale_ipv6: null });
+
+  // Two devices answer to nas now, neither by its MagicDNS name: the instance is left as it was, its IPv6 address too.
+  mock.handle(json(200, { devices: [device('nas', 'nas-old', '100.64.0.21'), device('nas', 'nas-new', '100.64.0.22')] }));
+  await server.client.post(`/api/jobs/${id}/run`);
+  expect(await instance(vmid)).toMatchObject({ tailscale_ip: '100.64.0.20', tailscale_ipv6: ipv6Of(nas) });
+});
+
+it('the address belongs to the instance: it follows a renumbering, goes with a delete and an import, and an import’s own is ignored', async () => {
+  const web = device('web01', 'web01', '100.64.0.1');
+  mock.handle(json(200, { devices: [web] }));
+  const vmid = await create('web01');
+  const id = await configured();
+  await server.client.post(`/api/jobs/${id}/run`);
+
+  expect((await server.client.put(`/api/instances/${vmid}`, { vmid: vmid + 5000 })).body.tailscale_ipv6).toBe(ipv6Of(web));
+  expect((await instance(vmid + 5000)).tailscale_ipv6).toBe(ipv6Of(web));
+
+  // A vmid used again never shows the address of the instance it replaced.
+  expect((await server.client.delete(`/api/instances/${vmid + 5000}`)).status).toBe(204);
+  expect((await server.client.post('/api/instances', buildInstance({ vmid: vmid + 5000, name: 'web01' }))).body.tailscale_ipv6).toBeNull();
+  await create('other');
+
+  await server.client.post(`/api/jobs/${id}/run`);
+  const doc = (await server.client.get('/api/export')).body;
+  const planted = { ...doc, instances: doc.instances.map((i: object) => ({ ...i, tailscale_ipv6: 'fd7a:115c:a1e0::bad' })) };
+  expect((await server.client.post('/api/import', planted)).body).toEqual({ imported: 2 });
+  // The import replaced the instances: none carries a tailnet fact until the next run finds it again.
+  const list = (await server.client.get('/api/instances')).body as { name: string; tailscale_ip: string; tailscale_ipv6: string | null }[];
+  expect(list.map((i) => [i.name, i.tailscale_ip, i.tailscale_ipv6])).toEqual([['other', '', null], ['web01', '100.64.0.1', null]]);
+  await server.client.post(`/api/jobs/${id}/run`);
+  expect((await instance(vmid + 5000)).tailscale_ipv6).toBe(ipv6Of(web));
+});

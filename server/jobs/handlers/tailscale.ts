@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import * as z from 'zod';
 import { IPV4 } from '../../registry/schema.js';
 import { TAILSCALE_API_URL } from '../destination.js';
@@ -24,6 +25,8 @@ const LISTED = 5;
 const NOTED = 20;
 
 const ipv4Of = (device: Device) => device.addresses?.find((address) => IPV4.test(address)) ?? '';
+/** The device's IPv6 tailnet address (fd7a:115c:a1e0::/48); a scoped one (`%eth0`) is no tailnet address. */
+const ipv6Of = (device: Device) => device.addresses?.find((address) => isIPv6(address) && !address.includes('%')) ?? null;
 /** The first label of the MagicDNS name: Tailscale makes it unique (`adguard-1`) where hostnames repeat. */
 const magicShortName = (device: Device) => nameKeys(device.name).at(-1);
 const described = (device: Device) => `${device.name?.trim() || device.hostname?.trim() || 'a device without a name'} ${ipv4Of(device) || '(no IPv4)'}`;
@@ -36,7 +39,8 @@ function listed(devices: readonly Device[]): string {
 /**
  * Lists the tailnet's devices; an instance whose name is a device's hostname (or the first
  * label of its MagicDNS name) gets `tailscale` 1 and the device's IPv4 address, any other
- * `tailscale` 0 and `tailscale_ip` "". A name two devices answer to is not settled silently: the
+ * `tailscale` 0 and `tailscale_ip` "". The device's IPv6 address goes beside the registry as a
+ * read-only fact (`tailscale_ipv6`), cleared with the match. A name two devices answer to is not settled silently: the
  * device whose MagicDNS short name is exactly the instance's name wins, else the instance is left
  * as it is; either way the run's result says which devices were involved and what was taken.
  */
@@ -70,7 +74,11 @@ export const tailscaleSync: JobHandler = async (config, instances, http) => {
       notes.add(`“${instance.name}” matches ${matched.length} devices (${listed(matched)}): ${outcome}`);
       if (!device) continue;
     }
-    changes.push(device ? { vmid: instance.vmid, patch: { tailscale: 1, tailscale_ip: ipv4Of(device) } } : { vmid: instance.vmid, patch: { tailscale: 0, tailscale_ip: '' } });
+    changes.push(
+      device
+        ? { vmid: instance.vmid, patch: { tailscale: 1, tailscale_ip: ipv4Of(device) }, facts: { tailscale_ipv6: ipv6Of(device) } }
+        : { vmid: instance.vmid, patch: { tailscale: 0, tailscale_ip: '' }, facts: { tailscale_ipv6: null } },
+    );
   }
   const all = [...notes];
   const shown = all.length > NOTED ? [...all.slice(0, NOTED), `and ${all.length - NOTED} more ambiguous names`] : all;

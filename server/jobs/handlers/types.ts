@@ -1,10 +1,13 @@
 import type { Instance } from '../../contract/registry.js';
+import type { TailnetFacts } from '../../registry/service.js';
 import type { HttpClient } from '../http.js';
 
 /** One instance's wanted field values; the service applies it through the instance update path. */
 export interface Change {
   vmid: number;
   patch: Partial<Pick<Instance, 'tailscale' | 'tailscale_ip' | 'patchmon' | 'semaphore'>>;
+  /** Read-only facts learnt with it (tailscale_sync: the device's IPv6 address), kept in the same transaction. */
+  facts?: TailnetFacts;
 }
 
 /** What a handler wants changed, and what the run's result should say beyond the count (ambiguous names). */
