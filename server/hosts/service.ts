@@ -52,7 +52,7 @@ export type HostService = ReturnType<typeof createHostService>;
  */
 export function createHostService(ctx: AppContext, deps: HostDeps) {
   const repo = createHostRepo(ctx.db);
-  const view = createHostView(repo, deps.releases, ctx.clock, deps.heartbeatIntervalS ?? 30);
+  const view = createHostView(repo, deps.releases, ctx.clock, deps.heartbeatIntervalS ?? 30, deps.instances.byVmids);
   const parts: HostParts = { ctx, repo, audit: deps.audit, view, ops: createOperationRepo(ctx.db), instances: deps.instances };
   const enrollment = createEnrollment(parts, deps.releases);
   const credentials = createCredentials(parts);
