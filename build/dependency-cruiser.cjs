@@ -10,7 +10,7 @@
 //
 // Allowed: features → kernel, contract; hosts → registry, releases; operations → hosts' repo, parts, tokens and removal,
 // the registry's service, releases; jobs → registry; events → access; signin → access/api.ts;
-// backup → the registry's and the jobs' schema.ts; roots → anything in server/. Nothing else.
+// backup → the registry's and the jobs' schema.ts; monitoring → metrics, alerts, notifications; roots → anything in server/. Nothing else.
 const path = require('node:path');
 
 const CONTRACT = '^server/contract/';
@@ -113,12 +113,17 @@ module.exports = {
       ['^server/(registry|jobs)/schema[.]ts$'],
       'A restored row is held to the rules of the feature that owns it: backup validates instances and jobs with their own schemas (one rule set, not a copy), and takes nothing else from them.',
     ),
+    featureRule(
+      'monitoring',
+      ['^server/(metrics|alerts|notifications)/'],
+      'Monitoring builds the metric store, the alert rules and the notification channels together and hands each what it reads of the others, so monitoring → metrics, alerts, notifications; what it reads of hosts, the registry, jobs and snapshots comes through the services the composition root hands it, typed by the contract.',
+    ),
     {
       name: 'feature-imports-only-kernel-contract',
       comment:
         'A feature folder stands on the kernel and the contract; what it needs of another feature is handed to it by the composition root (server/services.ts, server/app.ts). The folders with an allowed arrow have their own rule above.',
       severity: 'error',
-      from: { path: '^server/([^/]+)/', pathNot: ['^server/(contract|db|http|tls|hosts|operations|jobs|events|backup|signin)/', TESTS] },
+      from: { path: '^server/([^/]+)/', pathNot: ['^server/(contract|db|http|tls|hosts|operations|jobs|events|backup|signin|monitoring)/', TESTS] },
       to: { path: '^server/', pathNot: ['^server/$1/', KERNEL, CONTRACT] },
     },
   ],

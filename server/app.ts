@@ -27,7 +27,7 @@ import { RouteTable, type Authenticate, type RouteRecord } from './http/routes.j
 import { registerJobRoutes } from './jobs/routes.js';
 import { registerAlertRoutes } from './alerts/routes.js';
 import { registerMetricRoutes } from './metrics/routes.js';
-import type { Monitoring, MonitoringOptions } from './monitoring.js';
+import type { Monitoring, MonitoringOptions } from './monitoring/service.js';
 import { registerNotificationRoutes } from './notifications/routes.js';
 import type { JobService, JobsOptions } from './jobs/service.js';
 import { createLogger, requestLogger, type Logger } from './logger.js';
@@ -87,7 +87,7 @@ export interface HomefleetApp {
   hosts: HostService;
   /** Database snapshots (scheduled, before imports, on demand). */
   snapshots: SnapshotService;
-  /** Metrics, alerts and notifications (server/monitoring.ts). */
+  /** Metrics, alerts and notifications (server/monitoring/). */
   monitoring: Monitoring;
   /** Every route with its declared access, for the route audit test and the docs. */
   routes: readonly RouteRecord[];

@@ -9,10 +9,12 @@ import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
 import { createHostService, type HeartbeatListener, type HostsOptions } from './hosts/service.js';
+import { createJobsBackup } from './jobs/backup.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
 import { createOperationService } from './operations/service.js';
-import { createMonitoring, type MonitoringOptions } from './monitoring.js';
+import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
+import { createRegistryBackup } from './registry/backup.js';
 import { createInstanceService } from './registry/service.js';
 import { createTelemetryRepo } from './telemetry/repo.js';
 import { createTokenService } from './tokens/service.js';
@@ -45,10 +47,10 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   // A password login of an account with a confirmed TOTP factor waits for its code (server/signin).
   const accounts = createAccountService(context, audit, accountHooks(signInRepo));
   const signIn = createSignIn(context, accounts, audit, signInRepo);
-  const tokens = createTokenService(context, audit);
+  const tokens = createTokenService(context, audit, accounts.repo);
   const instances = createInstanceService(context, audit);
   const jobs = createJobService(context, instances, audit, options.jobs);
-  const backup = createBackupService(context, audit);
+  const backup = createBackupService(context, audit, { registry: createRegistryBackup(context.db), jobs: createJobsBackup(context.db) });
   const snapshots = createSnapshotService(context, options.snapshots);
   const usage = createUsageService(context);
   const usageStats = createUsageStats(context.db);

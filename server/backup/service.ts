@@ -6,8 +6,7 @@ import { fieldErrors, isPlainObject } from '../http/validate.js';
 import type { BackupDocument, BackupHistoryRow, ImportAnswer } from '../contract/backup.js';
 import type { JobRun } from '../contract/jobs.js';
 import type { Instance } from '../contract/registry.js';
-import { parseStoredConfig } from '../jobs/schema.js';
-import { isoMillis, isoSeconds } from '../time.js';
+import { isoMillis } from '../time.js';
 import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupHistoryEntry, parseBackupInstance, type BackupHistoryEntry, type BackupInstance } from './schema.js';
 
 declare module '../bus.js' {
@@ -17,8 +16,24 @@ declare module '../bus.js' {
   }
 }
 
-const INSTANCE_COLUMNS =
-  'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
+/**
+ * What a backup carries of other features' tables, each read and written by the feature that owns
+ * it (server/registry/backup.ts, server/jobs/backup.ts), handed in by server/services.ts. The
+ * imports run inside this service's one transaction, beside its audit entry.
+ */
+export interface BackupSources {
+  registry: {
+    exportInstances(): Instance[];
+    exportHistory(): BackupHistoryRow[];
+    importRows(instances: readonly BackupInstance[], history: readonly BackupHistoryEntry[] | undefined, now: number): void;
+  };
+  jobs: {
+    exportJobs(): BackupJob[];
+    exportRuns(): JobRun[];
+    jobIds(): number[];
+    importRows(jobs: readonly BackupJob[] | undefined, runs: readonly BackupRun[] | undefined): void;
+  };
+}
 
 export type BackupService = ReturnType<typeof createBackupService>;
 
@@ -87,64 +102,14 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
 }
 
 /** The JSON backup: export everything; import replaces instances (and jobs and runs when present) in one transaction. */
-export function createBackupService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
-  const selectInstances = db.prepare<[], Instance>(`SELECT ${INSTANCE_COLUMNS} FROM instances ORDER BY id`);
-  const selectJobs = db.prepare<[], Omit<BackupJob, 'config'> & { config: string }>(
-    'SELECT id, key, name, description, enabled, schedule, config FROM jobs ORDER BY id',
-  );
-  const selectRuns = db.prepare<[], JobRun>('SELECT id, job_id, started_at, ended_at, status, result FROM job_runs ORDER BY id');
-  const jobIds = db.prepare<[], { id: number }>('SELECT id FROM jobs');
-  const selectHistory = db.prepare<[], BackupHistoryRow>(
-    `SELECT i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
-       FROM instance_history h JOIN instances i ON i.id = h.instance_id ORDER BY h.id`,
-  );
-  const insertHistory = db.prepare(
-    'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by) VALUES (?, ?, ?, ?, ?, ?)',
-  );
-
-  const insertInstance = db.prepare(
-    `INSERT INTO instances (${INSTANCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const deleteHistory = db.prepare('DELETE FROM instance_history');
-  const deleteInstances = db.prepare('DELETE FROM instances');
-  const historyForAll = db.prepare<[string]>(
-    "INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by) SELECT id, 'imported', NULL, NULL, ?, 'import' FROM instances ORDER BY id",
-  );
-  const deleteRuns = db.prepare('DELETE FROM job_runs');
-  const deleteJobs = db.prepare('DELETE FROM jobs');
-  const insertJob = db.prepare('INSERT INTO jobs (id, key, name, description, enabled, schedule, config) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const insertRun = db.prepare('INSERT INTO job_runs (id, job_id, started_at, ended_at, status, result) VALUES (?, ?, ?, ?, ?, ?)');
-
+export function createBackupService(
+  { clock, bus, transaction }: Pick<AppContext, 'clock' | 'bus' | 'transaction'>,
+  audit: AuditLog,
+  { registry, jobs: jobRows }: BackupSources,
+) {
   const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number, by: Actor | undefined) => {
-    deleteHistory.run();
-    deleteInstances.run();
-    const at = isoSeconds(now);
-    const ids = history ? new Map<number, number | bigint>() : undefined;
-    for (const i of instances) {
-      const { lastInsertRowid } = insertInstance.run(
-        i.vmid, i.name, i.state, i.stack, i.tailscale_ip, i.atlas, i.argus, i.semaphore, i.patchmon, i.tailscale,
-        i.andromeda, i.hardware_acceleration, i.created_at ?? at, i.updated_at ?? i.created_at ?? at,
-      );
-      ids?.set(i.vmid, lastInsertRowid);
-    }
-    if (history && ids) {
-      for (const h of history) insertHistory.run(ids.get(h.vmid)!, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by);
-    }
-    historyForAll.run(isoMillis(now));
-    if (jobs) {
-      deleteRuns.run();
-      deleteJobs.run();
-      for (const j of jobs) insertJob.run(j.id, j.key, j.name, j.description, j.enabled, j.schedule, JSON.stringify(j.config));
-    }
-    if (runs) {
-      deleteRuns.run();
-      for (const r of runs) {
-        // A run that was going when the backup was taken will never finish here.
-        const interrupted = r.status === 'running';
-        insertRun.run(r.id, r.job_id, r.started_at, interrupted ? r.started_at : r.ended_at, interrupted ? 'error' : r.status,
-          interrupted ? 'interrupted by restore' : r.result);
-      }
-    }
+    registry.importRows(instances, history, now);
+    jobRows.importRows(jobs, runs);
     if (by?.request) {
       const replaced = jobs ? 'the registry and the jobs' : 'the registry';
       const summary = `${nameOf(by.actor)} imported a backup of ${instances.length} instances, replacing ${replaced}`;
@@ -187,7 +152,7 @@ export function createBackupService({ db, clock, bus, transaction }: Pick<AppCon
     const runs = Array.isArray(body.job_runs) ? validateRows(body.job_runs, (row) => BackupRun.safeParse(row), 'job_runs', runLabel) : undefined;
     if (runs) {
       rejectDuplicates(body.job_runs as unknown[], runs, 'job_runs', runLabel, 'id', (r) => r.id);
-      const known = new Set(jobs ? jobs.map((j) => j.id) : jobIds.all().map((j) => j.id));
+      const known = new Set(jobs ? jobs.map((j) => j.id) : jobRows.jobIds());
       const orphan = runs.findIndex((r) => !known.has(r.job_id));
       if (orphan >= 0) throw validationFailed([rowError(runLabel, 'job_runs', orphan, (body.job_runs as unknown[])[orphan], 'job_id', 'names no job')]);
     }
@@ -205,10 +170,10 @@ export function createBackupService({ db, clock, bus, transaction }: Pick<AppCon
       return {
         version: BACKUP_VERSION,
         exported_at: isoMillis(clock.now()),
-        instances: selectInstances.all(),
-        instance_history: selectHistory.all(),
-        jobs: selectJobs.all().map((job) => ({ ...job, config: parseStoredConfig(job.config) })),
-        job_runs: selectRuns.all(),
+        instances: registry.exportInstances(),
+        instance_history: registry.exportHistory(),
+        jobs: jobRows.exportJobs(),
+        job_runs: jobRows.exportRuns(),
       };
     },
 

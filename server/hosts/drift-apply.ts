@@ -15,7 +15,7 @@ export type { DriftResult };
  */
 export function applyHostDrift(repo: HostRepo, instances: InstanceService, host: HostRow, request: DriftApply, freshSince: number): DriftResult {
   const actor = `agent:${host.hostname}`;
-  const items = hostDrift(repo, host, repo.guestsOf(host.id), freshSince);
+  const items = hostDrift(repo, host, repo.guestsOf(host.id), freshSince, instances.byVmids);
   const byVmid = new Map(items.map((i) => [i.vmid, i]));
   const named = !request.all;
   const wanted = named ? [...new Set((request.items ?? []).map((i) => i.vmid))] : items.map((i) => i.vmid);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeDrift, refusalOf } from './drift.js';
+import { computeDrift, driftCounts, refusalOf } from './drift.js';
 import type { Guest } from '../contract/hosts.js';
 import type { InstanceRef } from './repo.js';
 
@@ -60,5 +60,23 @@ describe('refusalOf', () => {
     expect(refusalOf(rename('production'), false)).toBe('a production instance is renamed only by applying its own item');
     expect(refusalOf(rename('production'), true)).toBeUndefined();
     expect(refusalOf(rename('development'), false)).toBeUndefined();
+  });
+});
+
+describe('driftCounts (the host list)', () => {
+  it('counts as computeDrift does: every guest, drift for a missing instance, a differing name or a shared vmid, never a template; one registry read', () => {
+    const asked: number[][] = [];
+    const instancesOf = (vmids: readonly number[]) => (asked.push([...vmids]), [...registered([100, 'web'], [101, 'db'], [103, 'shared']).values()].filter((i) => vmids.includes(i.vmid)));
+    const fact = (host_id: number, vmid: number, name: string, more: { template?: 0 | 1; shared?: 0 | 1 } = {}) => ({ host_id, vmid, name, template: 0 as const, shared: 0 as const, ...more });
+    const counts = driftCounts([
+      fact(1, 100, 'web'),
+      fact(1, 101, 'db-renamed'),
+      fact(1, 102, 'new'),
+      fact(1, 9000, 'template', { template: 1 }),
+      fact(2, 103, 'shared', { shared: 1 }),
+      fact(2, 100, 'web'),
+    ], instancesOf);
+    expect(Object.fromEntries(counts)).toEqual({ 1: { guests: 4, drift: 2 }, 2: { guests: 2, drift: 1 } });
+    expect(asked).toEqual([[100, 101, 102, 9000, 103]]);
   });
 });

@@ -1,4 +1,4 @@
-import type { HostRepo, HostRow, InstanceRef } from './repo.js';
+import type { GuestFact, HostRepo, HostRow, InstanceRef, InstancesOf } from './repo.js';
 import type { DriftItem, Guest, HostRef } from '../contract/hosts.js';
 
 /**
@@ -47,9 +47,9 @@ export function refusalOf(item: DriftItem, named: boolean): string | undefined {
  * host. "vmids are unique per cluster, not per host: a vmid last reported by a host that is offline
  * or deleted does not conflict with the same vmid on an online host": only two online hosts conflict.
  */
-export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[], freshSince: number): DriftItem[] {
+export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[], freshSince: number, instancesOf: InstancesOf): DriftItem[] {
   if (host.state === 'deleted') return [];
-  const instances = new Map(repo.instancesForGuests(host.id).map((i) => [i.vmid, i]));
+  const instances = new Map(instancesOf(guests.map((g) => g.vmid)).map((i) => [i.vmid, i]));
   const shared = new Map<number, HostRef[]>();
   const online = host.last_heartbeat_at !== null && host.last_heartbeat_at >= freshSince;
   for (const { vmid, id, hostname } of online ? repo.sharedVmids(host.id, freshSince) : []) {
@@ -58,4 +58,20 @@ export function hostDrift(repo: HostRepo, host: HostRow, guests: readonly Guest[
     shared.set(vmid, list);
   }
   return computeDrift(guests, instances, shared);
+}
+
+/**
+ * Guests and drift per host, as computeDrift counts them (the host list), for every host at once:
+ * one read of the registry for all the vmids the hosts report.
+ */
+export function driftCounts(guests: readonly GuestFact[], instancesOf: InstancesOf): Map<number, { guests: number; drift: number }> {
+  const names = new Map(instancesOf([...new Set(guests.map((g) => g.vmid))]).map((i) => [i.vmid, i.name]));
+  const counts = new Map<number, { guests: number; drift: number }>();
+  for (const g of guests) {
+    const count = counts.get(g.host_id) ?? { guests: 0, drift: 0 };
+    count.guests++;
+    if (!g.template && (g.shared || names.get(g.vmid) !== g.name)) count.drift++;
+    counts.set(g.host_id, count);
+  }
+  return counts;
 }

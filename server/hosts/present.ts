@@ -1,10 +1,10 @@
 import type { Deletion, EnrollmentToken, EnrollmentTokenState, HostDetail, HostEvent, HostStatus, HostSummary } from '../contract/hosts.js';
 import { notFound } from '../errors.js';
 import { isoMillis, type Clock } from '../time.js';
-import { hostDrift } from './drift.js';
+import { driftCounts, hostDrift } from './drift.js';
 import { compareVersions } from '../contract/versions.js';
 import type { Releases } from '../releases/releases.js';
-import type { DeletionRow, EnrollmentTokenRow, HostRepo, HostRow } from './repo.js';
+import type { DeletionRow, EnrollmentTokenRow, HostRepo, HostRow, InstancesOf } from './repo.js';
 import { upgradeView } from '../releases/upgrades.js';
 
 /** A host is online while a heartbeat came within this many intervals. */
@@ -48,7 +48,7 @@ const presentEnrollmentToken = (row: EnrollmentTokenRow, now: number): Enrollmen
 export type HostView = ReturnType<typeof createHostView>;
 
 /** What the API and the live stream show of hosts: the rows, their status, drift counts and removal. */
-export function createHostView(repo: HostRepo, releases: Releases, clock: Clock, intervalS: number) {
+export function createHostView(repo: HostRepo, releases: Releases, clock: Clock, intervalS: number, instancesOf: InstancesOf) {
   /** The oldest last heartbeat (ms) of a host that is online at `now`. */
   const freshSince = (now = clock.now()) => now - ONLINE_INTERVALS * intervalS * 1000;
 
@@ -103,7 +103,7 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
     list(): HostSummary[] {
       const now = clock.now();
       const context = contextOf(now);
-      const counts = new Map(repo.guestCounts(freshSince(now)).map((c) => [c.host_id, c]));
+      const counts = driftCounts(repo.guestFacts(freshSince(now)), instancesOf);
       return repo.listHosts().map((host) => {
         const c = counts.get(host.id);
         const drift = host.state === 'deleted' ? 0 : (c?.drift ?? 0);
@@ -116,7 +116,7 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
       if (!host) throw notFound('host not found');
       const now = clock.now();
       const guests = repo.guestsOf(id);
-      const drift = hostDrift(repo, host, guests, freshSince(now));
+      const drift = hostDrift(repo, host, guests, freshSince(now), instancesOf);
       return { ...summary(host, { guests: guests.length, drift: drift.length }, now), guests, drift, deletion: presentDeletion(repo.latestDeletionOf(id)) };
     },
 

@@ -73,6 +73,18 @@ export interface InstanceRef {
   stack: 'production' | 'development';
 }
 
+/** The registered instances among these vmids: the registry's answer (hosts own no instance SQL). */
+export type InstancesOf = (vmids: readonly number[]) => readonly InstanceRef[];
+
+/** A guest as the host list counts it. */
+export interface GuestFact {
+  host_id: number;
+  vmid: number;
+  name: string;
+  template: 0 | 1;
+  shared: 0 | 1;
+}
+
 export type HostRepo = ReturnType<typeof createHostRepo>;
 
 /** A guest as stored: SQLite has no booleans. */
@@ -171,16 +183,16 @@ export function createHostRepo(db: Db) {
     insertGuest: db.prepare<[number, number, string, string, string, string | null, number, string | null]>(
       'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status, config_sha256, template, lock) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    // Drift per host as computeDrift counts it: never a template; a guest without instance, a differing
-    // name, or (on an online host) a vmid another online host reports too. ? is the oldest online heartbeat.
-    guestCounts: db.prepare<{ fresh: number }, { host_id: number; guests: number; drift: number }>(
-      `SELECT g.host_id, count(*) AS guests,
-              sum(CASE WHEN g.template = 1 THEN 0 WHEN i.vmid IS NULL OR i.name != g.name OR (gh.last_heartbeat_at >= @fresh AND EXISTS (
-                    SELECT 1 FROM host_guests o JOIN hosts oh ON oh.id = o.host_id
-                     WHERE o.vmid = g.vmid AND o.host_id != g.host_id AND o.template = 0 AND oh.state != 'deleted' AND oh.last_heartbeat_at >= @fresh))
-                  THEN 1 ELSE 0 END) AS drift
-         FROM host_guests g JOIN hosts gh ON gh.id = g.host_id LEFT JOIN instances i ON i.vmid = g.vmid
-        GROUP BY g.host_id`,
+    // Every host's guests, each with what drift needs of the hosts' side: `shared` when the guest is
+    // not a template, its host is online, and another online host reports the vmid too. @fresh is the
+    // oldest online heartbeat. The registry's side (instance names) is asked of the registry.
+    guestFacts: db.prepare<{ fresh: number }, GuestFact>(
+      `SELECT g.host_id, g.vmid, g.name, g.template,
+              CASE WHEN g.template = 0 AND gh.last_heartbeat_at >= @fresh AND EXISTS (
+                     SELECT 1 FROM host_guests o JOIN hosts oh ON oh.id = o.host_id
+                      WHERE o.vmid = g.vmid AND o.host_id != g.host_id AND o.template = 0 AND oh.state != 'deleted' AND oh.last_heartbeat_at >= @fresh)
+                   THEN 1 ELSE 0 END AS shared
+         FROM host_guests g JOIN hosts gh ON gh.id = g.host_id`,
     ),
     // The other online hosts (not deleted, a heartbeat at or after ?) that report a vmid this host reports, not as a template.
     sharedVmids: db.prepare<[number, number], { vmid: number; id: number; hostname: string }>(
@@ -190,9 +202,6 @@ export function createHostRepo(db: Db) {
          JOIN hosts oh ON oh.id = o.host_id AND oh.state != 'deleted' AND oh.last_heartbeat_at >= ?
         WHERE g.host_id = ?
         ORDER BY g.vmid, oh.id`,
-    ),
-    instancesForGuests: db.prepare<[number], InstanceRef>(
-      'SELECT i.vmid, i.name, i.stack FROM instances i JOIN host_guests g ON g.vmid = i.vmid WHERE g.host_id = ?',
     ),
 
     // Removals are operations of type uninstall: pending, sent (delivered), succeeded (confirmed), cancelled (forced).
@@ -277,9 +286,8 @@ export function createHostRepo(db: Db) {
       s.deleteGuests.run(hostId);
       for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null, Number(g.template), g.lock);
     },
-    /** Guests and drift per host; `freshSince`: the oldest heartbeat time (ms) of an online host. */
-    guestCounts: (freshSince: number) => s.guestCounts.all({ fresh: freshSince }),
-    instancesForGuests: (hostId: number) => s.instancesForGuests.all(hostId),
+    /** Every host's guests with their `shared` flag (the host list's counts); `freshSince`: the oldest heartbeat time (ms) of an online host. */
+    guestFacts: (freshSince: number) => s.guestFacts.all({ fresh: freshSince }),
     sharedVmids: (hostId: number, freshSince: number) => s.sharedVmids.all(freshSince, hostId),
 
     insertDeletion: (id: string, hostId: number, by: string | null, now: number) => void s.insertDeletion.run(id, hostId, by, now),

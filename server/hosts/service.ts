@@ -57,7 +57,7 @@ export type HostService = ReturnType<typeof createHostService>;
  */
 export function createHostService(ctx: AppContext, deps: HostDeps) {
   const repo = createHostRepo(ctx.db);
-  const view = createHostView(repo, deps.releases, ctx.clock, deps.heartbeatIntervalS ?? 30);
+  const view = createHostView(repo, deps.releases, ctx.clock, deps.heartbeatIntervalS ?? 30, deps.instances.byVmids);
   const parts: HostParts = { ctx, repo, audit: deps.audit, view, instances: deps.instances };
   const { commands } = deps;
   const enrollment = createEnrollment(parts, deps.releases);

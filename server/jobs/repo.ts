@@ -37,6 +37,10 @@ export function createJobRepo(db: Db) {
        SELECT id FROM job_runs WHERE job_id = ? ORDER BY started_at DESC, id DESC LIMIT ?)`,
   );
   const jobIds = db.prepare<[], { id: number }>('SELECT id FROM jobs');
+  const lastSuccesses = db.prepare<[], { key: JobKey; at: string | null }>(
+    "SELECT j.key, (SELECT max(r.ended_at) FROM job_runs r WHERE r.job_id = j.id AND r.status = 'success') AS at FROM jobs j ORDER BY j.key",
+  );
+  const runResult = db.prepare<[number], string>('SELECT result FROM job_runs WHERE id = ?').pluck();
   // Asked on every create; a stored config is a JSON object written by the service, so `true` reads back as 1.
   const anyRunOnCreate = db.prepare<[], { found: number }>("SELECT 1 AS found FROM jobs WHERE json_extract(config, '$.run_on_create') IS 1 LIMIT 1");
 
@@ -48,6 +52,9 @@ export function createJobRepo(db: Db) {
     seed: (key: JobKey, name: string, description: string, schedule: number) => void seed.run(key, name, description, schedule),
     update: (id: number, enabled: 0 | 1, schedule: number, config: string) => void update.run(enabled, schedule, config, id),
     runs: (jobId: number, limit = RUNS_KEPT) => runs.all(jobId, limit),
+    /** Per job, when a run of it last ended in success. */
+    lastSuccesses: () => lastSuccesses.all(),
+    runResult: (runId: number): string | undefined => runResult.get(runId),
     startRun: (jobId: number, at: string) => Number(startRun.run(jobId, at).lastInsertRowid),
     finishRun: (runId: number, at: string, status: RunStatus, result: string) => void finishRun.run(at, status, result, runId),
     closeInterrupted: (at: string, result: string) => closeInterrupted.run(at, result).changes,

@@ -252,6 +252,10 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     },
 
     list: (): JobView[] => repo.list().map(present),
+    /** Per job key, when a run last ended in success (the Prometheus gauge). */
+    lastSuccesses: (): { key: JobKey; at: string | null }[] => repo.lastSuccesses(),
+    /** A run's result text, as stored (secrets are scrubbed before a result is written). */
+    runResult: (runId: number): string | undefined => repo.runResult(runId),
 
     get(id: number): JobDetail {
       const row = require(id);

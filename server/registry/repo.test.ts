@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../db/database.js';
+import { createRegistryBackup } from './backup.js';
 import { createInstanceRepo } from './repo.js';
 import type { ListQuery } from './schema.js';
 
@@ -47,5 +48,23 @@ describe('list plans', () => {
     }
     const byState = repo.list({ sort: 'updated_at', descending: true }).filter((i) => i.state === 'testing');
     expect(repo.list({ state: 'testing', sort: 'updated_at', descending: true })).toEqual(byState);
+  });
+});
+
+describe('the registry’s rows for a backup (server/registry/backup.ts)', () => {
+  it('exports what it imported, with each instance’s history and an `imported` entry; imports only inside a transaction', () => {
+    const db = openDatabase(':memory:');
+    const rows = createRegistryBackup(db);
+    const web = { vmid: 101, name: 'web', state: 'deployed', stack: 'production', tailscale_ip: '', atlas: 1, argus: 0, semaphore: 0, patchmon: 0,
+      tailscale: 0, andromeda: 0, hardware_acceleration: 0, created_at: '2026-11-01T00:00:00Z', updated_at: '2026-11-02T00:00:00Z' } as const;
+    const renamed = { vmid: 101, field: 'name', old_value: 'www', new_value: 'web', changed_at: '2026-11-02T00:00:00.000Z', changed_by: 'ada' };
+    const now = Date.parse('2026-11-22T10:00:00.000Z');
+    expect(() => rows.importRows([web], [renamed], now)).toThrow(/inside the import’s transaction/);
+    expect(rows.exportInstances()).toEqual([]);
+
+    db.transaction(() => rows.importRows([web, { ...web, vmid: 102, name: 'db', created_at: undefined, updated_at: undefined }], [renamed], now))();
+    expect(rows.exportInstances()).toEqual([web, { ...web, vmid: 102, name: 'db', created_at: '2026-11-22T10:00:00Z', updated_at: '2026-11-22T10:00:00Z' }]);
+    const imported = { field: 'imported', old_value: null, new_value: null, changed_at: '2026-11-22T10:00:00.000Z', changed_by: 'import' };
+    expect(rows.exportHistory()).toEqual([renamed, { vmid: 101, ...imported }, { vmid: 102, ...imported }]);
   });
 });

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Flag, HistoryEntry, Instance, InstanceHost, InstanceInput, PlacedInstance, SortKey } from '../contract/registry.js';
 import type { ListQuery } from './schema.js';
 
-const COLUMNS =
+export const COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
 
 const SORT_COLUMNS: Record<SortKey, string> = {
@@ -61,6 +61,10 @@ export function createInstanceRepo(db: Db) {
        andromeda = @andromeda, hardware_acceleration = @hardware_acceleration, updated_at = @updated_at
      WHERE id = @id`,
   );
+  // One statement for any number of vmids: the list travels as one JSON parameter.
+  const byVmids = db.prepare<[string], Pick<Instance, 'vmid' | 'name' | 'stack'>>(
+    'SELECT vmid, name, stack FROM instances WHERE vmid IN (SELECT value FROM json_each(?))',
+  );
   const remove = db.prepare<[number]>('DELETE FROM instances WHERE id = ?');
   const stacks = db.prepare<[], { stack: string }>('SELECT DISTINCT stack FROM instances ORDER BY stack');
   const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null]>(
@@ -106,6 +110,7 @@ export function createInstanceRepo(db: Db) {
 
   return {
     findByVmid: (vmid: number) => byVmid.get(vmid),
+    byVmids: (vmids: readonly number[]) => (vmids.length ? byVmids.all(JSON.stringify(vmids)) : []),
     list(query: ListQuery, placements: Placements = NOWHERE): PlacedInstance[] {
       const params: Record<string, string> = {};
       if (query.search) params.search = `%${query.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`;

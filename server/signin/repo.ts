@@ -54,13 +54,9 @@ export function createSignInRepo(db: Db) {
            OR EXISTS (SELECT 1 FROM passkeys WHERE account_id = ?)
            OR EXISTS (SELECT 1 FROM oidc_identities WHERE account_id = ?) AS yes`,
     ),
-    factorsOfAll: db.prepare<[], { user_id: number; totp: number; passkeys: number; oidc: number }>(
-      `SELECT a.id AS user_id,
-              EXISTS (SELECT 1 FROM totp_factors t WHERE t.account_id = a.id AND t.confirmed_at IS NOT NULL) AS totp,
-              (SELECT count(*) FROM passkeys p WHERE p.account_id = a.id) AS passkeys,
-              EXISTS (SELECT 1 FROM oidc_identities o WHERE o.account_id = a.id) AS oidc
-       FROM accounts a ORDER BY a.id`,
-    ),
+    confirmedTotps: db.prepare<[], number>('SELECT account_id FROM totp_factors WHERE confirmed_at IS NOT NULL').pluck(),
+    passkeyCounts: db.prepare<[], { account_id: number; n: number }>('SELECT account_id, count(*) AS n FROM passkeys GROUP BY account_id'),
+    linkedAccounts: db.prepare<[], number>('SELECT DISTINCT account_id FROM oidc_identities').pluck(),
     linked: db.prepare<[number], { yes: number }>('SELECT EXISTS (SELECT 1 FROM oidc_identities WHERE account_id = ?) AS yes'),
     identity: db.prepare<[string, string], { account_id: number }>('SELECT account_id FROM oidc_identities WHERE issuer = ? AND subject = ?'),
     link: db.prepare<[number, string, string, string], void>('INSERT INTO oidc_identities (account_id, issuer, subject, created_at) VALUES (?, ?, ?, ?)'),
@@ -105,9 +101,13 @@ export function createSignInRepo(db: Db) {
     },
     /** A confirmed TOTP, a passkey, or a provider's sign-in (whose own factors apply): what FLEET_REQUIRE_2FA asks for. */
     hasSecondFactor: (accountId: number) => s.hasFactor.get(accountId, accountId, accountId)!.yes === 1,
-    /** Every account's second factors, in one query (the Users page). */
-    factorsOfAll: (): UserSecondFactors[] =>
-      s.factorsOfAll.all().map((r) => ({ user_id: r.user_id, totp: r.totp === 1, passkeys: r.passkeys, oidc: r.oidc === 1 })),
+    /** The second factors of each of these accounts (the Users page), three queries however many there are. */
+    factorsOf(accountIds: readonly number[]): UserSecondFactors[] {
+      const totp = new Set(s.confirmedTotps.all());
+      const passkeys = new Map(s.passkeyCounts.all().map((r) => [r.account_id, r.n]));
+      const oidc = new Set(s.linkedAccounts.all());
+      return accountIds.map((id) => ({ user_id: id, totp: totp.has(id), passkeys: passkeys.get(id) ?? 0, oidc: oidc.has(id) }));
+    },
     /** Whether the account signs in through the single sign-on provider. */
     linkedToProvider: (accountId: number) => s.linked.get(accountId)!.yes === 1,
     accountOfIdentity: (issuer: string, subject: string) => s.identity.get(issuer, subject)?.account_id,

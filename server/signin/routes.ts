@@ -134,7 +134,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     return { user: presentAccount(account) };
   });
 
-  routes.get('/api/users/second-factors', { access: 'users.manage' }, (): UserSecondFactors[] => signIn.repo.factorsOfAll());
+  routes.get('/api/users/second-factors', { access: 'users.manage' }, (): UserSecondFactors[] => signIn.factorsOfAll());
 
   routes.delete('/api/users/:id/second-factor', { access: 'users.manage' }, (req, res) => {
     totp.reset(idParam(req.params.id), changedBy(req, res));

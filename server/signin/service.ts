@@ -3,7 +3,7 @@ import { createSealer, verifyPassword, type AccountService, type ThrottleKey } f
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Role } from '../contract/access.js';
-import type { PasskeyProof, SignInMethods } from '../contract/signin.js';
+import type { PasskeyProof, SignInMethods, UserSecondFactors } from '../contract/signin.js';
 import { HttpError, validationFailed } from '../errors.js';
 import type { Principal, SessionRef, SessionUser } from '../http/credentials.js';
 import { createOidc } from './oidc.js';
@@ -54,6 +54,9 @@ export function createSignIn(ctx: AppContext, accounts: AccountService, audit: A
       accounts.throttle.release([slot]);
     },
     oidc: createOidc(ctx, accounts, repo, audit, sealer),
+
+    /** Every account's second factors, the accounts as access lists them (it owns them). */
+    factorsOfAll: (): UserSecondFactors[] => repo.factorsOf(accounts.repo.list().map((a) => a.id)),
 
     methods: (req: Request): SignInMethods => ({
       password: !config.oidc?.only,

@@ -173,6 +173,26 @@ describe('signing in with TOTP', () => {
     expect(entry?.summary).toBe(`admin cleared the second factors of ${username} (TOTP)`);
   });
 
+  it('the Users page’s list names every account once, with its TOTP, its number of passkeys and its provider link', async () => {
+    const { username } = await userWithTotp();
+    await server.signIn('viewer', 'factors-keys');
+    await server.signIn('viewer', 'factors-none');
+    const idOf = (name: string) => server.accounts.repo.byUsername(name)!.id;
+    const [totpId, keysId, noneId] = [idOf(username), idOf('factors-keys'), idOf('factors-none')];
+    const passkey = server.db.prepare("INSERT INTO passkeys (account_id, credential_id, public_key, name, created_at) VALUES (?, ?, x'00', 'key', '2026-11-22T10:00:00Z')");
+    passkey.run(keysId, 'credential-a');
+    passkey.run(keysId, 'credential-b');
+    passkey.run(totpId, 'credential-c');
+    server.db.prepare("INSERT INTO oidc_identities (account_id, issuer, subject, created_at) VALUES (?, 'https://id.example', 'sub-1', '2026-11-22T10:00:00Z')").run(keysId);
+    const list = (await (await admin()).get('/api/users/second-factors')).body as { user_id: number }[];
+    expect(list.map((f) => f.user_id)).toEqual(server.accounts.repo.list().map((a) => a.id));
+    expect(list.filter((f) => [totpId, keysId, noneId].includes(f.user_id))).toEqual([
+      { user_id: totpId, totp: true, passkeys: 1, oidc: false },
+      { user_id: keysId, totp: false, passkeys: 2, oidc: true },
+      { user_id: noneId, totp: false, passkeys: 0, oidc: false },
+    ]);
+  });
+
   it('the TOTP secret and recovery codes are in no API read, audit entry or log line', async () => {
     const { secret, recovery, browser } = await userWithTotp();
     const administrator = await admin();

@@ -13,26 +13,19 @@ export interface ApiTokenRow {
   last_used_ip: string | null;
 }
 
+/** A token with its owner's username, which the account list and the audit entries show. */
 export type ApiTokenWithOwner = ApiTokenRow & { username: string };
-
-/** The owner's state that decides whether a token still works, read with the token in one query. */
-export type ApiTokenForAuth = ApiTokenWithOwner & { owner_role: Role; owner_enabled: number; owner_must_change_password: number };
-
-const WITH_OWNER = `SELECT t.*, a.username FROM api_tokens t JOIN accounts a ON a.id = t.account_id`;
 
 export function createTokenRepo(db: Db) {
   const s = {
     insert: db.prepare<[number, string, Role, string, string, number | null], { id: number }>(
       `INSERT INTO api_tokens (account_id, name, role, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
     ),
-    byId: db.prepare<[number], ApiTokenWithOwner>(`${WITH_OWNER} WHERE t.id = ?`),
-    ofAccount: db.prepare<[number], ApiTokenWithOwner>(`${WITH_OWNER} WHERE t.account_id = ? ORDER BY t.id`),
+    byId: db.prepare<[number], ApiTokenRow>('SELECT * FROM api_tokens WHERE id = ?'),
+    ofAccount: db.prepare<[number], ApiTokenRow>('SELECT * FROM api_tokens WHERE account_id = ? ORDER BY id'),
     countOfAccount: db.prepare<[number], number>('SELECT count(*) FROM api_tokens WHERE account_id = ?').pluck(),
-    all: db.prepare<[], ApiTokenWithOwner>(`${WITH_OWNER} ORDER BY t.id`),
-    forAuth: db.prepare<[string], ApiTokenForAuth>(
-      `SELECT t.*, a.username, a.role AS owner_role, a.enabled AS owner_enabled, a.must_change_password AS owner_must_change_password
-       FROM api_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.token_hash = ?`,
-    ),
+    all: db.prepare<[], ApiTokenRow>('SELECT * FROM api_tokens ORDER BY id'),
+    byHash: db.prepare<[string], ApiTokenRow>('SELECT * FROM api_tokens WHERE token_hash = ?'),
     // The WHERE clause keeps two requests in the same minute from both writing.
     touch: db.prepare<[number, string | null, number, number], void>(
       'UPDATE api_tokens SET last_used_at = ?, last_used_ip = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
@@ -46,7 +39,7 @@ export function createTokenRepo(db: Db) {
     ofAccount: (accountId: number) => s.ofAccount.all(accountId),
     countOfAccount: (accountId: number) => s.countOfAccount.get(accountId)!,
     all: () => s.all.all(),
-    forAuth: (tokenHash: string) => s.forAuth.get(tokenHash),
+    byHash: (tokenHash: string) => s.byHash.get(tokenHash),
     /** Records a use unless one was recorded after `notAfter`. */
     touch: (id: number, now: number, ip: string | null, notAfter: number) => s.touch.run(now, ip, id, notAfter),
     remove: (id: number) => s.remove.run(id),

@@ -1,4 +1,4 @@
-import { lowerRole, roleHas, roleRank } from '../contract/access.js';
+import { lowerRole, roleHas, roleRank, type Role } from '../contract/access.js';
 import { newToken, secretsEqual, sha256 } from '../http/secrets.js';
 import { nameOf, type Actor, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
@@ -6,7 +6,7 @@ import { conflict, forbidden, notFound, validationFailed } from '../errors.js';
 import type { Principal, SessionUser, TokenRef } from '../http/credentials.js';
 import type { Clock } from '../time.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { createTokenRepo, type ApiTokenWithOwner } from './repo.js';
+import { createTokenRepo, type ApiTokenRow, type ApiTokenWithOwner } from './repo.js';
 import type { ApiToken, CreatedApiToken } from '../contract/tokens.js';
 import type { TokenCreateBody } from './schema.js';
 
@@ -43,12 +43,34 @@ export type TokenPrincipal = Principal & { token: TokenRef };
 
 const tokenSubject = (row: { id: number; name: string }) => ({ type: 'api_token', id: String(row.id), name: row.name });
 
-export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
+/**
+ * The accounts tokens belong to, read through access, which owns them (server/services.ts hands in
+ * its repo): whether the owner may still use a token, and the username a token is listed under.
+ */
+export interface TokenOwners {
+  byId(id: number): { username: string; role: Role; enabled: number; must_change_password: number } | undefined;
+  list(): readonly { id: number; username: string }[];
+}
+
+export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog, owners: TokenOwners) {
   const { db, clock, bus, transaction } = ctx;
   const repo = createTokenRepo(db);
 
+  /** A token of an account that is gone is nobody's (as the join it replaced left it out). */
+  const withOwner = (row: ApiTokenRow | undefined): ApiTokenWithOwner | undefined => {
+    const owner = row && owners.byId(row.account_id);
+    return owner && { ...row!, username: owner.username };
+  };
+  const allWithOwners = (): ApiTokenWithOwner[] => {
+    const names = new Map(owners.list().map((a) => [a.id, a.username]));
+    return repo.all().flatMap((row) => {
+      const username = names.get(row.account_id);
+      return username === undefined ? [] : [{ ...row, username }];
+    });
+  };
+
   const visible = (id: number, by: SessionUser) => {
-    const row = repo.byId(id);
+    const row = withOwner(repo.byId(id));
     // Someone else's token is "not found" to a non-administrator: ids of others' tokens are not theirs to learn.
     if (!row || (row.account_id !== by.id && !roleHas(by.role, 'users.manage'))) throw notFound('token not found');
     return row;
@@ -60,7 +82,7 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
 
     list(by: SessionUser, all: boolean): ApiToken[] {
       if (all && !roleHas(by.role, 'users.manage')) throw forbidden('forbidden');
-      return (all ? repo.all() : repo.ofAccount(by.id)).map(presentToken);
+      return (all ? allWithOwners() : repo.ofAccount(by.id).map((row) => ({ ...row, username: by.username }))).map(presentToken);
     },
 
     /** `where` is where the request came from (its address, request id), for the audit entry. */
@@ -91,7 +113,7 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
           summary: `${nameOf(by.username)} created API token “${input.name}” (${input.role})`,
           detail: { id, name: input.name, role: input.role },
         });
-        return { ...presentToken(repo.byId(id)!), token };
+        return { ...presentToken({ ...repo.byId(id)!, username: by.username }), token };
       })();
     },
 
@@ -120,15 +142,16 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
     authenticate(token: string, ip: string | null): TokenPrincipal | undefined {
       if (!TOKEN_PATTERN.test(token)) return undefined;
       const hash = sha256(token);
-      const row = repo.forAuth(hash);
-      if (!row || !secretsEqual(hash, row.token_hash) || !row.owner_enabled) return undefined;
+      const row = repo.byHash(hash);
+      const owner = row && owners.byId(row.account_id);
+      if (!row || !owner || !secretsEqual(hash, row.token_hash) || !owner.enabled) return undefined;
       const now = clock.now();
       if (row.expires_at !== null && now >= row.expires_at) return undefined;
       if (row.last_used_at === null || now - row.last_used_at >= LAST_USE_MS) repo.touch(row.id, now, ip, now - LAST_USE_MS);
       return {
-        user: { id: row.account_id, username: row.username, role: lowerRole(row.role, row.owner_role) },
+        user: { id: row.account_id, username: owner.username, role: lowerRole(row.role, owner.role) },
         token: { id: row.id, name: row.name },
-        mustChangePassword: row.owner_must_change_password === 1,
+        mustChangePassword: owner.must_change_password === 1,
       };
     },
   };

@@ -1,15 +1,14 @@
-import { createAlertService, type AlertsOptions } from './alerts/service.js';
-import type { AlertFacts } from './alerts/rules.js';
-import type { AuditLog } from './audit.js';
-import type { SnapshotService } from './backup/snapshots.js';
-import type { AppContext } from './context.js';
-import type { HostService } from './hosts/service.js';
-import type { JobService } from './jobs/service.js';
-import type { FleetGaugeSources } from './metrics/prometheus.js';
-import { createMetricsService, type MetricsOptions } from './metrics/service.js';
-import type { DeliveryOptions } from './notifications/queue.js';
-import { createNotificationService } from './notifications/service.js';
-import type { InstanceService } from './registry/service.js';
+import { createAlertService, type AlertsOptions } from '../alerts/service.js';
+import type { AlertFacts } from '../alerts/rules.js';
+import type { AuditLog } from '../audit.js';
+import type { AppContext } from '../context.js';
+import type { Guest, HostSummary } from '../contract/hosts.js';
+import type { JobView } from '../contract/jobs.js';
+import type { Instance } from '../contract/registry.js';
+import type { FleetGaugeSources } from '../metrics/prometheus.js';
+import { createMetricsService, type MetricsOptions } from '../metrics/service.js';
+import type { DeliveryOptions } from '../notifications/queue.js';
+import { createNotificationService } from '../notifications/service.js';
 
 export interface MonitoringOptions {
   metrics?: MetricsOptions;
@@ -17,19 +16,23 @@ export interface MonitoringOptions {
   notifications?: DeliveryOptions;
 }
 
+/**
+ * What monitoring reads of the other features, each through its own service (server/services.ts
+ * hands them in): the hosts and their guests, the registry, the jobs and the snapshots.
+ */
 export interface MonitoringDeps {
   audit: AuditLog;
-  hosts: HostService;
-  instances: InstanceService;
-  jobs: JobService;
-  snapshots: SnapshotService;
+  hosts: { list(): HostSummary[]; repo: { guestsOf(hostId: number): Guest[] }; isMuted(hostId: number): boolean };
+  instances: { list(query: { sort: 'vmid'; descending: false }): Pick<Instance, 'vmid' | 'state' | 'stack'>[] };
+  jobs: { list(): JobView[]; lastSuccesses(): { key: string; at: string | null }[]; runResult(runId: number): string | undefined };
+  snapshots: { lastFailure(): { at: number; message: string } | null };
   heartbeatIntervalS: number;
 }
 
 /**
- * Part of the composition root: the metric store, the alert rules and the notification channels,
- * and what they read of the other features (hosts, registry, jobs, snapshots, TLS), handed to them
- * here so that none of the three imports another feature.
+ * The metric store, the alert rules and the notification channels, built together, and what they
+ * read of the other features (hosts, registry, jobs, snapshots, TLS) handed to them here, so that
+ * none of the three imports another feature and this folder imports only them.
  */
 export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options: MonitoringOptions = {}) {
   const { hosts, instances, jobs, snapshots } = deps;
@@ -40,10 +43,6 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
   // One read of every instance's state per evaluation: a lookup per guest (a thrown 404 for each
   // unregistered one) took seconds a pass for a host reporting 10,000 guests.
   const instanceStates = () => new Map(instances.list({ sort: 'vmid', descending: false }).map((i) => [i.vmid, i.state]));
-  const lastSuccess = ctx.db.prepare<[], { key: string; at: string | null }>(
-    "SELECT j.key, (SELECT max(r.ended_at) FROM job_runs r WHERE r.job_id = j.id AND r.status = 'success') AS at FROM jobs j ORDER BY j.key",
-  );
-  const lastResult = ctx.db.prepare<[number], string>('SELECT result FROM job_runs WHERE id = ?').pluck();
 
   const facts: AlertFacts = {
     heartbeatIntervalS: deps.heartbeatIntervalS,
@@ -72,7 +71,7 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
         last_status: j.last_status,
         last_run_at: j.last_run_at === null ? null : Date.parse(j.last_run_at),
         // Only a failed run's text is told (job.failed).
-        result: j.last_run_id === null || j.last_status !== 'error' ? '' : (lastResult.get(j.last_run_id) ?? ''),
+        result: j.last_run_id === null || j.last_status !== 'error' ? '' : (jobs.runResult(j.last_run_id) ?? ''),
       })),
     snapshotFailure: () => snapshots.lastFailure(),
     certificate: () => (ctx.tls?.notAfter ? { notAfter: ctx.tls.notAfter } : null),
@@ -93,7 +92,7 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
       }
       return [...counts.values()];
     },
-    jobLastSuccess: () => lastSuccess.all().map((r) => ({ job: r.key, at: r.at === null ? null : Date.parse(r.at) })),
+    jobLastSuccess: () => jobs.lastSuccesses().map((r) => ({ job: r.key, at: r.at === null ? null : Date.parse(r.at) })),
     alertsFiring: () => alerts.firingCounts(),
   };
 
