@@ -21,9 +21,9 @@ export const TABLE_OWNERS = {
   hosts: 'hosts/',
   host_tokens: 'hosts/',
   host_guests: 'hosts/',
-  operations: 'hosts/',
-  guest_configs: 'hosts/',
-  host_maintenance: 'hosts/',
+  operations: 'operations/',
+  guest_configs: 'operations/',
+  host_maintenance: 'operations/',
   api_tokens: 'tokens/',
   metric_buckets: 'metrics/',
   metric_chunks: 'metrics/',
@@ -44,6 +44,12 @@ export type Table = keyof typeof TABLE_OWNERS;
 /**
  * SQL that names another owner's table in code another change is still rewriting, allowed by file
  * and table until it lands (`'hosts/repo.ts': ['instances']`, with a comment saying which change):
- * delete the entry then, and the check fails again if the SQL is still there. None today.
+ * delete the entry then, and the check fails again if the SQL is still there.
  */
-export const TEMPORARY_TABLE_READS: Readonly<Record<string, readonly Table[]>> = {};
+export const TEMPORARY_TABLE_READS: Readonly<Record<string, readonly Table[]>> = {
+  // A host's upgrades and its removal are rows of `operations` (migration 0010): hosts/repo.ts still
+  // reads and writes them itself. Issue 35's folder split moved the operations feature out of hosts/
+  // (server/operations/) in the same stop as this map; moving those statements behind
+  // operations/repo.ts is the step left.
+  'hosts/repo.ts': ['operations'],
+};
