@@ -21,11 +21,15 @@ const search = db.prepare(`SELECT ${COLUMNS} FROM instances WHERE ${SEARCH} ORDE
 // Each instance also says where it runs (`host`, `guest_status`, issue 27): one map lookup by vmid,
 // as homefleet does, in a map that is empty here as there (no host reports in the benchmark).
 const placements = new Map();
+// And its tailnet IPv6 address (a read-only fact the Tailscale job keeps): one read of the table per
+// list, as homefleet does, empty here as there.
+const tailnetAll = db.prepare('SELECT vmid, ipv6 FROM tailnet_facts').raw(true);
+let tailnet = new Map();
 const shape = (r) => {
   const placed = placements.get(r[0]);
   return { vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7],
     patchmon: r[8], tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], created_at: r[12], updated_at: r[13],
-    host: placed ? placed.host : null, guest_status: placed ? placed.guest_status : null };
+    host: placed ? placed.host : null, guest_status: placed ? placed.guest_status : null, tailscale_ipv6: tailnet.get(r[0]) ?? null };
 };
 
 const insert = db.prepare(`INSERT INTO instances (${COLUMNS}) VALUES (@vmid, @name, @state, @stack, @tailscale_ip, @atlas, @argus,
@@ -76,7 +80,9 @@ http
     if (req.method === 'GET' && url.pathname === '/api/health') return send(res, 200, { status: 'ok' });
     if (req.method === 'GET' && url.pathname === '/api/instances') {
       const term = url.searchParams.get('search');
-      return send(res, 200, (term ? search.all({ search: `%${term.replace(/[\\%_]/g, (c) => '\\' + c)}%` }) : list.all()).map(shape));
+      const rows = term ? search.all({ search: `%${term.replace(/[\\%_]/g, (c) => '\\' + c)}%` }) : list.all();
+      tailnet = rows.length ? new Map(tailnetAll.all()) : new Map();
+      return send(res, 200, rows.map(shape));
     }
     if (req.method === 'POST' && url.pathname === '/api/instances') return send(res, 201, create(JSON.parse(await readBody(req))));
     if (req.method === 'POST' && url.pathname === '/api/import') {
