@@ -67,7 +67,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   );
   const heartbeatIntervalS = options.hosts?.heartbeatIntervalS ?? context.config.heartbeatIntervalS;
   // Built after hosts (it reads them), but hosts hand it each heartbeat's numbers: bound late.
-  let recordMetrics: HeartbeatListener = () => undefined;
+  let recordMetrics: HeartbeatListener = async () => () => undefined;
   // Hosts and operations each need a little of the other, handed over as functions: operations are
   // built after hosts (they take its rows), so hosts call them late.
   const hosts = createHostService(context, {
@@ -95,7 +95,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   });
   instances.usePlacements(hosts.placements);
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
-  recordMetrics = monitoring.metrics.record;
+  recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;
 
   let closed = false;

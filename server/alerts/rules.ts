@@ -14,7 +14,7 @@ export interface AlertFacts {
   heartbeatIntervalS: number;
   /** Hosts that are enrolled and not being removed. */
   hosts(): { id: number; hostname: string; last_heartbeat_at: number | null; upgrade_available: boolean; agent_version: string }[];
-  /** Guests as their host's last heartbeat listed them, with the state of their registry instance (null: none). */
+  /** Guests not running, as their host's last heartbeat listed them, with the state of their registry instance (null: none). */
   guests(): { host_id: number; hostname: string; vmid: number; name: string; status: string; instance_state: string | null }[];
   /** The host's last reported numbers and when they came. */
   hostMetrics(hostId: number): { at: number; cpu?: number; mem_used?: number; mem_total?: number; disk_used?: number; disk_total?: number } | undefined;

@@ -1,4 +1,3 @@
-import type { Guest } from '../contract/hosts.js';
 import type { Db } from '../db/database.js';
 import type { Placement, Placements } from '../registry/service.js';
 
@@ -56,17 +55,3 @@ export function createPlacements(db: Db, freshSince: () => number) {
 }
 
 export type PlacementCache = ReturnType<typeof createPlacements>;
-
-/** The vmids whose placement a host's new guest list moves, with what moved (`host`, `guest_status`). */
-export function movedGuests(before: readonly Guest[], after: readonly Guest[]): Map<number, string[]> {
-  const old = new Map(before.map((g) => [g.vmid, g.status]));
-  const moved = new Map<number, string[]>();
-  for (const g of after) {
-    const was = old.get(g.vmid);
-    if (was === undefined) moved.set(g.vmid, ['host', 'guest_status']);
-    else if (was !== g.status) moved.set(g.vmid, ['guest_status']);
-    old.delete(g.vmid);
-  }
-  for (const vmid of old.keys()) moved.set(vmid, ['host', 'guest_status']);
-  return moved;
-}

@@ -179,7 +179,10 @@ export function createHostRepo(db: Db) {
     guestOf: db.prepare<[number, number], GuestRow>(`SELECT ${GUEST_COLUMNS} FROM host_guests WHERE host_id = ? AND vmid = ?`),
     // Proxmox vmids are cluster-wide: a vmid any live host reports is taken.
     vmidReported: db.prepare<[number], number>("SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id WHERE g.vmid = ? AND h.state != 'deleted' LIMIT 1").pluck(),
-    deleteGuests: db.prepare<[number]>('DELETE FROM host_guests WHERE host_id = ?'),
+    guestPage: db.prepare<[number, number, number], GuestRow>(`SELECT ${GUEST_COLUMNS} FROM host_guests WHERE host_id = ? AND vmid > ? ORDER BY vmid LIMIT ?`),
+    guestsHashOf: db.prepare<[number], string>('SELECT guests_hash FROM hosts WHERE id = ?').pluck(),
+    guestsNotRunning: db.prepare<[number], Pick<GuestRow, 'vmid' | 'name' | 'status'>>("SELECT vmid, name, status FROM host_guests WHERE host_id = ? AND status != 'running' ORDER BY vmid"),
+    deleteGuest: db.prepare<[number, number]>('DELETE FROM host_guests WHERE host_id = ? AND vmid = ?'),
     insertGuest: db.prepare<[number, number, string, string, string, string | null, number, string | null]>(
       'INSERT OR REPLACE INTO host_guests (host_id, vmid, name, type, status, config_sha256, template, lock) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
@@ -282,9 +285,15 @@ export function createHostRepo(db: Db) {
     },
     /** Whether any live host's last heartbeat listed this vmid. */
     vmidReported: (vmid: number) => s.vmidReported.get(vmid) !== undefined,
-    replaceGuests(hostId: number, guests: readonly Guest[]): void {
-      s.deleteGuests.run(hostId);
-      for (const g of guests) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null, Number(g.template), g.lock);
+    /** Up to `limit` guests with a vmid above `afterVmid`, by vmid. */
+    guestPage: (hostId: number, afterVmid: number, limit: number) => s.guestPage.all(hostId, afterVmid, limit).map(presentGuest),
+    guestsHashOf: (hostId: number) => s.guestsHashOf.get(hostId),
+    /** A host's guests whose status is other than `running`: what alerts look at, without reading a 10,000-guest list each pass. */
+    guestsNotRunning: (hostId: number) => s.guestsNotRunning.all(hostId),
+    /** Writes what differs from the stored guest list (server/hosts/guest-list.ts): rows untouched are not rewritten. */
+    changeGuests(hostId: number, upserts: readonly Guest[], deletes: readonly number[]): void {
+      for (const vmid of deletes) s.deleteGuest.run(hostId, vmid);
+      for (const g of upserts) s.insertGuest.run(hostId, g.vmid, g.name, g.type, g.status, g.config_sha256 ?? null, Number(g.template), g.lock);
     },
     /** Every host's guests with their `shared` flag (the host list's counts); `freshSince`: the oldest heartbeat time (ms) of an online host. */
     guestFacts: (freshSince: number) => s.guestFacts.all({ fresh: freshSince }),

@@ -164,7 +164,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   routes.post(
     '/api/agent/heartbeat',
     { access: 'machine', credentials: ['host'], documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade, and guest actions and log requests the command poll did not take)'), documentedBody: HeartbeatBody, bodyLimit: '4mb', before: [admitHeartbeat] },
-    // Checked a slice of guests at a time (parseHeartbeat), then stored in a turn of its own.
+    // Checked a slice of guests at a time (parseHeartbeat), compared with what is stored likewise, then stored in a turn of its own (heartbeat.ts).
     async (req) => hosts.heartbeat(bearer(req), await parseHeartbeat(req.body)),
   );
 

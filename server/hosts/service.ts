@@ -21,8 +21,11 @@ export interface HostsOptions {
   heartbeatIntervalS?: number;
 }
 
-/** Work another feature does with each heartbeat, inside its transaction (the metric store folds its numbers in). */
-export type HeartbeatListener = (hostId: number, body: HeartbeatBody, now: number) => void;
+/**
+ * Work another feature does with each heartbeat (the metric store folds its numbers in): called
+ * before the heartbeat's transaction, where it may take several turns, it resolves to what runs inside it.
+ */
+export type HeartbeatListener = (hostId: number, body: HeartbeatBody, now: number) => Promise<() => void>;
 
 /** What hosts need of operations (server/operations), handed in by server/services.ts. */
 export interface HostCommands {

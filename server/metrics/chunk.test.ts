@@ -38,6 +38,15 @@ describe('frames', () => {
     back.values.forEach((v, i) => expect(v).toBeCloseTo(f.values[i]!, -3));
     expect(Math.abs(back.values[4]! - 5_123_456_789) / 5_123_456_789).toBeLessThan(1e-6);
   });
+
+  it('read back from bytes at any offset in their buffer, as a row may come', () => {
+    const bytes = encodeFrame(foldSamples(undefined, samples([0, host(0.123456, 5_123_456_789)], [101, [0.5, GIB]])));
+    for (const offset of [1, 2, 3, 4]) {
+      const shifted = Buffer.alloc(bytes.length + offset);
+      bytes.copy(shifted, offset);
+      expect(decodeFrame(shifted.subarray(offset))).toEqual(decodeFrame(bytes));
+    }
+  });
 });
 
 describe('chunks', () => {

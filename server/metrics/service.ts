@@ -53,6 +53,15 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
       if (value) ctx.bus.publish('host.metrics', metricsEvent(value));
     },
 
+    /** `record` for a heartbeat of any size: made ready over several turns before its transaction, then what it resolves to runs inside it. */
+    async prepare(hostId: number, report: MetricsReport, now: number): Promise<() => void> {
+      const commit = await ingest.prepare(hostId, report, now);
+      return () => {
+        const value = commit();
+        if (value) ctx.bus.publish('host.metrics', metricsEvent(value));
+      };
+    },
+
     latest: (hostId: number): HostMetricsLatest | undefined => ingest.latest(hostId),
 
     hostSeries(hostId: number, q: MetricsQuery) {
