@@ -68,7 +68,8 @@ async function enrollmentToken(body: Record<string, unknown> = {}): Promise<stri
   return res.body.token;
 }
 
-describe('the real agent against the real server', () => {
+// Each test runs the real installer and agent (bash, curl, perl per JSON read) beside the whole suite on 2 cores.
+describe('the real agent against the real server', { timeout: 60_000 }, () => {
   it('installs, enrolls, heartbeats its guests, and applied drift shows in history as agent:<hostname>', async () => {
     // The registry already knows vmid 100 under another name; 101, 200 and 201 are unknown to it.
     const created = await server.client.post('/api/instances', { vmid: 100, name: 'old-web', state: 'deployed', stack: 'development' });

@@ -44,7 +44,8 @@ assert_removed() {
   local started=$SECONDS
   run_agent HOMEFLEET_RECEIPT_MAX_DELAY_S=1 HOMEFLEET_RECEIPT_DEADLINE_S=4 HOMEFLEET_CURL_MAX_TIME=1 -- --once
   [[ "$status" -eq 1 && "$output" == *"giving up"* ]] || { echo "$status $output" >&2; return 1; }
-  ((SECONDS - started <= 8))
+  # The deadline is 4 s; the bound only proves it gave up rather than retrying on (a loaded machine runs the heartbeat slower).
+  ((SECONDS - started <= 25))
   local n
   n="$(request_count /api/agent/receipts/op-42)"
   ((n >= 2)) || { echo "$n receipts" >&2; return 1; }
