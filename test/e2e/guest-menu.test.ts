@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { agentDir, bearer, enroll, enrollmentToken, heartbeat } from '../helpers/hosts.js';
-import { signIn, startDashboard, type Dashboard } from './helpers.js';
+import { signIn, startDashboard, type Dashboard, noSidewaysScroll } from './helpers.js';
 
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 800 },
@@ -36,8 +36,6 @@ async function inViewport(page: Page, locator: Locator, what: string): Promise<v
   expect(box.x + box.width, `${what}: right edge`).toBeLessThanOrEqual(width);
   expect(box.y + box.height, `${what}: bottom edge`).toBeLessThanOrEqual(height);
 }
-
-const noSidewaysScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
 
 describe('the host page’s guests at 1280 and at 390 px', () => {
   let dash: Dashboard;

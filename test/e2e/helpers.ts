@@ -74,6 +74,9 @@ export async function createAccount(server: TestServer, role: Role): Promise<{ u
   return { username, password };
 }
 
+/** The page does not scroll sideways: nothing is wider than the window. */
+export const noSidewaysScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
+
 /** Fills in the sign-in page on screen and presses Sign in. */
 export async function fillLogin(page: Page, username: string, password: string): Promise<void> {
   await page.getByLabel('Username').fill(username);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentDir, enroll, enrollmentToken, heartbeat } from '../helpers/hosts.js';
-import { signIn, startDashboard, type Dashboard } from './helpers.js';
+import { signIn, startDashboard, type Dashboard, noSidewaysScroll } from './helpers.js';
 
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 800 },
@@ -16,8 +16,6 @@ const VIEWPORTS = [
 const shots = path.join(os.tmpdir(), 'homefleet-s34-shots');
 fs.mkdirSync(shots, { recursive: true });
 const slow = { timeout: 45_000 };
-
-const noSidewaysScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
 
 describe('what a newcomer met on the dashboard', () => {
   let dash: Dashboard;
