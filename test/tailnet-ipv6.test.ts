@@ -8,6 +8,7 @@ import { setUpAdmin, signIn, startHeadless, type Headless } from './helpers/head
 import { TestClient } from './helpers/http.js';
 import { json, startMockRemote, type MockRemote } from './helpers/remote.js';
 import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
+import { tailscaleDevice } from './helpers/tailscale.js';
 
 const SETUP_TOKEN = 'tailnet-ipv6-setup-token-0123456789';
 const DB_PATH = tempDbPath();
@@ -16,30 +17,8 @@ let server: Headless;
 let admin: TestClient;
 let tailscale: MockRemote;
 
-/** One device as Tailscale's API documents it. */
-const device = {
-  addresses: ['100.87.74.78', IPV6],
-  id: '92960230385',
-  nodeId: 'n292kg92CNTRL',
-  user: 'amelie@example.com',
-  name: 'nextcloud.tail1234.ts.net',
-  hostname: 'nextcloud',
-  clientVersion: '1.76.1-t4d1b3ea29-g4b7d9b4ae',
-  updateAvailable: false,
-  os: 'linux',
-  created: '2026-11-01T05:23:30Z',
-  lastSeen: '2026-11-22T09:00:00Z',
-  keyExpiryDisabled: false,
-  expires: '2027-05-30T04:44:05Z',
-  authorized: true,
-  isExternal: false,
-  machineKey: '',
-  nodeKey: 'nodekey:01234567890abcdef',
-  blocksIncomingConnections: false,
-  enabledRoutes: [],
-  advertisedRoutes: [],
-  tags: [],
-};
+/** One device as Tailscale's API documents it, with the IPv6 address the test looks for. */
+const device = { ...tailscaleDevice('nextcloud', 'nextcloud', '100.87.74.78'), addresses: ['100.87.74.78', IPV6] };
 
 async function start() {
   server = await startHeadless({ DB_PATH, FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' }, { shared: true });

@@ -6,6 +6,7 @@ import { buildInstance } from '../../../test/helpers/factories.js';
 import { json, startMockRemote, type MockRemote } from '../../../test/helpers/remote.js';
 import { startServer, type TestServer } from '../../../test/helpers/server.js';
 import { removeTempDbs, tempDbPath } from '../../../test/helpers/tempdb.js';
+import { tailscaleDevice as device } from '../../../test/helpers/tailscale.js';
 
 let server: TestServer;
 let mock: MockRemote;
@@ -18,38 +19,6 @@ afterEach(async () => {
   await mock.close();
   removeTempDbs();
 });
-
-let serial = 0;
-/** One device as Tailscale's API documents it (fields this job does not read included). */
-function device(hostname: string, magicDnsName: string, ipv4: string) {
-  const id = String(92960230385 + ++serial);
-  return {
-    addresses: [ipv4, `fd7a:115c:a1e0:ab12:4843:cd96:${serial.toString(16)}:1`],
-    id,
-    nodeId: `n${id}CNTRL`,
-    user: 'amelie@example.com',
-    name: `${magicDnsName}.tail1234.ts.net`,
-    hostname,
-    clientVersion: '1.76.1-t4d1b3ea29-g4b7d9b4ae',
-    updateAvailable: false,
-    os: 'linux',
-    created: '2026-11-01T05:23:30Z',
-    lastSeen: '2026-11-22T09:00:00Z',
-    keyExpiryDisabled: false,
-    expires: '2027-05-30T04:44:05Z',
-    authorized: true,
-    isExternal: false,
-    machineKey: '',
-    nodeKey: 'nodekey:01234567890abcdef',
-    blocksIncomingConnections: false,
-    enabledRoutes: [],
-    advertisedRoutes: [],
-    clientConnectivity: { endpoints: ['199.9.14.201:59128'], latency: {}, mappingVariesByDestIP: false, clientSupports: { hairPinning: false, ipv6: false, pcp: false, pmp: false, udp: true, upnp: false } },
-    tags: [],
-    tailnetLockError: '',
-    tailnetLockKey: 'nlpub:0123456789abcdef',
-  };
-}
 
 async function create(name: string, fields: Record<string, unknown> = {}) {
   const body = buildInstance({ name, ...fields });
