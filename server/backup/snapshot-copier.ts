@@ -129,7 +129,7 @@ export function createCopier({ db, logger, commits }: Pick<AppContext, 'db' | 'l
   }
 
   return {
-    /** `urgent`: someone (an import) waits for the copy, so it runs at normal priority; the check never does. */
+    /** `urgent`: someone waits for it (a person's request, an import), so it runs at normal priority; a scheduled one at the lowest. */
     copy(source: string, dest: string, urgent: boolean): Copying {
       const helper = send(source, dest, urgent);
       if (!helper) return here(dest);

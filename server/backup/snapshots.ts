@@ -114,7 +114,9 @@ export function createSnapshotService(
     removeDatabaseFiles(partial);
     // A snapshot holds password hashes and job secrets: readable by the server's user only, like the database.
     fs.writeFileSync(partial, '', { mode: 0o600 });
-    const copying = copier.copy(path.resolve(config.dbPath), partial, kind === 'pre-import');
+    // Someone waits for a manual snapshot (its request) and for a pre-import copy (the import): only the
+    // scheduled one, which nobody waits for, yields the CPU to everything else.
+    const copying = copier.copy(path.resolve(config.dbPath), partial, kind !== 'scheduled');
     copying.checked.catch(() => undefined);
     try {
       await copying.copied;
