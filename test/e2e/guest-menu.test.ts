@@ -134,8 +134,11 @@ describe('the host page’s guests at 1280 and at 390 px', () => {
       await expect.poll(() => menu.count()).toBe(0);
       expect(await button.evaluate((b) => b === document.activeElement)).toBe(true);
 
+      // Each key once the menu has moved focus for the one before (it opens, then focuses, in a render).
       await page.keyboard.press('ArrowDown');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Shutdown…');
       await page.keyboard.press('ArrowDown');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Stop…');
       await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog', { name: 'Stop 8101 “web1”' });
       await dialog.waitFor();
