@@ -120,7 +120,7 @@ describe('login throttling', () => {
   });
 
   it('the 6th failed login for one username is 429 whatever the address', async () => {
-    const server = await start({ config: { trustProxy: 'loopback' } });
+    const server = await start({ config: { trustProxy: 'loopback' }, clock: manualClock() });
     for (let i = 1; i <= 5; i++) {
       const res = await server.anonymous().post('/api/auth/login', { username: 'Admin', password: 'wrong' }, { 'x-forwarded-for': `203.0.113.${i}` });
       expect(res.status).toBe(401);
@@ -131,7 +131,7 @@ describe('login throttling', () => {
   });
 
   it('counts by X-Forwarded-For only when the proxy is trusted', { timeout: 60_000 }, async () => {
-    const trusting = await start({ config: { trustProxy: 'loopback' } });
+    const trusting = await start({ config: { trustProxy: 'loopback' }, clock: manualClock() });
     for (let i = 1; i <= 10; i++) {
       await trusting.anonymous().post('/api/auth/login', { username: `u${i}`, password: 'wrong' }, { 'x-forwarded-for': '203.0.113.1' });
     }
@@ -140,7 +140,7 @@ describe('login throttling', () => {
     const otherClient = await trusting.anonymous().post('/api/auth/login', { username: 'y', password: 'wrong' }, { 'x-forwarded-for': '203.0.113.2' });
     expect(otherClient.status).toBe(401);
 
-    const direct = await start();
+    const direct = await start({ clock: manualClock() });
     for (let i = 1; i <= 10; i++) {
       await direct.anonymous().post('/api/auth/login', { username: `u${i}`, password: 'wrong' }, { 'x-forwarded-for': `198.51.100.${i}` });
     }

@@ -1,11 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../../test/helpers/clock.js';
 import { ADMIN_PASSWORD, logIn, startServer, USER_PASSWORD, type TestServer } from '../../test/helpers/server.js';
 import { burnPasswordCheck, hashPassword, scryptRuns } from './passwords.js';
 
 const servers: TestServer[] = [];
-async function start(...args: Parameters<typeof startServer>) {
-  const server = await startServer(...args);
+// Throttle windows are fixed on the clock: a still one keeps each burst inside a single window.
+async function start(options: Parameters<typeof startServer>[0] = {}) {
+  const server = await startServer({ clock: manualClock(), ...options });
   servers.push(server);
   return server;
 }

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../../test/helpers/clock.js';
 import { logIn, startServer, type TestServer } from '../../test/helpers/server.js';
 
 const TOKEN = 'setup-token-for-tests-0123456789';
 const servers: TestServer[] = [];
 async function fresh(setupToken: string | null = TOKEN) {
-  const server = await startServer({ config: { setupToken: setupToken ?? undefined }, signedIn: false });
+  // A still clock: the throttle's fixed windows cannot turn over in the middle of a test.
+  const server = await startServer({ config: { setupToken: setupToken ?? undefined }, signedIn: false, clock: manualClock() });
   servers.push(server);
   return server;
 }

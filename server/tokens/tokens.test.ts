@@ -235,7 +235,7 @@ describe('a bearer token', () => {
   });
 
   it('failures are throttled per peer like failed logins, also in parallel; a valid token from that peer is still served', async () => {
-    const server = await start();
+    const server = await start({ clock: manualClock() });
     const { token } = await createToken(server.client, 'viewer');
     const wrong = 'hfp_' + 'B'.repeat(43);
     const answers = await Promise.all(Array.from({ length: 25 }, () => script(server, wrong).get('/api/instances')));
