@@ -213,7 +213,7 @@ beforeAll(async () => {
   db = openDatabase(dbPath);
   const data = { ...createDataContext(db), clock: systemClock };
   accounts = createAccountService(data, createAuditLog(data));
-  const admin = await accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
+  const admin = await accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD });
   // The server's job runs may reach nothing but loopback, whatever the fuzzer made of a job (pinJobUrls is the first guard).
   server = await startBuiltServer(
     { DB_PATH: dbPath, FLEET_TELEMETRY_TOKEN: TELEMETRY_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' },
@@ -268,7 +268,7 @@ describe(`fuzzing every write route (${REQUESTS} requests, seed ${SEED})`, () =>
     );
     expect(writes.length).toBeGreaterThanOrEqual(15);
     const admin = accounts.repo.byUsername('admin')!;
-    const spare = await accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password-1' }, { actor: null, ip: null });
+    const spare = await accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password-1' });
 
     // The fuzzer may log its administrator out, reset, demote or disable it; it is put back directly,
     // so the requests keep reaching the handlers instead of stopping at the access guard.

@@ -1,10 +1,11 @@
-import { nameOf, type Actor, type AuditChange, type AuditLog } from '../audit.js';
+import { nameOf, type AuditChange, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Account, SecondFactorKind } from '../contract/access.js';
 import { userUpdateWords } from '../contract/audit.js';
 import type { Db } from '../db/database.js';
 import { conflict, HttpError, notFound, tooManyRequests, unauthorized } from '../errors.js';
-import type { CredentialResolvers } from '../http/credentials.js';
+import type { Actor, CredentialResolvers } from '../http/credentials.js';
+import { currentContext } from '../http/request-context.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import type { Role } from '../contract/access.js';
 import { burnPasswordCheck, hashPassword, temporaryPassword, verifyPassword } from './passwords.js';
@@ -28,8 +29,6 @@ export function presentAccount(row: AccountRow): Account {
   };
 }
 
-export type { Actor };
-
 /**
  * Whether a database holds at least one account, for a look into a file the app has not opened
  * (the desktop app's first start): a database from before the access layer's migration has none.
@@ -49,6 +48,11 @@ const METHOD_WORDS: Record<SignInMethod, string> = {
 };
 
 export const userSubject = (row: Pick<AccountRow, 'id' | 'username'>) => ({ type: 'user', id: String(row.id), name: row.username });
+/** A sign-in attempt's subject: the name tried, whether or not an account has it. */
+export const loginSubject = (tried: string | undefined) => ({ type: 'login', id: tried ?? '', name: tried ?? null });
+/** The person a sign-in opens a session for: the actor of its `login.success` entry. */
+export const userActor = (row: Pick<AccountRow, 'id' | 'username'>): Actor => ({ type: 'user', id: row.id, name: row.username });
+export const ANONYMOUS: Actor = { type: 'anonymous' };
 export const from = (ip: string | null | undefined) => (ip ? ` from ${ip}` : '');
 
 export const invalidCredentials = () => new HttpError(401, { error: 'invalid credentials' });
@@ -87,11 +91,11 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
    * The end of every successful sign-in, whatever proved it: one session for the account (its
    * previous one ends), the last-login time, the `login.success` entry. Call inside a transaction.
    */
-  function openSession(row: AccountRow, method: SignInMethod, by: Omit<Actor, 'actor'>): string {
+  function openSession(row: AccountRow, method: SignInMethod): string {
     const token = sessions.issue(row.id);
     repo.setLastLogin(row.id, isoSeconds(clock.now()));
     const how = method === 'password' ? '' : ` with ${METHOD_WORDS[method]}`;
-    audit.write({ ...by, actor: row.username, action: 'login.success', target: row.username, subject: userSubject(row), summary: `${row.username} signed in${how}${from(by.ip)}`, ...(method === 'password' ? {} : { detail: { method } }) });
+    audit.write({ actor: userActor(row), action: 'login.success', subject: userSubject(row), summary: `${row.username} signed in${how}${from(currentContext().ip)}`, ...(method === 'password' ? {} : { detail: { method } }) });
     return token;
   }
 
@@ -126,7 +130,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
     list: () => repo.list().map(presentAccount),
 
     /** Creates an account with a chosen password (the first administrator, tests) or a temporary one. */
-    async create(input: NewAccount, by: Actor, action: 'user.create' | 'setup' = 'user.create'): Promise<Account> {
+    async create(input: NewAccount, action: 'user.create' | 'setup' = 'user.create'): Promise<Account> {
       const hash = await hashPassword(input.password);
       return transaction(() => {
         // Setup is open only while no account exists; checked again here because hashing awaited.
@@ -141,20 +145,20 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
           created_at: isoSeconds(clock.now()),
         });
         const summary = action === 'setup'
-          ? `${input.username} was created as the first administrator (setup${from(by.ip)})`
-          : `${nameOf(by.actor)} created user ${input.username} (${input.role})`;
-        audit.write({ ...by, action, target: input.username, subject: userSubject({ id, username: input.username }), summary, detail: { id, role: input.role } });
+          ? `${input.username} was created as the first administrator (setup${from(currentContext().ip)})`
+          : `${nameOf()} created user ${input.username} (${input.role})`;
+        audit.write({ action, subject: userSubject({ id, username: input.username }), summary, detail: { id, role: input.role } });
         return presentAccount(getRow(id));
       })();
     },
 
-    async createWithTemporaryPassword(input: Omit<NewAccount, 'password'>, by: Actor) {
+    async createWithTemporaryPassword(input: Omit<NewAccount, 'password'>) {
       const password = temporaryPassword();
-      const user = await this.create({ ...input, password, must_change_password: true }, by);
+      const user = await this.create({ ...input, password, must_change_password: true });
       return { user, temporary_password: password };
     },
 
-    update(id: number, patch: { display_name?: string; role?: Role; enabled?: boolean }, by: Actor): Account {
+    update(id: number, patch: { display_name?: string; role?: Role; enabled?: boolean }): Account {
       return transaction(() => {
         const row = getRow(id);
         const next = {
@@ -173,28 +177,28 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         // A role change or a disable ends the account's sessions: the old cookie must not keep the old rights.
         if (changes.role || !next.enabled) sessions.revokeAll(id, !next.enabled ? 'account disabled' : 'role changed');
         const fields: AuditChange[] = Object.entries(changes).map(([field, c]) => ({ field, before: c.from, after: c.to }));
-        audit.write({ ...by, action: 'user.update', target: row.username, subject: userSubject(row), summary: userUpdateWords(nameOf(by.actor), row.username, changes), changes: fields, detail: { id, changes } });
+        audit.write({ action: 'user.update', subject: userSubject(row), summary: userUpdateWords(nameOf(), row.username, changes), changes: fields, detail: { id, changes } });
         return presentAccount(getRow(id));
       })();
     },
 
-    async resetPassword(id: number, by: Actor): Promise<string> {
+    async resetPassword(id: number): Promise<string> {
       const row = getRow(id);
       const password = temporaryPassword();
       const hash = await hashPassword(password);
       transaction(() => {
         repo.setPassword(row.id, hash, true, isoSeconds(clock.now()));
         sessions.revokeAll(row.id, 'password reset by an administrator');
-        audit.write({ ...by, action: 'user.reset_password', target: row.username, subject: userSubject(row), summary: `${nameOf(by.actor)} reset the password of ${row.username}`, detail: { id } });
+        audit.write({ action: 'user.reset_password', subject: userSubject(row), summary: `${nameOf()} reset the password of ${row.username}`, detail: { id } });
       })();
       return password;
     },
 
-    revokeSessions(id: number, by: Actor): void {
+    revokeSessions(id: number): void {
       const row = getRow(id);
       transaction(() => {
         sessions.revokeAll(row.id, 'sessions revoked by an administrator');
-        audit.write({ ...by, action: 'user.revoke_sessions', target: row.username, subject: userSubject(row), summary: `${nameOf(by.actor)} signed ${row.username} out everywhere`, detail: { id } });
+        audit.write({ action: 'user.revoke_sessions', subject: userSubject(row), summary: `${nameOf()} signed ${row.username} out everywhere`, detail: { id } });
       })();
     },
 
@@ -203,8 +207,8 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
      * taken before any hashing. An account with a second factor gets no session yet: the right
      * password gives its slots back and opens a 5-minute wait for the code (server/signin).
      */
-    async login(username: string, password: string, by: Omit<Actor, 'actor'>): Promise<LoginResult> {
-      const ip = by.ip ?? null;
+    async login(username: string, password: string): Promise<LoginResult> {
+      const { ip } = currentContext();
       const userKey = username.toLowerCase();
       const slots: ThrottleKey[] = [['login.ip', ip ?? ''], ['login.user', userKey]];
       takeSlot(...slots);
@@ -216,7 +220,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
       if (!ok || !current || !current.enabled || current.password_hash !== row!.password_hash) {
         // The slots stay taken: they are this failure's count.
         const tried = username.slice(0, 64);
-        audit.write({ ...by, actor: null, action: 'login.failure', target: tried, summary: `login failed for ${tried}${from(ip)}` });
+        audit.write({ actor: ANONYMOUS, action: 'login.failure', subject: loginSubject(tried), summary: `login failed for ${tried}${from(ip)}` });
         throw invalidCredentials();
       }
       return transaction((): LoginResult => {
@@ -224,7 +228,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         // "A password sign-in of an account with passkeys needs the passkey (or TOTP) as its second step" (issue 34).
         const factors = options.secondFactorsOf?.(current.id) ?? [];
         if (factors.length > 0) return { secondFactors: factors, pending: pending.start({ accountId: current.id, passwordHash: current.password_hash }) };
-        const token = openSession(current, 'password', by);
+        const token = openSession(current, 'password');
         return { account: presentAccount(getRow(current.id)), token };
       })();
     },
@@ -235,8 +239,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
      * an administrator revoked the session, reset the password or disabled the account meanwhile,
      * the change is refused (401 when the acting session is gone, 409 when only the password changed).
      */
-    async changePassword(accountId: number, sessionId: number, current: string, next: string, by: Omit<Actor, 'actor'> | null): Promise<string> {
-      const where = by ?? { ip: null };
+    async changePassword(accountId: number, sessionId: number, current: string, next: string): Promise<string> {
       const slot: ThrottleKey = ['password.account', String(accountId)];
       takeSlot(slot);
       const row = getRow(accountId);
@@ -250,7 +253,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         if (now.password_hash !== row.password_hash) throw conflict('password was changed meanwhile; sign in again');
         repo.setPassword(accountId, hash, false, isoSeconds(clock.now()));
         const token = sessions.issue(accountId, 'password changed');
-        audit.write({ ...where, actor: row.username, action: 'password.change', target: row.username, subject: userSubject(row), summary: `${row.username} changed their own password` });
+        audit.write({ actor: userActor(row), action: 'password.change', subject: userSubject(row), summary: `${row.username} changed their own password` });
         return token;
       })();
     },
@@ -268,9 +271,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
         // Whoever runs the command holds the database file already; a lost phone must not lock the last administrator out.
         const cleared = options.clearSecondFactors?.(row.id);
         audit.write({
-          actor: null,
           action: 'recovery',
-          target: row.username,
           subject: userSubject(row),
           summary: `the password of ${row.username} was reset with the recovery command${cleared ? `; their second factors (${cleared}) were removed` : ''}`,
           detail: { id: row.id, via: 'recovery command', ...(cleared ? { second_factors_removed: cleared } : {}) },
@@ -280,10 +281,10 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
     },
 
     /** Ends the session and records the sign-out in one transaction. */
-    logout(sessionId: number, user: { id: number; username: string }, by: Actor): void {
+    logout(sessionId: number, user: { id: number; username: string }): void {
       transaction(() => {
         sessions.revoke(sessionId);
-        audit.write({ ...by, action: 'logout', target: user.username, subject: userSubject(user), summary: `${user.username} signed out` });
+        audit.write({ action: 'logout', subject: userSubject(user), summary: `${user.username} signed out` });
       })();
     },
 

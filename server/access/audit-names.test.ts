@@ -20,7 +20,7 @@ describe('audit entries name what they are about', () => {
     expect((await server.client.post(`/api/hosts/${host_id}/revoke-token`)).status).toBe(204);
     expect((await server.client.delete(`/api/hosts/${host_id}?force=true`)).status).toBe(200);
     const byAction = Object.fromEntries((await audit()).map((e) => [e.action, e]));
-    expect(byAction['host.update']).toMatchObject({ target: `host:${host_id}`, detail: { host: 'pve-rack-2', sync_registry: true } });
+    expect(byAction['host.update']).toMatchObject({ target: `host ${host_id}`, subject: { type: 'host', id: String(host_id), name: 'pve-rack-2' }, detail: { host: 'pve-rack-2', sync_registry: true } });
     expect(byAction['host.revoke_token']).toMatchObject({ detail: { host: 'pve-rack-2' } });
     expect(byAction['host.force_delete']).toMatchObject({ detail: { host: 'pve-rack-2' } });
   });

@@ -105,7 +105,7 @@ export function createAuthentication(config: Config, throttle: Pick<Throttle, 'r
         const credential = resolvers.agents[kind].resolve(req);
         if (credential === undefined) continue;
         // The resolver of `kind` made `credential`: TypeScript cannot pair the two inside a loop over kinds.
-        res.locals.auth = { kind, credential } as Auth;
+        res.locals.auth = { kind, credential, actor: resolvers.agents[kind].actor(credential as never) } as Auth;
         return next();
       }
       throttle.recordFailure('agent.ip', peer);

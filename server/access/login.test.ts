@@ -42,7 +42,7 @@ describe('login', () => {
 
   it('gives the same answer for a wrong password, an unknown user and a disabled account', async () => {
     const server = await start();
-    const disabled = await server.accounts.create({ username: 'gone', display_name: 'Gone', role: 'viewer', password: 'gone-password' }, { actor: null, ip: null });
+    const disabled = await server.accounts.create({ username: 'gone', display_name: 'Gone', role: 'viewer', password: 'gone-password' });
     expect((await server.client.patch(`/api/users/${disabled.id}`, { enabled: false })).status).toBe(200);
     const attempts = [
       { username: 'admin', password: 'not-the-password' },
@@ -71,7 +71,7 @@ describe('login', () => {
 
   it('refuses plain HTTP unless FLEET_AUTH_ALLOW_HTTP=true, and then only for a loopback host name', async () => {
     const strict = await start({ config: { authAllowHttp: false, publicOrigin: 'http://127.0.0.1' }, signedIn: false });
-    await strict.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
+    await strict.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: ADMIN_PASSWORD });
     const refused = await strict.anonymous().post('/api/auth/login', { username: 'admin', password: ADMIN_PASSWORD }, { origin: 'http://127.0.0.1' });
     expect(refused.status).toBe(403);
     expect(refused.body).toEqual({ error: 'https required' });
@@ -155,7 +155,7 @@ describe('HTTPS behind a trusted proxy', () => {
 
   it('sets the __Host- Secure cookie when the trusted proxy says https, and the session works with it', async () => {
     const server = await start({ config: { authAllowHttp: false, trustProxy: 'loopback', publicOrigin: origin }, signedIn: false });
-    await server.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
+    await server.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: ADMIN_PASSWORD });
     const proxied = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'fleet.example.org', origin };
     const res = await rawRequest(server.baseUrl, 'POST', '/api/auth/login', proxied, body);
     expect(res.status).toBe(200);
@@ -176,7 +176,7 @@ describe('HTTPS behind a trusted proxy', () => {
 
   it('ignores X-Forwarded-Proto from a proxy that is not configured', async () => {
     const server = await start({ config: { authAllowHttp: false, publicOrigin: origin }, signedIn: false });
-    await server.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
+    await server.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: ADMIN_PASSWORD });
     const res = await rawRequest(server.baseUrl, 'POST', '/api/auth/login', { 'x-forwarded-proto': 'https', origin }, body);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'https required' });

@@ -119,7 +119,7 @@ describe('a password change in flight does not undo an administrator', () => {
     const { user: account } = (await user.get('/api/auth/session')).body;
     const session = server.db.prepare<[number], { id: number }>('SELECT id FROM sessions WHERE account_id = ?').get(account.id)!;
     const busy = busyHashing();
-    const change = server.accounts.changePassword(account.id, session.id, USER_PASSWORD, 'kims-new-password', null);
+    const change = server.accounts.changePassword(account.id, session.id, USER_PASSWORD, 'kims-new-password');
     server.accounts.repo.setPassword(account.id, await hashPassword('set-meanwhile-password'), false, '2026-01-01T00:00:00Z');
     await expect(change).rejects.toMatchObject({ status: 409, body: { error: 'password was changed meanwhile; sign in again' } });
     await busy;

@@ -12,18 +12,17 @@ import { createApp } from '../app.js';
 const root = path.resolve(import.meta.dirname, '../..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-recover-'));
 const dbPath = path.join(dir, 'homefleet.db');
-const system = { actor: null, ip: null };
 
 beforeAll(async () => {
   await ensureBuilt();
   const app = createApp({ dbPath });
-  await app.accounts.create({ username: 'boss', display_name: 'Boss', role: 'administrator', password: 'forgotten-password' }, system);
-  await app.accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password' }, system);
-  await app.accounts.create({ username: 'live', display_name: 'Live', role: 'administrator', password: 'live-password-1' }, system);
-  await app.accounts.create({ username: 'ops', display_name: 'Ops', role: 'operator', password: 'operator-password' }, system);
-  const off = await app.accounts.create({ username: 'old', display_name: 'Old', role: 'administrator', password: 'old-password' }, system);
-  app.accounts.update(off.id, { enabled: false }, system);
-  await app.accounts.create({ username: 'temp', display_name: 'Temp', role: 'administrator', password: 'temporary-pass', must_change_password: true }, system);
+  await app.accounts.create({ username: 'boss', display_name: 'Boss', role: 'administrator', password: 'forgotten-password' });
+  await app.accounts.create({ username: 'spare', display_name: 'Spare', role: 'administrator', password: 'spare-password' });
+  await app.accounts.create({ username: 'live', display_name: 'Live', role: 'administrator', password: 'live-password-1' });
+  await app.accounts.create({ username: 'ops', display_name: 'Ops', role: 'operator', password: 'operator-password' });
+  const off = await app.accounts.create({ username: 'old', display_name: 'Old', role: 'administrator', password: 'old-password' });
+  app.accounts.update(off.id, { enabled: false });
+  await app.accounts.create({ username: 'temp', display_name: 'Temp', role: 'administrator', password: 'temporary-pass', must_change_password: true });
   await app.close();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

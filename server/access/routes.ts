@@ -2,7 +2,7 @@ import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Account, CreatedUser, SecondFactorAsked, SessionAnswer, TemporaryPassword, UserAnswer } from '../contract/access.js';
 import type { AuditEntry } from '../contract/audit.js';
-import { changedBy, sessionOf, whereFrom } from '../http/locals.js';
+import { sessionOf } from '../http/locals.js';
 import { PageQuery } from '../http/page-query.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
@@ -27,7 +27,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   const passwordSignIn = oidc?.only ? [() => { throw forbidden(`password sign-in is turned off; sign in with ${oidc.name}`); }] : [];
 
   routes.post('/api/auth/login', { access: 'public', before: [...passwordSignIn, sameOrigin, secure], body: LoginBody }, async (req, res): Promise<UserAnswer | SecondFactorAsked> => {
-    const result = await accounts.login(req.body.username, req.body.password, whereFrom(req, res));
+    const result = await accounts.login(req.body.username, req.body.password);
     res.set('Cache-Control', 'no-store');
     if ('secondFactors' in result) {
       // No session yet: the pending cookie lets POST /api/auth/login/totp or /api/auth/login/passkey finish this sign-in.
@@ -40,7 +40,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
 
   routes.post('/api/auth/logout', { access: 'self' }, (req, res) => {
     const { user, session } = sessionOf(res);
-    accounts.logout(session.id, user, changedBy(req, res));
+    accounts.logout(session.id, user);
     clearSessionCookie(req, res, ctx.config);
     res.status(204).end();
   });
@@ -57,7 +57,7 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
 
   routes.post('/api/auth/password', { access: 'self', before: [secure], body: PasswordChangeBody }, async (req, res) => {
     const { user, session } = sessionOf(res);
-    const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password, whereFrom(req, res));
+    const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password);
     setSessionCookie(req, res, token, ctx.config);
     res.set('Cache-Control', 'no-store').status(204).end();
   });
@@ -65,24 +65,24 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   routes.get('/api/users', { access: 'users.manage' }, (): Account[] => accounts.list());
 
   routes.post('/api/users', { access: 'users.manage', body: UserCreateBody }, async (req, res): Promise<CreatedUser> => {
-    const created = await accounts.createWithTemporaryPassword(req.body, changedBy(req, res));
+    const created = await accounts.createWithTemporaryPassword(req.body);
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
   routes.patch('/api/users/:id', { access: 'users.manage', body: UserPatchBody }, (req, res): UserAnswer => {
-    const user = accounts.update(idParam(req.params.id), req.body, changedBy(req, res));
+    const user = accounts.update(idParam(req.params.id), req.body);
     return { user };
   });
 
   routes.post('/api/users/:id/reset-password', { access: 'users.manage' }, async (req, res): Promise<TemporaryPassword> => {
-    const temporary_password = await accounts.resetPassword(idParam(req.params.id), changedBy(req, res));
+    const temporary_password = await accounts.resetPassword(idParam(req.params.id));
     res.set('Cache-Control', 'no-store');
     return { temporary_password };
   });
 
   routes.post('/api/users/:id/revoke-sessions', { access: 'users.manage' }, (req, res) => {
-    accounts.revokeSessions(idParam(req.params.id), changedBy(req, res));
+    accounts.revokeSessions(idParam(req.params.id));
     res.status(204).end();
   });
 

@@ -173,7 +173,7 @@ describe('the development cookie', () => {
   it('is neither accepted nor set on a server where plain-HTTP login is off', async () => {
     const strict = await startServer({ config: { authAllowHttp: false, publicOrigin: 'https://fleet.example.org' }, signedIn: false });
     try {
-      await strict.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: 'admin-password-1' }, { actor: null, ip: null });
+      await strict.accounts.create({ username: 'admin', display_name: 'A', role: 'administrator', password: 'admin-password-1' });
       const cookie = `homefleet_session_dev=${issue(strict, 'admin')}`;
       const res = await rawRequest(strict.baseUrl, 'GET', '/api/auth/session', { cookie });
       expect([res.status, res.body]).toEqual([401, { error: 'authentication required' }]);

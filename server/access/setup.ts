@@ -2,10 +2,9 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../context.js';
 import { forbidden, HttpError, notFound, tooManyRequests, validationFailed } from '../errors.js';
 import { formBody } from '../http/body.js';
-import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
-import type { AccountService, Actor } from './accounts.js';
+import type { AccountService } from './accounts.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
 import { SetupBody } from './schema.js';
 import { SETUP_PAGE_HEADERS, setupClosedPage, setupFormPage } from './setup-page.js';
@@ -35,7 +34,7 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
       const isForm = Boolean(req.is('application/x-www-form-urlencoded'));
       const body: Record<string, unknown> = isPlainObject(req.body) ? req.body : {};
       try {
-        const user = await setUp(body, changedBy(req, res));
+        const user = await setUp(body, req.ip ?? null);
         // The sign-in page says the administrator was created (`setup=done`).
         if (isForm) return void res.redirect(303, '/login?setup=done');
         res.status(201);
@@ -59,8 +58,7 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
     },
   );
 
-  async function setUp(body: Record<string, unknown>, by: Actor) {
-    const ip = by.ip ?? null;
+  async function setUp(body: Record<string, unknown>, ip: string | null) {
     if (closedReason()) throw notFound('setup is closed');
     // The slot is taken before the token is compared or any password hashed, so a parallel burst
     // cannot get more attempts through than the window allows.
@@ -78,7 +76,6 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
       }
       return await accounts.create(
         { username: input.username, display_name: input.display_name, role: 'administrator', password: input.password },
-        by,
         'setup',
       );
     } finally {

@@ -1,5 +1,4 @@
 import type { RouteTable } from '../http/routes.js';
-import { changedBy } from '../http/locals.js';
 import { AlertsQuery, RuleUpdate } from './schema.js';
 import type { AlertService } from './service.js';
 
@@ -9,7 +8,7 @@ export function registerAlertRoutes(routes: RouteTable, alerts: AlertService): v
   routes.get('/api/alerts/rules', { access: 'fleet.read', documentedResponse: doc(200, 'The built-in rules with their settings') }, () => alerts.rules());
 
   routes.put('/api/alerts/rules/:rule', { access: 'settings.manage', body: RuleUpdate, documentedResponse: doc(200, 'The rule with its new settings') }, (req, res) =>
-    alerts.updateRule(req.params.rule ?? '', req.body, changedBy(req, res)),
+    alerts.updateRule(req.params.rule ?? '', req.body),
   );
 
   routes.get('/api/alerts', { access: 'fleet.read', query: AlertsQuery, documentedResponse: doc(200, 'Alerts, firing first, then newest first') }, (req) => {

@@ -1,4 +1,4 @@
-import { nameOf, type AuditLog, type Actor } from '../audit.js';
+import { nameOf, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { ALERT_RULES, type Alert, type AlertRule, type AlertRuleName, type AlertStatus } from '../contract/alerts.js';
 import { notFound, validationFailed } from '../errors.js';
@@ -83,7 +83,7 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
     }
   });
 
-  const updateTx = ctx.transaction((rule: AlertRuleName, patch: RuleUpdate, who: Actor): AlertRule => {
+  const updateTx = ctx.transaction((rule: AlertRuleName, patch: RuleUpdate): AlertRule => {
     const stored = repo.settings();
     const before = settingsOf(rule, stored);
     const after: RuleSettings = { ...before, ...patch };
@@ -96,11 +96,9 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
     const overrides = Object.entries({ ...(stored.get(rule) ?? {}), ...patch }).filter(([field, value]) => value !== defaults[field]);
     repo.putSettings(rule, Object.fromEntries(overrides));
     deps.audit.write({
-      ...who,
       action: 'alert_rule.update',
-      target: `alert_rule:${rule}`,
       subject: { type: 'alert_rule', id: rule, name: rule },
-      summary: `${nameOf(who.actor)} changed alert rule ${rule}`,
+      summary: `${nameOf()} changed alert rule ${rule}`,
       changes,
     });
     return present(rule, after);
@@ -126,13 +124,13 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
       return ALERT_RULES.map((rule) => present(rule, settingsOf(rule, stored)));
     },
 
-    updateRule(name: string, patch: RuleUpdate, who: Actor): AlertRule {
+    updateRule(name: string, patch: RuleUpdate): AlertRule {
       if (!isRule(name)) throw notFound('alert rule not found');
       const allowed = THRESHOLDS[name];
       for (const field of ['percent', 'days'] as const) {
         if (patch[field] !== undefined && allowed !== field) throw validationFailed([{ field, message: `${name} has no ${field} threshold` }]);
       }
-      const result = updateTx(name, patch, who);
+      const result = updateTx(name, patch);
       evaluate();
       return result;
     },

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import { nameOf, type AuditLog } from '../audit.js';
 import type { SnapshotList, SnapshotTaken } from '../contract/backup.js';
 import { HttpError } from '../errors.js';
-import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { collectGarbage } from './memory.js';
 import type { BackupService } from './service.js';
@@ -63,7 +62,7 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
     } catch (err) {
       throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
     }
-    const result = backup.apply(plan, changedBy(req, res));
+    const result = backup.apply(plan);
     res.locals.imported = true;
     // After the answer is sent: give back the import's memory before the next one (see memory.ts).
     setImmediate(collectGarbage);
@@ -80,13 +79,11 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
     snapshots: snapshots.list(),
   }));
 
-  routes.post('/api/snapshots', { access: 'settings.manage' }, async (req, res): Promise<SnapshotTaken> => {
+  routes.post('/api/snapshots', { access: 'settings.manage', status: 201 }, async (): Promise<SnapshotTaken> => {
     const snapshot = await snapshots.take('manual');
-    res.status(201);
     // A snapshot changes no row: its entry is written on its own once the file is complete.
-    const by = changedBy(req, res);
     const subject = { type: 'snapshot', id: snapshot.name, name: snapshot.name };
-    audit.write({ ...by, action: 'request', target: `snapshot ${snapshot.name}`, subject, summary: `${nameOf(by.actor)} took snapshot ${snapshot.name}` });
+    audit.write({ action: 'request', subject, summary: `${nameOf()} took snapshot ${snapshot.name}` });
     return { snapshot };
   });
 

@@ -1,5 +1,5 @@
 import type { ZodError } from 'zod';
-import { nameOf, type Actor, type AuditLog } from '../audit.js';
+import { nameOf, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { badRequest, validationFailed } from '../errors.js';
 import { fieldErrors, isPlainObject } from '../http/validate.js';
@@ -107,14 +107,13 @@ export function createBackupService(
   audit: AuditLog,
   { registry, jobs: jobRows }: BackupSources,
 ) {
-  const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number, by: Actor | undefined) => {
+  const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number) => {
     registry.importRows(instances, history, now);
     jobRows.importRows(jobs, runs);
-    if (by?.request) {
-      const replaced = jobs ? 'the registry and the jobs' : 'the registry';
-      const summary = `${nameOf(by.actor)} imported a backup of ${instances.length} instances, replacing ${replaced}`;
-      audit.write({ ...by, action: 'request', summary, detail: { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}) } });
-    }
+    const replaced = jobs ? 'the registry and the jobs' : 'the registry';
+    const summary = `${nameOf()} imported a backup of ${instances.length} instances, replacing ${replaced}`;
+    // One entry for the whole import: its `imported` history rows are the instances' own.
+    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail: { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}) } });
     bus.publish('backup.imported', {});
   });
 
@@ -159,9 +158,9 @@ export function createBackupService(
     return { instances, history, jobs, runs };
   }
 
-  /** Writes a checked import and its request's audit entry in one transaction. Returns the number of instances imported. */
-  function apply(plan: ImportPlan, by?: Actor): ImportAnswer {
-    replaceAll(plan, clock.now(), by);
+  /** Writes a checked import and its change log entry in one transaction. Returns the number of instances imported. */
+  function apply(plan: ImportPlan): ImportAnswer {
+    replaceAll(plan, clock.now());
     return { imported: plan.instances.length };
   }
 

@@ -25,7 +25,7 @@ const PASSWORD = 'kill-test-password';
 /** A database big enough that a snapshot or a restore takes a while: 150,000 instances, each with a history entry. */
 async function bigDatabase(dbPath: string, name: string): Promise<void> {
   const app = createApp({ dbPath, config: { snapshotIntervalHours: 0 } });
-  await app.accounts.create({ username: 'admin', display_name: 'Admin', role: 'administrator', password: PASSWORD }, { actor: null, ip: null });
+  await app.accounts.create({ username: 'admin', display_name: 'Admin', role: 'administrator', password: PASSWORD });
   await app.close();
   const db = openDatabase(dbPath);
   db.exec(`

@@ -127,7 +127,7 @@ describe('the built server', () => {
   it('takes its snapshots in the helper', { timeout: 60_000 }, async () => {
     const dbPath = tempDbPath();
     const app = createApp({ dbPath, config: { snapshotIntervalHours: 0 } });
-    await app.accounts.create({ username: 'admin', display_name: 'Admin', role: 'administrator', password: 'worker-test-password' }, { actor: null, ip: null });
+    await app.accounts.create({ username: 'admin', display_name: 'Admin', role: 'administrator', password: 'worker-test-password' });
     await app.close();
     const server = await startBuiltServer({ DB_PATH: dbPath, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_SNAPSHOT_INTERVAL_HOURS: '0' });
     try {

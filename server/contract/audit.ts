@@ -17,18 +17,24 @@ export interface AuditChange {
   after?: unknown;
 }
 
+/** What kind of actor made a change: a person (signed in, or through a personal API token), a host's agent, a sync job, the system. */
+export type ActorType = 'user' | 'token' | 'agent' | 'job' | 'system';
+
 /** An audit log entry as GET /api/audit lists it and the stream announces it. */
 export interface AuditEntry {
   id: number;
   at: string;
+  /** The username, `agent:<hostname>`, `job:<key>`; null for the system and for no one (a failed sign-in). */
   actor: string | null;
+  /** null on a failed sign-in and on entries written before actors were typed. */
+  actor_type: ActorType | null;
   action: string;
   target: string | null;
   ip: string | null;
   detail: Record<string, unknown>;
-  /** The changed thing; null on entries about no one thing, and on entries written before subjects were recorded. */
+  /** The changed thing, or what an event is about (`login` for a sign-in attempt); null only on an entry no migration could name. */
   subject: AuditSubject | null;
-  /** The change in words, as a person reads it ("alice changed instance 102 “web”"); null on older entries. */
+  /** The change in words, as a person reads it ("alice changed instance 102 “web”"). */
   summary: string | null;
   /** Field by field, before and after; empty when the entry records no field change. */
   changes: AuditChange[];

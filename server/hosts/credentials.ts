@@ -1,5 +1,6 @@
+import { nameOf } from '../audit.js';
 import { conflict } from '../errors.js';
-import { announceStatus, requireHost, type HostParts, type Who } from './parts.js';
+import { announceStatus, hostSubject, requireHost, type HostParts, type Who } from './parts.js';
 import { enrollmentState } from './present.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import { hashMatches, sha256 } from './tokens.js';
@@ -15,7 +16,7 @@ export function createCredentials(parts: HostParts) {
     const host = requireHost(repo, hostId);
     if (host.state !== 'active') throw conflict('host is being deleted');
     repo.revokeHostTokens(hostId, now);
-    audit.write({ ...who, action: 'host.revoke_token', target: `host:${hostId}`, detail: { host: host.hostname } });
+    audit.write({ action: 'host.revoke_token', subject: hostSubject(host), summary: `${nameOf()} revoked the token of host ${host.hostname}`, detail: { host: host.hostname } });
     announceStatus(parts, hostId);
   });
 

@@ -1,7 +1,9 @@
 import { conflict, HttpError } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
 import { hostDrift, refusalOf } from './drift.js';
-import { requireHost, type HostParts, type Who } from './parts.js';
+import { nameOf } from '../audit.js';
+import { actingAs, type Actor } from '../http/request-context.js';
+import { hostSubject, requireHost, type HostParts, type Who } from './parts.js';
 import type { HostRepo, HostRow } from './repo.js';
 import type { DriftItem } from '../contract/hosts.js';
 import type { DriftApply } from './schema.js';
@@ -14,7 +16,8 @@ export type { DriftResult };
  * `{all: true}` (and sync_registry, which passes it) takes every item it may; `{items}` names vmids.
  */
 export function applyHostDrift(repo: HostRepo, instances: InstanceService, host: HostRow, request: DriftApply, freshSince: number): DriftResult {
-  const actor = `agent:${host.hostname}`;
+  // "recorded in history as `agent:<hostname>`", whoever applies it; a person's request keeps its id.
+  const actor: Actor = { type: 'agent', id: host.id, name: host.hostname };
   const items = hostDrift(repo, host, repo.guestsOf(host.id), freshSince, instances.byVmids);
   const byVmid = new Map(items.map((i) => [i.vmid, i]));
   const named = !request.all;
@@ -30,9 +33,9 @@ export function applyHostDrift(repo: HostRepo, instances: InstanceService, host:
     try {
       if (item.kind === 'guest_without_instance') {
         const name = item.guest_name.trim() || `${item.guest_type}-${vmid}`;
-        instances.create({ vmid, name, state: 'deployed', stack: 'development' }, actor);
+        actingAs(actor, () => instances.create({ vmid, name, state: 'deployed', stack: 'development' }));
       } else if (item.kind === 'name_differs') {
-        instances.update(vmid, { name: item.guest_name }, actor);
+        actingAs(actor, () => instances.update(vmid, { name: item.guest_name }));
       }
       result.applied.push(item);
     } catch (err) {
@@ -55,7 +58,7 @@ export function createDriftApply({ ctx, repo, audit, view }: HostParts, instance
     if (host.state === 'deleted') throw conflict('host is deleted');
     const result = applyHostDrift(repo, instances, host, request, view.freshSince());
     if (who && result.applied.length) {
-      audit.write({ ...who, action: 'host.drift_apply', target: `host:${hostId}`, detail: { applied: result.applied.map((i) => i.vmid), actor: `agent:${host.hostname}` } });
+      audit.write({ action: 'host.drift_apply', subject: hostSubject(host), summary: `${nameOf()} applied registry drift from host ${host.hostname}`, detail: { applied: result.applied.map((i) => i.vmid), actor: `agent:${host.hostname}` } });
     }
     return result;
   });

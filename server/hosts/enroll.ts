@@ -1,7 +1,8 @@
+import { nameOf } from '../audit.js';
 import type { CreatedEnrollmentToken, EnrollAnswer } from '../contract/hosts.js';
 import { conflict, invalidToken, notFound } from '../errors.js';
 import { isoMillis } from '../time.js';
-import { announceStatus, type HostParts, type Who } from './parts.js';
+import { announceStatus, hostSubject, type HostParts, type Who } from './parts.js';
 import type { Releases } from '../releases/releases.js';
 import type { EnrollBody, EnrollmentTokenCreate } from './schema.js';
 import { issueToken } from './tokens.js';
@@ -22,13 +23,14 @@ export function createEnrollment(parts: HostParts, releases: Releases) {
     }
     const id = repo.insertEnrollmentToken(input.name, hash, who.actor, now, now + input.expires_in_s * 1000, input.max_uses, hostId);
     const detail = { name: input.name, max_uses: input.max_uses, expires_in_s: input.expires_in_s, ...(hostId !== null ? { host_id: hostId } : {}) };
-    audit.write({ ...who, action: 'enrollment_token.create', target: `enrollment_token:${id}`, detail });
+    audit.write({ action: 'enrollment_token.create', subject: { type: 'enrollment_token', id: String(id), name: input.name }, summary: `${nameOf()} created host enrollment token “${input.name}”`, detail });
     return id;
   });
 
   const revokeTokenTx = ctx.transaction((id: number, who: Who, now: number) => {
     if (!repo.enrollmentTokenById(id)) throw notFound('enrollment token not found');
-    if (repo.revokeEnrollmentToken(id, now)) audit.write({ ...who, action: 'enrollment_token.revoke', target: `enrollment_token:${id}` });
+    const row = repo.enrollmentTokenById(id)!;
+    if (repo.revokeEnrollmentToken(id, now)) audit.write({ action: 'enrollment_token.revoke', subject: { type: 'enrollment_token', id: String(id), name: row.name }, summary: `${nameOf()} revoked host enrollment token “${row.name}”` });
   });
 
   const enrollTx = ctx.transaction((tokenId: number, body: EnrollBody, ip: string | null, now: number) => {
@@ -56,10 +58,12 @@ export function createEnrollment(parts: HostParts, releases: Releases) {
     const { token, hash } = issueToken('host');
     repo.insertHostToken(hostId, hash, now);
     audit.write({
-      actor: `agent:${body.hostname}`,
+      // The agent acts for the host it has just become.
+      actor: { type: 'agent', id: hostId, name: body.hostname },
       ip,
       action: existing ? 'host.rebind' : 'host.enroll',
-      target: `host:${hostId}`,
+      subject: hostSubject({ id: hostId, hostname: body.hostname }),
+      summary: `host ${body.hostname} enrolled${existing ? ' again (re-bound)' : ''}${ip ? ` from ${ip}` : ''}`,
       detail: { machine_id: body.machine_id, agent_version: body.agent_version, enrollment_token: tokenId },
     });
     announceStatus(parts, hostId);

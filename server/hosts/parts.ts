@@ -16,12 +16,12 @@ export interface HostParts {
   instances: InstanceService;
 }
 
+/** Who asked, for the columns that keep it (`created_by`, `requested_by`); the change log reads its context itself. */
 export interface Who {
   actor: string | null;
-  ip: string | null;
-  /** The personal API token the actor used, named in the audit entry. */
-  token?: { id: number; name: string } | undefined;
 }
+
+export const hostSubject = (host: Pick<HostRow, 'id' | 'hostname'>) => ({ type: 'host', id: String(host.id), name: host.hostname });
 
 export function requireHost(repo: HostRepo, id: number): HostRow {
   const host = repo.hostById(id);

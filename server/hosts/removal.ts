@@ -1,6 +1,7 @@
+import { nameOf } from '../audit.js';
 import { randomUUID } from 'node:crypto';
 import { conflict } from '../errors.js';
-import { announceStatus, requireHost, type HostParts, type Who } from './parts.js';
+import { announceStatus, hostSubject, requireHost, type HostParts, type Who } from './parts.js';
 import type { DeletionRow, HostRepo, HostRow } from './repo.js';
 import { issueToken } from './tokens.js';
 
@@ -48,7 +49,7 @@ export function createRemoval(parts: HostParts, announceOperation: (id: string) 
       repo.revokeHostTokens(hostId, now);
       repo.setState(hostId, 'deleted', now);
     }
-    audit.write({ ...who, action: force ? 'host.force_delete' : 'host.delete', target: `host:${hostId}`, detail: { host: host.hostname, operation_id: deletion.id } });
+    audit.write({ action: force ? 'host.force_delete' : 'host.delete', subject: hostSubject(host), summary: force ? `${nameOf()} force-removed host ${host.hostname} (no receipt)` : `${nameOf()} started removing host ${host.hostname}`, detail: { host: host.hostname, operation_id: deletion.id } });
     announceStatus(parts, hostId);
     announceOperation(deletion.id);
     return repo.deletionById(deletion.id)!;
@@ -59,7 +60,7 @@ export function createRemoval(parts: HostParts, announceOperation: (id: string) 
     repo.revokeHostTokens(deletion.host_id, now);
     repo.setState(deletion.host_id, 'deleted', now);
     const host = repo.hostById(deletion.host_id)!;
-    audit.write({ actor: `agent:${host.hostname}`, ip, action: 'host.deleted', target: `host:${host.id}`, detail: { operation_id: deletion.id } });
+    audit.write({ actor: { type: 'agent', id: host.id, name: host.hostname }, ip, action: 'host.deleted', subject: hostSubject(host), summary: `host ${host.hostname} confirmed its removal`, detail: { operation_id: deletion.id } });
     announceStatus(parts, host.id);
     announceOperation(deletion.id);
   });

@@ -3,7 +3,8 @@ import type { AppContext } from '../context.js';
 import type { CreatedEnrollmentToken, HostRemoval } from '../contract/hosts.js';
 import { badRequest, notFound } from '../errors.js';
 import type { CredentialResolvers } from '../http/credentials.js';
-import { agentCredentialOf, changedBy } from '../http/locals.js';
+import { agentCredentialOf } from '../http/locals.js';
+import { actorName, currentContext, type Actor } from '../http/request-context.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
@@ -32,22 +33,25 @@ declare module '../http/credentials.js' {
  * prefix, and what the request's token of that kind stands for (its shape checked first).
  */
 export function agentCredentials(hosts: HostService): CredentialResolvers['agents'] {
-  const resolver = <T>(kind: AgentTokenKind, find: (token: string, req: Request) => T | undefined) => ({
+  const resolver = <T>(kind: AgentTokenKind, find: (token: string, req: Request) => T | undefined, actor: (found: T) => Actor) => ({
     prefix: TOKEN_PREFIX[kind],
     resolve(req: Request): T | undefined {
       const token = bearerOfKind(req.get('authorization'), kind);
       return token === undefined ? undefined : find(token, req);
     },
+    actor,
   });
+  const agentOf = (hostId: number): Actor => ({ type: 'agent', id: hostId, name: hosts.repo.hostById(hostId)?.hostname ?? String(hostId) });
   return {
-    enrollment: resolver('enrollment', (token) => hosts.findUsableEnrollmentToken(token)),
-    host: resolver('host', (token) => hosts.findHostByToken(token)),
-    receipt: resolver('receipt', (token, req) => hosts.findDeletionByReceipt(String(req.params.operation_id ?? ''), token)),
+    // An enrolling agent has no host yet: enroll names the host it becomes.
+    enrollment: resolver('enrollment', (token) => hosts.findUsableEnrollmentToken(token), () => ({ type: 'anonymous' })),
+    host: resolver('host', (token) => hosts.findHostByToken(token), (host) => ({ type: 'agent', id: host.id, name: host.hostname })),
+    receipt: resolver('receipt', (token, req) => hosts.findDeletionByReceipt(String(req.params.operation_id ?? ''), token), (deletion) => agentOf(deletion.host_id)),
   };
 }
 
-/** Who acts, for the host service's own audit entry: that entry stands for the request. */
-const who = (req: Request, res: Response): Who => changedBy(req, res);
+/** Who asks, for the rows that keep it (an enrollment token's `created_by`); the change log reads the context itself. */
+const who = (): Who => ({ actor: actorName(currentContext().actor) });
 
 /**
  * PRODUCT.md's public installer line, with the pin of a self-signed certificate when there is one.
@@ -97,7 +101,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // A browser session only: an enrollment token minted with a personal API token would outlive that token's revocation.
   routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once), its install command (run as root), and `install_notes`: why that command cannot work from another machine yet (plain HTTP, a loopback address), empty when it can') }, (req, res): CreatedEnrollmentToken => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
-    const created = hosts.createEnrollmentToken(req.body, who(req, res));
+    const created = hosts.createEnrollmentToken(req.body, who());
     res.status(201);
     return {
       ...created,
@@ -109,7 +113,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   routes.get('/api/hosts/enrollment-tokens', { access: 'hosts.read', documentedResponse: doc(200, 'Enrollment tokens, without their secrets') }, () => hosts.listEnrollmentTokens());
 
   routes.delete('/api/hosts/enrollment-tokens/:id', { access: 'hosts.manage', documentedResponse: doc(204, 'Revoked') }, (req, res) => {
-    hosts.revokeEnrollmentToken(parseIntegerParam(req.params.id, 'invalid id'), who(req, res));
+    hosts.revokeEnrollmentToken(parseIntegerParam(req.params.id, 'invalid id'), who());
     res.status(204).end();
   });
 
@@ -118,7 +122,7 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   routes.get('/api/hosts/:id', { access: 'hosts.read', documentedResponse: doc(200, 'The host with its guests, drift and removal state') }, (req) => hosts.get(parseIntegerParam(req.params.id, 'invalid id')));
 
   routes.patch('/api/hosts/:id', { access: 'hosts.manage', body: HostPatch, documentedResponse: doc(200, 'The updated host') }, (req, res) =>
-    hosts.update(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res)),
+    hosts.update(parseIntegerParam(req.params.id, 'invalid id'), req.body, who()),
   );
 
   routes.delete(
@@ -126,26 +130,26 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
     { access: 'hosts.manage', documentedQuery: HostDeleteQueryDoc, documentedResponse: [doc(202, 'Removal started: the uninstall goes out at the next heartbeat'), doc(200, 'Removed by force')] },
     (req, res): HostRemoval => {
       const force = (req.query as Record<string, unknown>).force === 'true';
-      const deletion = hosts.remove(parseIntegerParam(req.params.id, 'invalid id'), force, who(req, res));
+      const deletion = hosts.remove(parseIntegerParam(req.params.id, 'invalid id'), force, who());
       res.status(force ? 200 : 202);
       return { operation_id: deletion.operation_id, status: deletion.status };
     },
   );
 
   routes.post('/api/hosts/:id/revoke-token', { access: 'hosts.manage', documentedResponse: doc(204, 'Host token revoked') }, (req, res) => {
-    hosts.revokeHostToken(parseIntegerParam(req.params.id, 'invalid id'), who(req, res));
+    hosts.revokeHostToken(parseIntegerParam(req.params.id, 'invalid id'), who());
     res.status(204).end();
   });
 
   routes.post('/api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest, documentedResponse: doc(202, 'Upgrade requested; offered at the next heartbeat') }, (req, res) => {
-    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res));
+    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body, who());
     res.status(202);
     return host;
   });
 
   // Applying drift changes the registry, so it is an operator's action, like any instance write.
   routes.post('/api/hosts/:id/drift/apply', { access: 'fleet.operate', body: DriftApply, documentedResponse: doc(200, 'What was applied and what was skipped') }, (req, res) =>
-    hosts.applyDrift(parseIntegerParam(req.params.id, 'invalid id'), req.body, who(req, res)),
+    hosts.applyDrift(parseIntegerParam(req.params.id, 'invalid id'), req.body, who()),
   );
 
   // ---- agents (their own tokens only) -------------------------------------------------------

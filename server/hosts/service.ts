@@ -1,4 +1,4 @@
-import type { AuditLog } from '../audit.js';
+import { nameOf, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { AgentCommand, HostEvent } from '../contract/hosts.js';
 import { conflict } from '../errors.js';
@@ -7,7 +7,7 @@ import { createCredentials } from './credentials.js';
 import { createDriftApply } from './drift-apply.js';
 import { createEnrollment } from './enroll.js';
 import { createHeartbeats } from './heartbeat.js';
-import { announceStatus, requireHost, type HostParts, type Who } from './parts.js';
+import { announceStatus, hostSubject, requireHost, type HostParts, type Who } from './parts.js';
 import { createPlacements } from './placements.js';
 import { createHostView, presentDeletion } from './present.js';
 import type { Releases } from '../releases/releases.js';
@@ -76,7 +76,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
     const host = requireHost(repo, id);
     if (host.state === 'deleted') throw conflict('host is deleted');
     repo.setSettings(id, patch.sync_registry, undefined);
-    parts.audit.write({ ...who, action: 'host.update', target: `host:${id}`, detail: { host: host.hostname, ...patch } });
+    parts.audit.write({ action: 'host.update', subject: hostSubject(host), summary: `${nameOf()} changed the settings of host ${host.hostname}`, detail: { host: host.hostname, ...patch } });
   });
 
   return {

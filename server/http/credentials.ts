@@ -31,11 +31,24 @@ export interface TokenRef {
 export interface AgentCredentials {}
 export type AgentCredentialOf<K extends AgentCredential> = K extends keyof AgentCredentials ? AgentCredentials[K] : never;
 
+/**
+ * Who makes a change: a signed-in person, a person through a personal API token, the agent of a
+ * host, a sync job, the system itself (the host sweep, the recovery command, an automatic upgrade),
+ * or no one yet (a failed sign-in on a public route).
+ */
+export type Actor =
+  | { type: 'user'; id: number; name: string }
+  | { type: 'token'; id: number; name: string; token: TokenRef }
+  | { type: 'agent'; id: number; name: string }
+  | { type: 'job'; id: number; name: string }
+  | { type: 'system'; name: string }
+  | { type: 'anonymous' };
+
 /** Who a request proved to be: set on `res.locals.auth` by the one authentication step (server/access/authenticate.ts). */
 export type Auth =
   | { kind: 'session'; user: SessionUser; session: SessionRef; secondFactorRequired?: true }
   | { kind: 'token'; user: SessionUser; token: TokenRef }
-  | { [K in AgentCredential]: { kind: K; credential: AgentCredentialOf<K> } }[AgentCredential];
+  | { [K in AgentCredential]: { kind: K; credential: AgentCredentialOf<K>; actor: Actor } }[AgentCredential];
 
 /** A person behind a session or a token, and whether a temporary password still stands. */
 export interface Principal {
@@ -63,4 +76,6 @@ export interface AgentResolver<K extends AgentCredential> {
   prefix: string;
   /** Reads the request's bearer token (and, for a receipt, its operation id); undefined when it is not a usable one of this kind. */
   resolve(req: Request): AgentCredentialOf<K> | undefined;
+  /** Who acts with a credential of this kind, for the change log: the agent of its host. */
+  actor(credential: AgentCredentialOf<K>): Actor;
 }

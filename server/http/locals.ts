@@ -1,5 +1,4 @@
-import type { Request, Response } from 'express';
-import type { Actor } from '../audit.js';
+import type { Response } from 'express';
 import { unauthorized } from '../errors.js';
 import type { AgentCredentialOf, Auth, SessionRef, SessionUser } from './credentials.js';
 import type { AgentCredential } from './routes.js';
@@ -37,32 +36,5 @@ export function agentCredentialOf<K extends AgentCredential>(res: Response, kind
   const auth = res.locals.auth;
   if (auth?.kind !== kind) throw unauthorized('invalid token');
   // Narrowed by the check above; TypeScript cannot narrow a union by a generic kind.
-  return (auth as { kind: K; credential: AgentCredentialOf<K> }).credential;
-}
-
-/** Who is acting, for history and audit: the signed-in username, or null. */
-export function actorOf(res: Response): string | null {
-  const auth = res.locals.auth;
-  return auth?.kind === 'session' || auth?.kind === 'token' ? auth.user.username : null;
-}
-
-/**
- * Who made a change through this request, for its audit entry: the person, their address, the API
- * token they used, and the request (id, method, path and the status set so far: set the success
- * status before the change, as the entry is written inside its transaction).
- */
-export function changedBy(req: Request, res: Response): Actor {
-  const auth = res.locals.auth;
-  return {
-    actor: actorOf(res),
-    ip: req.ip ?? null,
-    ...(auth?.kind === 'token' ? { token: auth.token } : {}),
-    request: { id: res.locals.requestId, method: req.method, path: req.originalUrl.split('?')[0]!, status: res.statusCode },
-  };
-}
-
-/** Where a request came from (address, token, request), for an entry whose actor the service names itself. */
-export function whereFrom(req: Request, res: Response): Omit<Actor, 'actor'> {
-  const { actor: _none, ...where } = changedBy(req, res);
-  return where;
+  return (auth as unknown as { kind: K; credential: AgentCredentialOf<K> }).credential;
 }

@@ -2,6 +2,7 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import type { ZodType } from 'zod';
 import type { Capability } from '../contract/access.js';
 import { jsonBody, refuseUnreadableCharset } from './body.js';
+import { runInRequest } from './request-context.js';
 import { parseWith } from './validate.js';
 
 /** What a route needs: a capability (a signed-in person with a role), or `public` / `machine` (no person). */
@@ -55,6 +56,12 @@ export interface RouteOptions<B> {
   before?: RequestHandler[];
   /** `false`: a request here is not activity, so it does not refresh the session's idle time (the event stream). */
   activity?: false;
+  /**
+   * The success status (default: the documented response's, else 200). The table sets it before the
+   * handler runs, so the change log's `request` entry, written inside the handler's transaction,
+   * records it without the handler setting it first.
+   */
+  status?: number;
 }
 
 /** A success answer for the API document; `contentType` when it is not JSON (then `schema` describes that body, if given). */
@@ -141,10 +148,19 @@ export class RouteTable {
         next();
       });
     }
+    const status = options.status ?? successStatus(options.documentedResponse);
+    // The handler runs in its request's context (who acts, the request id): the change log reads it there.
+    // Set here, after the body is read, as the body parser's stream events would not carry it.
     chain.push(async (req, res) => {
-      const result = await handler(req as Request<Record<string, string>, unknown, B>, res);
+      res.status(status);
+      const result = await runInRequest(req, res, () => handler(req as Request<Record<string, string>, unknown, B>, res));
       if (result !== undefined && !res.headersSent) res.json(result);
     });
     this.router[method.toLowerCase() as 'get'](path, ...chain);
   }
+}
+
+function successStatus(documented: DocumentedResponse | DocumentedResponse[] | undefined): number {
+  const first = Array.isArray(documented) ? documented[0] : documented;
+  return first && first.status >= 200 && first.status < 300 ? first.status : 200;
 }

@@ -1,4 +1,3 @@
-import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam, parseWith } from '../http/validate.js';
 import { JobUpdate, RunQuery } from './schema.js';
@@ -13,11 +12,11 @@ export function registerJobRoutes(routes: RouteTable, jobs: JobService): void {
   routes.put('/api/jobs/:id', { access: 'settings.manage', documentedBody: JobUpdate }, (req, res) => {
     const id = idParam(req.params.id);
     const body = parseWith(JobUpdate, req.body ?? {});
-    return jobs.update(id, body, changedBy(req, res)).job;
+    return jobs.update(id, body).job;
   });
   routes.post('/api/jobs/:id/run', { access: 'fleet.operate', query: RunQuery }, (req, res) => {
     const id = idParam(req.params.id);
     const dryRun = (req.query as RunQuery).dry_run === 'true';
-    return dryRun ? jobs.dryRun(id, changedBy(req, res)) : jobs.runNow(id, changedBy(req, res));
+    return dryRun ? jobs.dryRun(id) : jobs.runNow(id);
   });
 }

@@ -1,4 +1,5 @@
-import { nameOf, type Actor, type AuditLog } from '../audit.js';
+import { nameOf, type AuditLog } from '../audit.js';
+import { currentContext, runAs, withContext, type ChangeContext } from '../http/request-context.js';
 import type { AppContext } from '../context.js';
 import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
@@ -103,11 +104,11 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
   }
 
   /** Applies the changes in one transaction; each is announced once it has committed. Returns how many changed. */
-  const applyChanges = transaction((key: JobKey, changes: Change[]): number => {
+  const applyChanges = transaction((changes: Change[]): number => {
     let applied = 0;
     for (const change of changes) {
       try {
-        if (instances.update(change.vmid, change.patch, `job:${key}`, change.facts).changed.length) applied++;
+        if (instances.update(change.vmid, change.patch, change.facts).changed.length) applied++;
       } catch (err) {
         // Deleted (or renumbered) while the remote call was in flight: nothing to update.
         if (err instanceof HttpError && err.status === 404) continue;
@@ -117,19 +118,21 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     return applied;
   });
 
-  /** Ends the run; a run-now that succeeded gets its request's audit entry in the same transaction (a failed one answers 500: none). */
-  const finish = transaction((job: JobRow, runId: number, status: RunOutcome['status'], result: string, by: Actor | undefined) => {
+  /** Ends the run; a run-now that succeeded gets its request's entry in the same transaction (a failed one answers 500: none). */
+  const finish = transaction((job: JobRow, runId: number, status: RunOutcome['status'], result: string, asked: ChangeContext | undefined) => {
     const endedAt = isoMillis(clock.now());
     repo.finishRun(runId, endedAt, status, result);
     repo.prune(job.id);
-    if (by?.request && status === 'success') {
-      const summary = `${nameOf(by.actor)} ran job “${job.name}” now: ${result}`;
-      audit.write({ ...by, action: 'request', target: `job ${job.id}`, subject: jobSubject(job), summary, detail: { name: job.name, run_id: runId } });
+    if (asked && status === 'success') {
+      withContext(asked, () => {
+        const summary = `${nameOf()} ran job “${job.name}” now: ${result}`;
+        audit.write({ action: 'request', subject: jobSubject(job), summary, detail: { name: job.name, run_id: runId } });
+      });
     }
     return endedAt;
   });
 
-  async function execute(job: JobRow, runId: number, startedAt: string, by: Actor | undefined): Promise<RunOutcome> {
+  async function execute(job: JobRow, runId: number, startedAt: string, asked: ChangeContext | undefined): Promise<RunOutcome> {
     let status: RunOutcome['status'] = 'success';
     let result: string;
     const config = parseStoredConfig(job.config);
@@ -137,7 +140,8 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
       const list: Instance[] = instances.list({ sort: 'name', descending: false });
       const answer = await JOB_HANDLERS[job.key](config, list, http);
       if (!db.open) throw new Error('the server shut down during the run');
-      const updated = applyChanges(job.key, answer.changes);
+      // The run's changes are the job's, in history and the change log, whoever asked for the run.
+      const updated = runAs({ type: 'job', id: job.id, name: job.key }, () => applyChanges(answer.changes));
       result = runSummary(`Updated ${updated} of ${list.length} instances`, answer.notes);
     } catch (err) {
       status = 'error';
@@ -145,7 +149,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
       result = scrubSecrets(errorText(err), config);
     }
     if (db.open) {
-      const endedAt = finish(job, runId, status, result, by);
+      const endedAt = finish(job, runId, status, result, asked);
       bus.publish('job.run.finished', { job_id: job.id, job_key: job.key, run_id: runId, status, started_at: startedAt, ended_at: endedAt, result });
     }
     if (status === 'error') logger.warn({ job: job.key, run: runId, error: result }, 'job run failed');
@@ -153,13 +157,13 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     return { runId, status, result };
   }
 
-  /** Starts a run unless one of the same job is going; the run row exists when this returns. `by`: a run-now's request. */
-  function start(job: JobRow, by?: Actor): Promise<RunOutcome> | undefined {
+  /** Starts a run unless one of the same job is going; the run row exists when this returns. `asked`: a run-now's request. */
+  function start(job: JobRow, asked?: ChangeContext): Promise<RunOutcome> | undefined {
     if (running.has(job.id) || closed) return undefined;
     const startedAt = isoMillis(clock.now());
     const runId = repo.startRun(job.id, startedAt);
     bus.publish('job.run.started', { job_id: job.id, job_key: job.key, run_id: runId, status: 'running', started_at: startedAt, ended_at: null, result: '' });
-    const promise = execute(job, runId, startedAt, by).finally(() => running.delete(job.id));
+    const promise = execute(job, runId, startedAt, asked).finally(() => running.delete(job.id));
     running.set(job.id, promise);
     return promise;
   }
@@ -193,7 +197,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
    * changes: destination.ts), null removes a field.
    * The change and its request's audit entry (fields by name, secrets without values) commit together.
    */
-  const updateTx = transaction((id: number, body: JobUpdate, by: Actor | undefined) => {
+  const updateTx = transaction((id: number, body: JobUpdate) => {
     const row = require(id);
     let config = parseStoredConfig(row.config);
     if (body.config) {
@@ -216,12 +220,10 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     const updated = require(id);
     const changes = jobChanges(row, updated);
     const changed = changes.map((c) => c.field);
-    if (by?.request) {
-      const summary = changed.length
-        ? `${nameOf(by.actor)} changed the settings of job “${row.name}”: ${changed.join(', ')}`
-        : `${nameOf(by.actor)} saved the settings of job “${row.name}” without changes`;
-      audit.write({ ...by, action: 'request', target: `job ${id}`, subject: jobSubject(row), summary, changes, detail: { name: row.name, fields: changed } });
-    }
+    const summary = changed.length
+      ? `${nameOf()} changed the settings of job “${row.name}”: ${changed.join(', ')}`
+      : `${nameOf()} saved the settings of job “${row.name}” without changes`;
+    audit.write({ action: 'request', subject: jobSubject(row), summary, changes, detail: { name: row.name, fields: changed } });
     return { updated, changed };
   });
 
@@ -263,15 +265,15 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
     },
 
     /** Updates a job's settings; `changed` names the fields whose value differs from what was stored (`enabled`, `config.api_url`). */
-    update(id: number, body: JobUpdate, by?: Actor): { job: JobView; changed: string[] } {
-      const { updated, changed } = updateTx(id, body, by);
+    update(id: number, body: JobUpdate): { job: JobView; changed: string[] } {
+      const { updated, changed } = updateTx(id, body);
       scheduler.set(scheduled(updated));
       return { job: present(updated), changed };
     },
 
     /** Run-now: blocks until the run ends; 409 when the job is already running; 500 with the handler's error. */
-    async runNow(id: number, by?: Actor): Promise<RunAnswer> {
-      const run = start(require(id), by);
+    async runNow(id: number): Promise<RunAnswer> {
+      const run = start(require(id), currentContext());
       if (!run) throw conflict('job already running');
       const outcome = await run;
       if (outcome.status === 'error') throw new HttpError(500, { error: outcome.result });
@@ -283,7 +285,7 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
      * The handler asks its remote service exactly as a run does; its error is a 500 as run-now's is.
      * Only the request's audit entry records that it was asked.
      */
-    async dryRun(id: number, by?: Actor): Promise<DryRun> {
+    async dryRun(id: number): Promise<DryRun> {
       const job = require(id);
       const config = parseStoredConfig(job.config);
       const list: Instance[] = instances.list({ sort: 'name', descending: false });
@@ -296,10 +298,8 @@ export function createJobService(ctx: AppContext, instances: InstanceService, au
       const fields = previewChanges(list, answer.changes);
       const touched = new Set(fields.map((change) => change.vmid)).size;
       const summary = runSummary(`Would update ${touched} of ${list.length} instances`, answer.notes);
-      if (by?.request) {
-        const words = `${nameOf(by.actor)} previewed a run of job “${job.name}” (dry run, nothing changed): ${summary}`;
-        audit.write({ ...by, action: 'request', target: `job ${job.id}`, subject: jobSubject(job), summary: words, detail: { name: job.name, dry_run: true } });
-      }
+      const words = `${nameOf()} previewed a run of job “${job.name}” (dry run, nothing changed): ${summary}`;
+      audit.write({ action: 'request', subject: jobSubject(job), summary: words, detail: { name: job.name, dry_run: true } });
       return { summary, changes: fields };
     },
     isRunning: (id: number) => running.has(id),

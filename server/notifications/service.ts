@@ -1,4 +1,4 @@
-import type { Actor, AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit.js';
 import { nameOf } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Alert } from '../contract/alerts.js';
@@ -71,22 +71,20 @@ export function createNotificationService(ctx: AppContext, deps: NotificationDep
 
   const subject = (c: { id: number; name: string }) => ({ type: 'notification_channel', id: String(c.id), name: c.name });
 
-  const createTx = ctx.transaction((input: ChannelInput, who: Actor): Channel => {
+  const createTx = ctx.transaction((input: ChannelInput): Channel => {
     const value = resolve(input, undefined);
     const now = ctx.clock.now();
     const id = repo.insertChannel(value, now);
     deps.audit.write({
-      ...who,
       action: 'notification_channel.create',
-      target: `notification_channel:${id}`,
       subject: subject({ id, name: value.name }),
-      summary: `${nameOf(who.actor)} added notification channel “${value.name}” (${value.type})`,
+      summary: `${nameOf()} added notification channel “${value.name}” (${value.type})`,
       changes: configChanges(value.type, {}, value.config),
     });
     return present(repo.channel(id)!);
   });
 
-  const updateTx = ctx.transaction((id: number, input: ChannelInput, who: Actor): Channel => {
+  const updateTx = ctx.transaction((id: number, input: ChannelInput): Channel => {
     const before = repo.channel(id);
     if (!before) throw notFound('channel not found');
     const value = resolve(input, before);
@@ -98,39 +96,33 @@ export function createNotificationService(ctx: AppContext, deps: NotificationDep
       .filter((f) => JSON.stringify(before[f]) !== JSON.stringify(value[f]))
       .map((f) => ({ field: f, before: before[f], after: value[f] }));
     deps.audit.write({
-      ...who,
       action: 'notification_channel.update',
-      target: `notification_channel:${id}`,
       subject: subject({ id, name: value.name }),
-      summary: `${nameOf(who.actor)} changed notification channel “${value.name}”`,
+      summary: `${nameOf()} changed notification channel “${value.name}”`,
       changes: [...plain, ...json, ...configChanges(value.type, before.type === value.type ? before.config : {}, value.config)],
     });
     return present(repo.channel(id)!);
   });
 
-  const deleteTx = ctx.transaction((id: number, who: Actor): void => {
+  const deleteTx = ctx.transaction((id: number): void => {
     const before = repo.channel(id);
     if (!before) throw notFound('channel not found');
     repo.deleteChannel(id);
     deps.audit.write({
-      ...who,
       action: 'notification_channel.delete',
-      target: `notification_channel:${id}`,
       subject: subject(before),
-      summary: `${nameOf(who.actor)} removed notification channel “${before.name}”`,
+      summary: `${nameOf()} removed notification channel “${before.name}”`,
     });
   });
 
   // Re-checked inside the transaction: the channel may have been removed while the message was on its way.
-  const recordTest = ctx.transaction((id: number, channel: StoredChannel, error: string | null, who: Actor): TestOutcome => {
+  const recordTest = ctx.transaction((id: number, channel: StoredChannel, error: string | null): TestOutcome => {
     if (!repo.channel(id)) throw notFound('channel not found');
     const deliveryId = repo.insertTest(channel, error, ctx.clock.now());
     deps.audit.write({
-      ...who,
       action: 'notification_channel.test',
-      target: `notification_channel:${id}`,
       subject: subject(channel),
-      summary: `${nameOf(who.actor)} sent a test through notification channel “${channel.name}”: ${error === null ? 'delivered' : 'not delivered'}`,
+      summary: `${nameOf()} sent a test through notification channel “${channel.name}”: ${error === null ? 'delivered' : 'not delivered'}`,
       detail: { delivery_id: deliveryId, ok: error === null },
     });
     return { ok: error === null, error, delivery_id: deliveryId };
@@ -160,11 +152,11 @@ export function createNotificationService(ctx: AppContext, deps: NotificationDep
     deliveries: (limit: number, channelId?: number): Delivery[] => repo.list(limit, channelId),
 
     /** Sends a test message now (one attempt, no retries) and says how it went; the attempt is in the delivery log and the audit. */
-    async test(id: number, who: Actor): Promise<TestOutcome> {
+    async test(id: number): Promise<TestOutcome> {
       const channel = repo.channel(id);
       if (!channel) throw notFound('channel not found');
       const error = await queue.attemptOnce(channel, 'test', null);
-      return recordTest(id, channel, error, who);
+      return recordTest(id, channel, error);
     },
 
     /** Inside the transaction that fired or resolved `alert`: one delivery per channel that wants it. */

@@ -64,7 +64,7 @@ export function createGuestActions(parts: OperationParts, maintenance: Maintenan
     if (body.action === 'clone') {
       if (repo.vmidReported(body.new_vmid)) throw conflict('vmid already exists');
       // "created with state testing, stack development, in the same transaction as the operation"
-      instances.create({ vmid: body.new_vmid, name: body.name, state: 'testing', stack: 'development' }, who.actor);
+      instances.create({ vmid: body.new_vmid, name: body.name, state: 'testing', stack: 'development' });
     }
 
     const id = randomUUID();
@@ -82,11 +82,9 @@ export function createGuestActions(parts: OperationParts, maintenance: Maintenan
     const guestName = guest.name ? ` “${guest.name}”` : '';
     const what = body.action === 'clone' ? `clone of guest ${vmid}${guestName} to ${body.new_vmid} “${body.name}”` : `${body.action} of guest ${vmid}${guestName}`;
     audit.write({
-      ...who,
       action: forced ? 'host.guest_action_forced' : 'host.guest_action',
-      target: `host:${hostId}`,
       subject: { type: 'guest', id: `${hostId}/${vmid}`, name: guest.name || null },
-      summary: `${nameOf(who.actor)} ${forced ? 'forced' : 'asked for'} the ${what} on ${host.hostname}${forced ? ' outside its maintenance window' : ''}`,
+      summary: `${nameOf()} ${forced ? 'forced' : 'asked for'} the ${what} on ${host.hostname}${forced ? ' outside its maintenance window' : ''}`,
       detail: { host: host.hostname, vmid, action: body.action, operation_id: id, ...paramsOf(body), ...(body.reason ? { reason: body.reason } : {}), ...(forced ? { force: true } : {}) },
     });
     announceOperation(parts, id);

@@ -81,11 +81,9 @@ export function createMaintenance(parts: OperationParts, repo: MaintenanceRepo) 
       .filter((field) => JSON.stringify(before[field]) !== JSON.stringify(input[field]))
       .map((field) => ({ field, before: before[field], after: input[field] }));
     audit.write({
-      ...who,
       action: 'host.maintenance',
-      target: `host:${hostId}`,
       subject: { type: 'host', id: String(hostId), name: host.hostname },
-      summary: `${nameOf(who.actor)} ${changes.length ? `changed the maintenance policy of host ${host.hostname}: ${changes.map((c) => c.field).join(', ')}` : `saved the maintenance policy of host ${host.hostname} without changes`}`,
+      summary: `${nameOf()} ${changes.length ? `changed the maintenance policy of host ${host.hostname}: ${changes.map((c) => c.field).join(', ')}` : `saved the maintenance policy of host ${host.hostname} without changes`}`,
       changes,
       detail: { host: host.hostname },
     });

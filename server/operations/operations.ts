@@ -57,11 +57,9 @@ export function createOperations(parts: OperationParts, channel: CommandChannel)
     const host = repo.hostById(op.host_id)!;
     const what = op.action ? `${op.action} of guest ${op.vmid}` : op.type;
     audit.write({
-      ...who,
       action: 'host.operation_cancel',
-      target: `host:${op.host_id}`,
       subject: { type: 'operation', id: op.id, name: what },
-      summary: `${nameOf(who.actor)} cancelled the ${what} on ${host.hostname}`,
+      summary: `${nameOf()} cancelled the ${what} on ${host.hostname}`,
       detail: { host: host.hostname, operation_id: op.id, type: op.type, ...(op.vmid !== null ? { vmid: op.vmid, action: op.action } : {}) },
     });
     announceOperation(parts, op.id);
@@ -74,11 +72,9 @@ export function createOperations(parts: OperationParts, channel: CommandChannel)
     const id = ops.pendingOf(hostId, 'logs')[0]?.id ?? randomUUID();
     if (!ops.byId(id)) ops.insert({ id, host_id: hostId, type: 'logs', vmid: null, action: null, params: {}, reason: null, requested_by: who.actor, requested_at: now });
     audit.write({
-      ...who,
       action: 'host.logs_request',
-      target: `host:${hostId}`,
       subject: { type: 'host', id: String(hostId), name: host.hostname },
-      summary: `${nameOf(who.actor)} asked ${host.hostname} for its agent's logs`,
+      summary: `${nameOf()} asked ${host.hostname} for its agent's logs`,
       detail: { host: host.hostname, operation_id: id },
     });
     announceOperation(parts, id);

@@ -3,7 +3,8 @@ import * as z from 'zod';
 import { roleHas } from '../contract/access.js';
 import type { CommandsAnswer } from '../contract/operations.js';
 import { forbidden } from '../errors.js';
-import { agentCredentialOf, changedBy, userOf } from '../http/locals.js';
+import { agentCredentialOf, userOf } from '../http/locals.js';
+import { actorName, currentContext } from '../http/request-context.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam, parseWith } from '../http/validate.js';
 import { GuestActionBody, GuestConfigBody, maintenanceBody, OperationResultBody, parseOperationQuery, parseWait } from './schema.js';
@@ -32,6 +33,9 @@ const readsOutput = (res: Response) => roleHas(userOf(res).role, 'diagnostics.re
  * Guest control through agents (PRODUCT.md): guest actions, operations, log requests, guest configs
  * and maintenance policies for people; the command poll, results and config uploads for agents.
  */
+/** Who asks, for the operations' `requested_by`; the change log reads the context itself. */
+const who = () => ({ actor: actorName(currentContext().actor) });
+
 export function registerOperationRoutes(routes: RouteTable, service: OperationService): void {
   const { operations, guestActions, guestConfigs, maintenance } = service;
 
@@ -44,7 +48,7 @@ export function registerOperationRoutes(routes: RouteTable, service: OperationSe
       const hostId = id(req.params.id);
       const vmid = vmidOf(req.params.vmid);
       res.status(202);
-      return guestActions.request(hostId, vmid, req.body, changedBy(req, res));
+      return guestActions.request(hostId, vmid, req.body, who());
     },
   );
 
@@ -58,14 +62,14 @@ export function registerOperationRoutes(routes: RouteTable, service: OperationSe
 
   routes.delete('/api/operations/:id', { access: 'fleet.operate', documentedResponse: doc(204, 'Cancelled (only a pending operation)') }, (req, res) => {
     res.status(204);
-    operations.cancel(req.params.id ?? '', changedBy(req, res), roleHas(userOf(res).role, 'hosts.manage'));
+    operations.cancel(req.params.id ?? '', who(), roleHas(userOf(res).role, 'hosts.manage'));
     res.end();
   });
 
   routes.post('/api/hosts/:id/logs', { access: 'diagnostics.read', documentedResponse: doc(202, 'A logs operation: the agent answers with the last 200 lines of its journal') }, (req, res) => {
     const hostId = id(req.params.id);
     res.status(202);
-    return operations.requestLogs(hostId, changedBy(req, res));
+    return operations.requestLogs(hostId, who());
   });
 
   const configPath = '/api/hosts/:id/guests/:vmid/configs';
@@ -97,7 +101,7 @@ export function registerOperationRoutes(routes: RouteTable, service: OperationSe
     (req, res) => {
       const hostId = id(req.params.id);
       // Without a zone, the server's own.
-      return maintenance.put(hostId, parseWith(maintenanceBody(serverTimeZone()), req.body), changedBy(req, res));
+      return maintenance.put(hostId, parseWith(maintenanceBody(serverTimeZone()), req.body), who());
     },
   );
 

@@ -67,8 +67,13 @@ export function createInstanceRepo(db: Db) {
   );
   const remove = db.prepare<[number]>('DELETE FROM instances WHERE id = ?');
   const stacks = db.prepare<[], { stack: string }>('SELECT DISTINCT stack FROM instances ORDER BY stack');
-  const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null]>(
-    'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by) VALUES (?, ?, ?, ?, ?, ?)',
+  const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null, number]>(
+    'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by, change_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  // The field changes of change log entries (issue 35): each history row names the entry that made it.
+  const changesOf = db.prepare<[string], { change_id: number; field: string; old_value: string | null; new_value: string | null }>(
+    `SELECT change_id, field, old_value, new_value FROM instance_history
+      WHERE change_id IN (SELECT value FROM json_each(?)) AND field NOT IN ('created', 'imported') ORDER BY id`,
   );
   const history = db.prepare<[number], HistoryEntry>(
     `SELECT h.id, i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
@@ -128,8 +133,10 @@ export function createInstanceRepo(db: Db) {
     insert: (input: InstanceInput, at: string) => Number(insert.run({ ...input, created_at: at, updated_at: at }).lastInsertRowid),
     update: (id: number, input: InstanceInput, at: string) => void update.run({ ...input, id, updated_at: at }),
     remove: (id: number) => void remove.run(id),
-    addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string, by: string | null) =>
-      void insertHistory.run(instanceId, field, oldValue, newValue, at, by),
+    /** One history row, part of the change log entry `changeId`. */
+    addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string, by: string | null, changeId: number) =>
+      void insertHistory.run(instanceId, field, oldValue, newValue, at, by, changeId),
+    changesOf: (changeIds: readonly number[]) => changesOf.all(JSON.stringify(changeIds)),
     history: (instanceId: number) => history.all(instanceId),
     tailscaleIpv6: (vmid: number): string | null => tailnetOf.get(vmid) ?? null,
     /** Keeps (or clears) an existing instance's tailnet facts; true when that changed what is kept. */

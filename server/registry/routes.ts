@@ -1,6 +1,5 @@
 import * as z from 'zod';
 import type { AppContext } from '../context.js';
-import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { InstanceInput, parseListQuery } from './schema.js';
@@ -19,20 +18,14 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
     instances.history(vmidParam(req.params.vmid)),
   );
 
-  routes.post('/api/instances', { access: 'fleet.operate', documentedBody: InstanceInput }, (req, res) => {
-    // The status first: the audit entry written in the transaction records it.
-    res.status(201);
-    return instances.create(req.body, changedBy(req, res));
-  });
+  routes.post('/api/instances', { access: 'fleet.operate', status: 201, documentedBody: InstanceInput }, (req) => instances.create(req.body));
 
-  routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: z.lazy(() => InstanceInput.unwrap().partial()) }, (req, res) => {
-    const vmid = vmidParam(req.params.vmid);
-    return instances.update(vmid, req.body, changedBy(req, res)).instance;
-  });
+  routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: z.lazy(() => InstanceInput.unwrap().partial()) }, (req) =>
+    instances.update(vmidParam(req.params.vmid), req.body).instance,
+  );
 
-  routes.delete('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {
-    res.status(204);
-    instances.remove(vmidParam(req.params.vmid), changedBy(req, res));
+  routes.delete('/api/instances/:vmid', { access: 'fleet.operate', status: 204 }, (req, res) => {
+    instances.remove(vmidParam(req.params.vmid));
     res.end();
   });
 }

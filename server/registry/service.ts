@@ -1,11 +1,17 @@
-import { nameOf, type Actor, type AuditChange, type AuditLog } from '../audit.js';
+import { nameOf, type AuditChange, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { conflict, notFound, unprocessable, validationFailed } from '../errors.js';
+import { actorName, currentContext } from '../http/request-context.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createInstanceRepo, type Placement, type Placements, type StoredInstance, type TailnetFacts } from './repo.js';
 import type { HistoryEntry, Instance, PlacedInstance } from '../contract/registry.js';
 import { InstanceInput, WRITABLE_FIELDS, type ListQuery } from './schema.js';
+import { FLAGS } from '../contract/registry.js';
+
+const NUMERIC: ReadonlySet<string> = new Set(['vmid', ...FLAGS]);
+/** A history value as the change log shows it: the number a numeric field held, else the text. */
+const typed = (field: string, value: string | null): unknown => (value !== null && NUMERIC.has(field) ? Number(value) : value);
 
 export type InstanceService = ReturnType<typeof createInstanceService>;
 
@@ -19,14 +25,13 @@ const present = ({ id: _id, ...instance }: StoredInstance): Instance => instance
 const NOWHERE: Placements = new Map();
 export type { Placement, Placements, TailnetFacts };
 
-/** Who changes an instance: a request's actor (audited), or a name for history alone (`job:tailscale_sync`, `agent:pve1`). */
-export type ChangedBy = Actor | string | null;
-
 /**
  * The registry's rules: create, merge-and-validate updates, per-field history, the
- * production delete guard. Sync jobs and the API both change instances through here.
- * A change a request made gets its `request` audit entry inside the transaction that holds it,
- * so the two commit together or not at all; history names whoever changed it either way.
+ * production delete guard. Sync jobs, agents and the API all change instances through here.
+ *
+ * Each change is one change log entry (server/audit.ts), written inside the transaction that holds
+ * it; its field changes are the instance's history rows, written once, here, each naming the entry.
+ * Who acted comes from the work's context: a request's person, a host's agent, a sync job.
  */
 export function createInstanceService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const repo = createInstanceRepo(db);
@@ -36,21 +41,26 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     const p = placements().get(instance.vmid);
     return { ...instance, host: p?.host ?? null, guest_status: p?.guest_status ?? null, tailscale_ipv6: repo.tailscaleIpv6(instance.vmid) };
   };
-  const historyName = (by: ChangedBy) => (typeof by === 'object' && by !== null ? by.actor : by);
+  audit.keepChangesWith('instance', (ids) => {
+    const found = new Map<number, AuditChange[]>();
+    for (const row of repo.changesOf(ids)) {
+      const list = found.get(row.change_id) ?? [];
+      list.push({ field: row.field, before: typed(row.field, row.old_value), after: typed(row.field, row.new_value) });
+      found.set(row.change_id, list);
+    }
+    return found;
+  });
   /**
-   * The `request` entry of a change made through the API; none for a job's or an agent's change.
-   * `target` is the vmid the request named; the subject is the instance as it is now.
+   * The change log entry of a change: `request` when a request made it, else `instance.<verb>` (a
+   * job's run). The subject is the instance as it is now; the summary names the changed fields.
    */
-  const record = (by: ChangedBy, target: number, { vmid, name }: Pick<Instance, 'vmid' | 'name'>, verb: string, changes?: AuditChange[]) => {
-    if (typeof by !== 'object' || by === null || !by.request) return;
-    audit.write({
-      ...by,
-      action: 'request',
-      target: `instance ${target}`,
+  const record = ({ vmid, name }: Pick<Instance, 'vmid' | 'name'>, verb: 'created' | 'changed' | 'saved' | 'deleted', fields?: readonly string[]): number => {
+    const fieldWords = fields === undefined ? '' : fields.length ? `: ${fields.join(', ')}` : ' without changes';
+    return audit.write({
+      action: currentContext().request ? 'request' : `instance.${verb}`,
       subject: { type: 'instance', id: String(vmid), name },
-      summary: `${nameOf(by.actor)} ${verb} instance ${vmid} “${name}”${changes === undefined ? '' : changes.length ? `: ${changes.map((c) => c.field).join(', ')}` : ' without changes'}`,
-      changes,
-      ...(changes ? { detail: { fields: changes.map((c) => c.field) } } : {}),
+      summary: `${nameOf()} ${verb} instance ${vmid} “${name}”${fieldWords}`,
+      ...(fields ? { detail: { fields } } : {}),
     });
   };
 
@@ -60,7 +70,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     return found;
   }
 
-  const createTx = transaction((input: InstanceInput, now: number, by: ChangedBy) => {
+  const createTx = transaction((input: InstanceInput, now: number) => {
     const at = isoSeconds(now);
     // The vmid's UNIQUE index is the check: one lookup fewer than asking first, and no window between the two.
     let id: number;
@@ -70,8 +80,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
       if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('vmid already exists');
       throw err;
     }
-    repo.addHistory(id, 'created', null, null, isoMillis(now), historyName(by));
-    record(by, input.vmid, input, 'created');
+    repo.addHistory(id, 'created', null, null, isoMillis(now), actorName(currentContext().actor), record(input, 'created'));
     // What was just stored, without reading it back: the validated input (in column order) and its times.
     const instance = place({ ...input, created_at: at, updated_at: at });
     bus.publish('instance.created', { instance });
@@ -79,7 +88,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
   });
 
   const updateTx = transaction(
-    (vmid: number, patch: Record<string, unknown>, now: number, by: ChangedBy, facts: TailnetFacts | undefined): UpdateResult => {
+    (vmid: number, patch: Record<string, unknown>, now: number, facts: TailnetFacts | undefined): UpdateResult => {
       const current = require(vmid);
       // Kept before the instance is announced below, which reads them; never in history or `changed`.
       const learnt = facts ? repo.setTailnet(current.vmid, facts) : false;
@@ -88,28 +97,31 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
       const next = parseWith(InstanceInput, merged);
       const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
       if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
-      record(by, vmid, next, changed.length ? 'changed' : 'saved', changed.map((field) => ({ field, before: current[field], after: next[field] })));
       if (changed.length === 0) {
+        // A person's save without changes is recorded as such; a job's or an agent's is no change at all.
+        if (currentContext().request && currentContext().actor.type !== 'agent') record(next, 'saved', changed);
         const instance = place(present(current));
         if (learnt) bus.publish('instance.updated', { instance, changed: ['tailscale_ipv6'], previous_vmid: vmid });
         return { instance, changed };
       }
       repo.update(current.id, next, isoSeconds(now));
       const at = isoMillis(now);
-      for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, historyName(by));
+      const changeId = record(next, 'changed', changed);
+      const by = actorName(currentContext().actor);
+      for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, by, changeId);
       const instance = place(present(repo.findByVmid(next.vmid)!));
       bus.publish('instance.updated', { instance, changed: learnt ? [...changed, 'tailscale_ipv6'] : changed, previous_vmid: vmid });
       return { instance, changed };
     },
   );
 
-  const removeTx = transaction((vmid: number, by: ChangedBy): void => {
+  const removeTx = transaction((vmid: number): void => {
     const instance = require(vmid);
     if (instance.stack === 'production') {
       throw unprocessable('production instances cannot be deleted; change the stack to development first');
     }
     repo.remove(instance.id);
-    record(by, vmid, instance, 'deleted');
+    record(instance, 'deleted');
     bus.publish('instance.deleted', { vmid });
   });
 
@@ -137,24 +149,24 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     },
     history: (vmid: number): HistoryEntry[] => repo.history(require(vmid).id),
 
-    /** Creates the instance and its `created` history entry in one transaction. `by` is recorded in history. */
-    create(body: unknown, by: ChangedBy = null): Instance {
+    /** Creates the instance, its `created` history entry and its change log entry in one transaction. */
+    create(body: unknown): Instance {
       const input = parseWith(InstanceInput, body);
-      return createTx(input, clock.now(), by);
+      return createTx(input, clock.now());
     },
 
     /**
      * Merges `patch` over the stored instance, validates the result, records each changed field.
      * `facts`, from a sync job only (a request's body never reaches them), are kept in the same transaction.
      */
-    update(vmid: number, patch: unknown, by: ChangedBy = null, facts?: TailnetFacts): UpdateResult {
+    update(vmid: number, patch: unknown, facts?: TailnetFacts): UpdateResult {
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
-      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), by, facts);
+      return updateTx(vmid, patch as Record<string, unknown>, clock.now(), facts);
     },
 
-    /** Deletes the instance (and its history), with the request's audit entry in the same transaction. */
-    remove(vmid: number, by: ChangedBy = null): void {
-      removeTx(vmid, by);
+    /** Deletes the instance (and its history), with its change log entry in the same transaction. */
+    remove(vmid: number): void {
+      removeTx(vmid);
     },
   };
 }

@@ -12,7 +12,7 @@ beforeAll(async () => {
       oidc: { issuer: 'http://127.0.0.1:9', clientId: 'homefleet', clientSecret: 'hidden', scopes: 'openid profile', roleClaim: 'groups', roleMap: parseRoleMap('*=viewer')!, name: 'Pocket ID', only: true },
     },
   });
-  await server.accounts.create({ username: 'local', display_name: 'Local', role: 'administrator', password: 'local-password' }, { actor: null, ip: null });
+  await server.accounts.create({ username: 'local', display_name: 'Local', role: 'administrator', password: 'local-password' });
 });
 afterAll(() => server.stop());
 

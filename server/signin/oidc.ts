@@ -1,6 +1,7 @@
 import type { Request } from 'express';
-import { allowedOrigins, from, hashPassword, userSubject, type AccountRow, type AccountService, type Sealer, type ThrottleKey } from '../access/api.js';
-import type { Actor, AuditLog } from '../audit.js';
+import { allowedOrigins, ANONYMOUS, from, hashPassword, loginSubject, userSubject, type AccountRow, type AccountService, type Sealer, type ThrottleKey } from '../access/api.js';
+import type { AuditLog } from '../audit.js';
+import { currentContext } from '../http/request-context.js';
 import type { AppContext } from '../context.js';
 import type { OidcConfig } from '../config.js';
 import type { Role } from '../contract/access.js';
@@ -101,13 +102,13 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
     return config.oidc;
   };
 
-  function refuse(code: RefusalCode, by: Omit<Actor, 'actor'>, who?: string): never {
-    audit.write({ ...by, actor: null, action: 'login.failure', target: who ?? null, summary: `single sign-on failed${who ? ` for ${who}` : ''}${from(by.ip)}: ${REASONS[code]}`, detail: { method: 'oidc', reason: code } });
+  function refuse(code: RefusalCode, who?: string): never {
+    audit.write({ actor: ANONYMOUS, action: 'login.failure', subject: loginSubject(who), summary: `single sign-on failed${who ? ` for ${who}` : ''}${from(currentContext().ip)}: ${REASONS[code]}`, detail: { method: 'oidc', reason: code } });
     throw new SignInRefused(code);
   }
 
   /** The account linked to the provider's issuer and subject (made at the first sign-in), its role set from the claim. */
-  function signInAccount(oidc: OidcConfig, claims: Record<string, unknown>, role: Role, passwordHash: string | undefined, by: Omit<Actor, 'actor'>): { row: AccountRow } | { refused: RefusalCode; who?: string } {
+  function signInAccount(oidc: OidcConfig, claims: Record<string, unknown>, role: Role, passwordHash: string | undefined): { row: AccountRow } | { refused: RefusalCode; who?: string } {
     const issuer = String(claims.iss);
     const subject = String(claims.sub);
     const linked = repo.accountOfIdentity(issuer, subject);
@@ -118,7 +119,7 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
       const id = accounts.repo.insert({ username, display_name: named || username, role, must_change_password: false, password_hash: passwordHash, created_at: isoSeconds(clock.now()) });
       repo.link(id, issuer, subject, isoSeconds(clock.now()));
       const row = accounts.repo.byId(id)!;
-      audit.write({ ...by, actor: null, action: 'user.create', target: username, subject: userSubject(row), summary: `${username} was created at their first sign-in with ${oidc.name} (${role})`, detail: { id, role, via: 'oidc' } });
+      audit.write({ action: 'user.create', subject: userSubject(row), summary: `${username} was created at their first sign-in with ${oidc.name} (${role})`, detail: { id, role, via: 'oidc' } });
       return { row };
     }
     const row = accounts.repo.byId(linked)!;
@@ -129,7 +130,7 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
     // The old role's sessions end (the new one is issued after), as with an administrator's role change.
     accounts.sessions.revokeAll(row.id, 'role changed');
     audit.write({
-      ...by, actor: null, action: 'user.update', target: row.username, subject: userSubject(row),
+      action: 'user.update', subject: userSubject(row),
       summary: `${row.username}’s role was set by ${oidc.name}: ${row.role} → ${role}`,
       changes: [{ field: 'role', before: row.role, after: role }], detail: { id: row.id, changes: { role: { from: row.role, to: role } }, via: 'oidc' },
     });
@@ -157,9 +158,9 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
     },
 
     /** The provider's redirect back: a session like a password login's, and where to go next. */
-    async finish(cookie: string | undefined, query: URLSearchParams, by: Omit<Actor, 'actor'>): Promise<{ token: string; next: string }> {
+    async finish(cookie: string | undefined, query: URLSearchParams): Promise<{ token: string; next: string }> {
       const oidc = configured();
-      const slot: ThrottleKey = ['login.ip', by.ip ?? ''];
+      const slot: ThrottleKey = ['login.ip', currentContext().ip ?? ''];
       try {
         accounts.takeSlot(slot);
       } catch (err) {
@@ -168,8 +169,8 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
       }
       const flow = sealer.open<Flow>(FLOW_COOKIE, cookie);
       // The state must be the one this browser's cookie started: a link someone else started is refused.
-      if (!flow || !secretsEqual(query.get('state') ?? '', flow.state)) refuse('state', by);
-      if (query.has('error')) refuse('denied', by);
+      if (!flow || !secretsEqual(query.get('state') ?? '', flow.state)) refuse('state');
+      if (query.has('error')) refuse('denied');
       const configuration = await clientConfiguration(oidc);
       const client = await loadClient();
       let claims: Record<string, unknown>;
@@ -186,18 +187,18 @@ export function createOidc(ctx: Pick<AppContext, 'clock' | 'config' | 'transacti
         }
       } catch (err) {
         logger.warn({ err: { name: (err as Error)?.name, code: (err as { code?: unknown })?.code, message: String((err as Error)?.message).slice(0, 200) } }, 'single sign-on refused');
-        refuse('token', by);
+        refuse('token');
       }
       const role = mapRole(claimValues(claims, oidc.roleClaim), oidc.roleMap);
-      if (!role) refuse('role', by, typeof claims.preferred_username === 'string' ? claims.preferred_username.slice(0, 64) : undefined);
+      if (!role) refuse('role', typeof claims.preferred_username === 'string' ? claims.preferred_username.slice(0, 64) : undefined);
       const passwordHash = repo.accountOfIdentity(String(claims.iss), String(claims.sub)) === undefined ? await hashPassword(newToken()) : undefined;
       const outcome = transaction(() => {
-        const result = signInAccount(oidc, claims, role, passwordHash, by);
+        const result = signInAccount(oidc, claims, role, passwordHash);
         if ('refused' in result) return result;
         accounts.throttle.release([slot]);
-        return { token: accounts.openSession(result.row, 'oidc', by) };
+        return { token: accounts.openSession(result.row, 'oidc') };
       })();
-      if ('refused' in outcome) refuse(outcome.refused, by, outcome.who);
+      if ('refused' in outcome) refuse(outcome.refused, outcome.who);
       return { token: outcome.token, next: nextPath(flow.next) };
     },
   };

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
-import { createExpiringMap, from, type AccountService, type Sealer, type ThrottleKey } from '../access/api.js';
-import type { Actor, AuditLog } from '../audit.js';
+import { ANONYMOUS, createExpiringMap, from, loginSubject, type AccountService, type Sealer, type ThrottleKey } from '../access/api.js';
+import type { AuditLog } from '../audit.js';
+import { currentContext } from '../http/request-context.js';
 import type { AppContext } from '../context.js';
 import { badRequest, unauthorized } from '../errors.js';
 import { sha256 } from '../http/secrets.js';
@@ -71,8 +72,8 @@ export function createPasskeySignIn(
     return given && challengeOf(response) === given.challenge && !used.get(given.challenge) ? given : undefined;
   }
 
-  function failed(by: Omit<Actor, 'actor'>, who: string | undefined, method: string): never {
-    audit.write({ ...by, actor: null, action: 'login.failure', target: who ?? null, summary: `passkey sign-in failed${who ? ` for ${who}` : ''}${from(by.ip)}`, detail: { method } });
+  function failed(who: string | undefined, method: string): never {
+    audit.write({ actor: ANONYMOUS, action: 'login.failure', subject: loginSubject(who), summary: `passkey sign-in failed${who ? ` for ${who}` : ''}${from(currentContext().ip)}`, detail: { method } });
     throw notVerified();
   }
 
@@ -81,14 +82,14 @@ export function createPasskeySignIn(
     signInOptions: (req: Request) => options(req, PASSKEY_COOKIE),
 
     /** Signs in like a password login (throttled, audited, one session) without a password. */
-    async signIn(cookie: string | undefined, response: Record<string, unknown>, by: Omit<Actor, 'actor'>) {
+    async signIn(cookie: string | undefined, response: Record<string, unknown>) {
       const key = repo.passkeyByCredential(String(response.id));
       const owner = key && accounts.repo.byId(key.account_id);
       const challenge = challengeAnswered(PASSKEY_COOKIE, cookie, response);
       // All or nothing, before any verification: the address's window, and the account's when the
       // answer is to this browser's challenge. Without one nothing about the account was tried, so
       // an expired or missing challenge never counts against a username.
-      const slots: ThrottleKey[] = [['login.ip', by.ip ?? ''], ...(challenge && owner ? [['login.user', owner.username.toLowerCase()] as ThrottleKey] : [])];
+      const slots: ThrottleKey[] = [['login.ip', currentContext().ip ?? ''], ...(challenge && owner ? [['login.user', owner.username.toLowerCase()] as ThrottleKey] : [])];
       accounts.takeSlot(...slots);
       const counter = challenge && key ? await verify(challenge, response, key) : undefined;
       const session = counter === undefined
@@ -100,9 +101,9 @@ export function createPasskeySignIn(
             used.put(challenge!.challenge, true);
             repo.usePasskey(key!.id, counter, isoSeconds(clock.now()));
             accounts.throttle.release(slots);
-            return { account: current, token: accounts.openSession(current, 'passkey', by) };
+            return { account: current, token: accounts.openSession(current, 'passkey') };
           })();
-      return session ?? failed(by, owner?.username, 'passkey');
+      return session ?? failed(owner?.username, 'passkey');
     },
 
     /** The passkey step after a right password: options that name the account's passkeys, bound to its pending sign-in. */
@@ -115,13 +116,13 @@ export function createPasskeySignIn(
     },
 
     /** The second step of a password sign-in with one of the account's passkeys: counted like a wrong code when it fails. */
-    async stepSignIn(pendingToken: string | undefined, cookie: string | undefined, response: Record<string, unknown>, by: Omit<Actor, 'actor'>) {
+    async stepSignIn(pendingToken: string | undefined, cookie: string | undefined, response: Record<string, unknown>) {
       const waiting = pendingToken ? accounts.pending.peek(pendingToken) : undefined;
       if (!pendingToken || !waiting) throw expired();
       const username = accounts.repo.byId(waiting.accountId)?.username;
       const given = challengeAnswered(PASSKEY_STEP_COOKIE, cookie, response);
       const challenge = given?.pending === sha256(pendingToken) ? given : undefined;
-      const slots: ThrottleKey[] = [['login.ip', by.ip ?? ''], ...(challenge && username ? [['login.user', username.toLowerCase()] as ThrottleKey] : [])];
+      const slots: ThrottleKey[] = [['login.ip', currentContext().ip ?? ''], ...(challenge && username ? [['login.user', username.toLowerCase()] as ThrottleKey] : [])];
       accounts.takeSlot(...slots);
       const key = repo.passkeyByCredential(String(response.id));
       // Only a passkey of the account whose password was right finishes its sign-in.
@@ -140,9 +141,9 @@ export function createPasskeySignIn(
             repo.usePasskey(key!.id, counter, isoSeconds(clock.now()));
             accounts.throttle.release(slots);
             accounts.pending.finish(pendingToken);
-            return { account: current, token: accounts.openSession(current, 'password_passkey', by) };
+            return { account: current, token: accounts.openSession(current, 'password_passkey') };
           })();
-      return session ?? failed(by, username, 'password_passkey');
+      return session ?? failed(username, 'password_passkey');
     },
   };
 }

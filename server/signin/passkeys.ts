@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import type { Request } from 'express';
 import { createExpiringMap, originAllowed, plainHttpLoginAllowed, userSubject, type AccountService } from '../access/api.js';
-import type { Actor, AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit.js';
+import { currentContext } from '../http/request-context.js';
 import type { AppContext } from '../context.js';
 import type { Passkey } from '../contract/signin.js';
 import { badRequest, conflict, HttpError, notFound } from '../errors.js';
@@ -81,7 +82,7 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
 
     list: (accountId: number): Passkey[] => repo.passkeys(accountId).map(present),
 
-    async registrationOptions(user: SessionUser, session: SessionRef, req: Request, by: Actor) {
+    async registrationOptions(user: SessionUser, session: SessionRef, req: Request) {
       const { generateRegistrationOptions } = await loadWebAuthn();
       const rp = relyingParty(req);
       const existing = repo.passkeys(user.id);
@@ -97,11 +98,11 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
         authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       });
       registering.put(String(session.id), { ...rp, challenge: options.challenge });
-      audit.write({ ...by, action: 'request', target: user.username, subject: userSubject(user), summary: `${user.username} started adding a passkey` });
+      audit.write({ action: 'request', subject: userSubject(user), summary: `${user.username} started adding a passkey` });
       return options;
     },
 
-    async register(user: SessionUser, session: SessionRef, name: string, response: Record<string, unknown>, by: Actor): Promise<Passkey> {
+    async register(user: SessionUser, session: SessionRef, name: string, response: Record<string, unknown>): Promise<Passkey> {
       const waiting = registering.take(String(session.id));
       if (!waiting) throw badRequest('no passkey registration is waiting; start again');
       const { verifyRegistrationResponse } = await loadWebAuthn();
@@ -131,30 +132,30 @@ export function createPasskeys(ctx: Pick<AppContext, 'clock' | 'config' | 'trans
           name,
           created_at: isoSeconds(clock.now()),
         });
-        audit.write({ ...by, action: 'passkey.add', target: user.username, subject: userSubject(user), summary: `${user.username} added passkey “${name}”`, detail: { passkey_id: id, name } });
+        audit.write({ action: 'passkey.add', subject: userSubject(user), summary: `${user.username} added passkey “${name}”`, detail: { passkey_id: id, name } });
         return present(repo.passkey(id, user.id)!);
       })();
     },
 
-    rename(user: SessionUser, id: number, name: string, by: Actor): Passkey {
+    rename(user: SessionUser, id: number, name: string): Passkey {
       return transaction(() => {
         const row = repo.passkey(id, user.id);
         if (!row) throw notFound('passkey not found');
         repo.renamePasskey(id, name);
         audit.write({
-          ...by, action: 'passkey.rename', target: user.username, subject: userSubject(user),
+          action: 'passkey.rename', subject: userSubject(user),
           summary: `${user.username} renamed passkey “${row.name}” to “${name}”`, changes: [{ field: 'name', before: row.name, after: name }], detail: { passkey_id: id },
         });
         return present(repo.passkey(id, user.id)!);
       })();
     },
 
-    remove(user: SessionUser, id: number, by: Actor): void {
+    remove(user: SessionUser, id: number): void {
       transaction(() => {
         const row = repo.passkey(id, user.id);
         if (!row) throw notFound('passkey not found');
         repo.deletePasskey(id);
-        audit.write({ ...by, action: 'passkey.remove', target: user.username, subject: userSubject(user), summary: `${user.username} removed passkey “${row.name}”`, detail: { passkey_id: id } });
+        audit.write({ action: 'passkey.remove', subject: userSubject(user), summary: `${user.username} removed passkey “${row.name}”`, detail: { passkey_id: id } });
       })();
     },
   };

@@ -3,7 +3,7 @@ import { clearStepCookie, PENDING_COOKIE, presentAccount, readSealedCookie, read
 import type { AppContext } from '../context.js';
 import type { UserAnswer } from '../contract/access.js';
 import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus, UserSecondFactors } from '../contract/signin.js';
-import { changedBy, sessionOf, whereFrom } from '../http/locals.js';
+import { sessionOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { FLOW_COOKIE, FLOW_MS, SignInRefused } from './oidc.js';
@@ -49,7 +49,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     res.set('Cache-Control', 'no-store');
     try {
       const query = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
-      const { token, next } = await oidc.finish(flow, query, whereFrom(req, res));
+      const { token, next } = await oidc.finish(flow, query);
       signedIn(req, res, token);
       res.redirect(303, next);
     } catch (err) {
@@ -59,7 +59,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
   });
 
   routes.post('/api/auth/login/totp', { access: 'public', before: browserPost, body: TotpLoginBody, bodyLimit: '4kb' }, async (req, res): Promise<UserAnswer> => {
-    const { account, token } = await totp.signIn(readStepCookie(req, config, PENDING_COOKIE), req.body, whereFrom(req, res));
+    const { account, token } = await totp.signIn(readStepCookie(req, config, PENDING_COOKIE), req.body);
     clearStepCookie(req, res, config, PENDING_COOKIE);
     signedIn(req, res, token);
     return { user: presentAccount(account) };
@@ -67,12 +67,12 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
 
   routes.get('/api/auth/totp', { access: 'self' }, (_req, res): TotpStatus => totp.status(sessionOf(res).user.id));
 
-  routes.post('/api/auth/totp/setup', { access: 'self' }, (req, res): Promise<TotpSetup> => totp.setup(sessionOf(res).user, changedBy(req, res)));
+  routes.post('/api/auth/totp/setup', { access: 'self' }, (req, res): Promise<TotpSetup> => totp.setup(sessionOf(res).user));
 
-  routes.post('/api/auth/totp/confirm', { access: 'self', body: TotpConfirmBody }, (req, res): Promise<RecoveryCodes> => totp.confirm(sessionOf(res).user, req.body.code, changedBy(req, res)));
+  routes.post('/api/auth/totp/confirm', { access: 'self', body: TotpConfirmBody }, (req, res): Promise<RecoveryCodes> => totp.confirm(sessionOf(res).user, req.body.code));
 
   routes.delete('/api/auth/totp', { access: 'self', before: [requireSecureTransport(config)], body: TotpRemoveBody }, async (req, res) => {
-    await totp.remove(sessionOf(res).user, req.body.password, changedBy(req, res));
+    await totp.remove(sessionOf(res).user, req.body.password);
     res.status(204).end();
   });
 
@@ -83,21 +83,21 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     const { user, session } = sessionOf(res);
     res.set('Cache-Control', 'no-store');
     await signIn.confirmIdentity(user, session, req.body);
-    return passkeys.registrationOptions(user, session, req, changedBy(req, res));
+    return passkeys.registrationOptions(user, session, req);
   });
 
   routes.post('/api/auth/passkeys/register/verify', { access: 'self', body: PasskeyRegistrationBody, bodyLimit: '64kb' }, async (req, res): Promise<Passkey> => {
     const { user, session } = sessionOf(res);
     res.status(201);
-    return passkeys.register(user, session, req.body.name, req.body.response, changedBy(req, res));
+    return passkeys.register(user, session, req.body.name, req.body.response);
   });
 
   routes.patch('/api/auth/passkeys/:id', { access: 'self', body: PasskeyRenameBody }, (req, res): Passkey =>
-    passkeys.rename(sessionOf(res).user, idParam(req.params.id), req.body.name, changedBy(req, res)),
+    passkeys.rename(sessionOf(res).user, idParam(req.params.id), req.body.name),
   );
 
   routes.delete('/api/auth/passkeys/:id', { access: 'self' }, (req, res) => {
-    passkeys.remove(sessionOf(res).user, idParam(req.params.id), changedBy(req, res));
+    passkeys.remove(sessionOf(res).user, idParam(req.params.id));
     res.status(204).end();
   });
 
@@ -112,7 +112,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
   routes.post('/api/auth/passkeys/verify', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res): Promise<UserAnswer> => {
     const challenge = readSealedCookie(req, config, PASSKEY_COOKIE);
     clearStepCookie(req, res, config, PASSKEY_COOKIE);
-    const { account, token } = await passkeySignIn.signIn(challenge, req.body.response, whereFrom(req, res));
+    const { account, token } = await passkeySignIn.signIn(challenge, req.body.response);
     signedIn(req, res, token);
     return { user: presentAccount(account) };
   });
@@ -128,7 +128,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
   routes.post('/api/auth/login/passkey', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res): Promise<UserAnswer> => {
     const challenge = readSealedCookie(req, config, PASSKEY_STEP_COOKIE);
     clearStepCookie(req, res, config, PASSKEY_STEP_COOKIE);
-    const { account, token } = await passkeySignIn.stepSignIn(readStepCookie(req, config, PENDING_COOKIE), challenge, req.body.response, whereFrom(req, res));
+    const { account, token } = await passkeySignIn.stepSignIn(readStepCookie(req, config, PENDING_COOKIE), challenge, req.body.response);
     clearStepCookie(req, res, config, PENDING_COOKIE);
     signedIn(req, res, token);
     return { user: presentAccount(account) };
@@ -137,7 +137,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
   routes.get('/api/users/second-factors', { access: 'users.manage' }, (): UserSecondFactors[] => signIn.factorsOfAll());
 
   routes.delete('/api/users/:id/second-factor', { access: 'users.manage' }, (req, res) => {
-    totp.reset(idParam(req.params.id), changedBy(req, res));
+    totp.reset(idParam(req.params.id));
     res.status(204).end();
   });
 }

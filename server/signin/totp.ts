@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { from, invalidCredentials, userSubject, verifyPassword, type AccountService, type ThrottleKey } from '../access/api.js';
-import { nameOf, type Actor, type AuditLog } from '../audit.js';
+import { ANONYMOUS, from, invalidCredentials, loginSubject, userSubject, verifyPassword, type AccountService, type ThrottleKey } from '../access/api.js';
+import { nameOf, type AuditLog } from '../audit.js';
+import { currentContext } from '../http/request-context.js';
 import type { AppContext } from '../context.js';
 import type { RecoveryCodes, TotpSetup, TotpStatus } from '../contract/signin.js';
 import { conflict, HttpError, notFound, unauthorized, validationFailed } from '../errors.js';
@@ -53,7 +54,7 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
     status: (accountId: number): TotpStatus => ({ enabled: repo.confirmedTotp(accountId) !== undefined, recovery_codes_left: repo.recoveryCodesLeft(accountId) }),
 
     /** A new secret waiting for its first code; a factor already on must be removed first. */
-    async setup(user: SessionUser, by: Actor): Promise<TotpSetup> {
+    async setup(user: SessionUser): Promise<TotpSetup> {
       const { TOTP, Secret } = await loadOtpauth();
       const secret = new Secret({ size: 20 }).base32;
       const otpauth_url = new TOTP({ issuer: 'homefleet', label: user.username, secret, ...TOTP_OPTIONS }).toString();
@@ -62,12 +63,12 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
         // Checked after the awaits, in the transaction that writes: a confirmation meanwhile is not overwritten.
         if (repo.confirmedTotp(user.id)) throw conflict('two-step sign-in is already on; remove it first to set it up again');
         repo.putTotp(user.id, secret, isoSeconds(clock.now()));
-        audit.write({ ...by, action: 'request', target: user.username, subject: userSubject(user), summary: `${user.username} started setting up two-step sign-in (TOTP)` });
+        audit.write({ action: 'request', subject: userSubject(user), summary: `${user.username} started setting up two-step sign-in (TOTP)` });
       })();
       return { secret, otpauth_url, qr_code };
     },
 
-    async confirm(user: SessionUser, code: string, by: Actor): Promise<RecoveryCodes> {
+    async confirm(user: SessionUser, code: string): Promise<RecoveryCodes> {
       const waiting = repo.totp(user.id);
       if (!waiting) throw conflict('start the setup first');
       const step = await stepOf(waiting.secret, code);
@@ -79,7 +80,7 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
         if (step === undefined) throw wrongCode();
         repo.confirmTotp(user.id, isoSeconds(clock.now()), step);
         repo.replaceRecoveryCodes(user.id, codes.map(recoveryHash));
-        audit.write({ ...by, action: 'totp.enable', target: user.username, subject: userSubject(user), summary: `${user.username} turned on two-step sign-in (TOTP)` });
+        audit.write({ action: 'totp.enable', subject: userSubject(user), summary: `${user.username} turned on two-step sign-in (TOTP)` });
       })();
       return { recovery_codes: codes };
     },
@@ -92,7 +93,7 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
     },
 
     /** Needs the account's password (throttled like a password change). */
-    async remove(user: SessionUser, password: string, by: Actor): Promise<void> {
+    async remove(user: SessionUser, password: string): Promise<void> {
       const slot: ThrottleKey = ['password.account', String(user.id)];
       accounts.takeSlot(slot);
       const row = accounts.repo.byId(user.id);
@@ -101,7 +102,7 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
       transaction(() => {
         if (!repo.totp(user.id)) throw notFound('two-step sign-in is not on');
         repo.deleteTotp(user.id);
-        audit.write({ ...by, action: 'totp.disable', target: user.username, subject: userSubject(user), summary: `${user.username} turned off two-step sign-in (TOTP)` });
+        audit.write({ action: 'totp.disable', subject: userSubject(user), summary: `${user.username} turned off two-step sign-in (TOTP)` });
       })();
     },
 
@@ -110,12 +111,12 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
      * per-address windows as a wrong password: the slots are taken before the code is checked and
      * given back only when it was right. A code's step must be later than the last one accepted.
      */
-    async signIn(pendingToken: string | undefined, answer: { code?: string; recovery_code?: string }, by: Omit<Actor, 'actor'>) {
+    async signIn(pendingToken: string | undefined, answer: { code?: string; recovery_code?: string }) {
       const waiting = pendingToken ? accounts.pending.peek(pendingToken) : undefined;
       if (!pendingToken || !waiting) throw unauthorized('the sign-in has expired; enter your password again');
       const row = accounts.repo.byId(waiting.accountId);
       const username = row?.username ?? '';
-      const slots: ThrottleKey[] = [['login.ip', by.ip ?? ''], ['login.user', username.toLowerCase()]];
+      const slots: ThrottleKey[] = [['login.ip', currentContext().ip ?? ''], ['login.user', username.toLowerCase()]];
       accounts.takeSlot(...slots);
       const factor = repo.confirmedTotp(waiting.accountId);
       const step = answer.code !== undefined && factor ? await stepOf(factor.secret, answer.code) : undefined;
@@ -133,25 +134,25 @@ export function createTotp(ctx: Pick<AppContext, 'clock' | 'transaction'>, accou
         if (!ok) return undefined;
         accounts.throttle.release(slots);
         accounts.pending.finish(pendingToken);
-        return { account: current, token: accounts.openSession(current, method, by) };
+        return { account: current, token: accounts.openSession(current, method) };
       })();
       if (!token) {
         const tried = username || 'an expired sign-in';
-        audit.write({ ...by, actor: null, action: 'login.failure', target: username || null, summary: `second factor failed for ${tried}${from(by.ip)}`, detail: { method } });
+        audit.write({ actor: ANONYMOUS, action: 'login.failure', subject: loginSubject(username || undefined), summary: `second factor failed for ${tried}${from(currentContext().ip)}`, detail: { method } });
         throw method === 'totp' ? new HttpError(401, { error: 'invalid code' }) : invalidCredentials();
       }
       return token;
     },
 
     /** An administrator clears another account's second factors: TOTP, recovery codes and passkeys. */
-    reset(accountId: number, by: Actor): void {
+    reset(accountId: number): void {
       transaction(() => {
         const row = accounts.repo.byId(accountId);
         if (!row) throw notFound('user not found');
         const had = repo.clearSecondFactors(accountId);
         accounts.sessions.revokeAll(accountId, 'second factor cleared by an administrator');
         const what = factorWords(had) ?? 'none was set up';
-        audit.write({ ...by, action: 'user.reset_second_factor', target: row.username, subject: userSubject(row), summary: `${nameOf(by.actor)} cleared the second factors of ${row.username} (${what})`, detail: { id: accountId, ...had } });
+        audit.write({ action: 'user.reset_second_factor', subject: userSubject(row), summary: `${nameOf()} cleared the second factors of ${row.username} (${what})`, detail: { id: accountId, ...had } });
       })();
     },
   };

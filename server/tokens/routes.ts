@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { changedBy, userOf } from '../http/locals.js';
+import { userOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
 import { parseIntegerParam } from '../http/validate.js';
 import { ApiTokenView, CreatedApiTokenView, TokenCreateBody, TokenListQuery } from './schema.js';
@@ -16,13 +16,13 @@ export function registerTokenRoutes(routes: RouteTable, tokens: TokenService): v
   });
 
   routes.post('/api/tokens', { access: 'self', body: TokenCreateBody, documentedResponse: { status: 201, schema: CreatedApiTokenView } }, (req, res) => {
-    const created = tokens.create(req.body, userOf(res), changedBy(req, res));
+    const created = tokens.create(req.body, userOf(res));
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
   routes.delete('/api/tokens/:id', { access: 'self', documentedResponse: { status: 204, description: 'Revoked' } }, (req, res) => {
-    tokens.revoke(parseIntegerParam(req.params.id, 'invalid id'), userOf(res), changedBy(req, res));
+    tokens.revoke(parseIntegerParam(req.params.id, 'invalid id'), userOf(res));
     res.status(204).end();
   });
 }

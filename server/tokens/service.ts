@@ -1,6 +1,6 @@
 import { lowerRole, roleHas, roleRank, type Role } from '../contract/access.js';
 import { newToken, secretsEqual, sha256 } from '../http/secrets.js';
-import { nameOf, type Actor, type AuditLog } from '../audit.js';
+import { nameOf, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { conflict, forbidden, notFound, validationFailed } from '../errors.js';
 import type { Principal, SessionUser, TokenRef } from '../http/credentials.js';
@@ -85,8 +85,7 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
       return (all ? allWithOwners() : repo.ofAccount(by.id).map((row) => ({ ...row, username: by.username }))).map(presentToken);
     },
 
-    /** `where` is where the request came from (its address, request id), for the audit entry. */
-    create(input: TokenCreateBody, by: SessionUser, where: Omit<Actor, 'actor'>): CreatedApiToken {
+    create(input: TokenCreateBody, by: SessionUser): CreatedApiToken {
       if (roleRank(input.role) > roleRank(by.role)) throw validationFailed([{ field: 'role', message: `cannot be higher than your own role (${by.role})` }]);
       const expires = input.expires_at ? Date.parse(input.expires_at) : null;
       if (expires !== null && expires <= clock.now()) throw validationFailed([{ field: 'expires_at', message: 'must be in the future' }]);
@@ -105,30 +104,24 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
           expires_at: expires,
         });
         audit.write({
-          ...where,
-          actor: by.username,
           action: 'token.create',
-          target: by.username,
           subject: tokenSubject({ id, name: input.name }),
-          summary: `${nameOf(by.username)} created API token “${input.name}” (${input.role})`,
+          summary: `${nameOf()} created API token “${input.name}” (${input.role})`,
           detail: { id, name: input.name, role: input.role },
         });
         return { ...presentToken({ ...repo.byId(id)!, username: by.username }), token };
       })();
     },
 
-    revoke(id: number, by: SessionUser, where: Omit<Actor, 'actor'>): void {
+    revoke(id: number, by: SessionUser): void {
       transaction(() => {
         const row = visible(id, by);
         repo.remove(row.id);
         const owner = row.username === by.username ? '' : ` of ${row.username}`;
         audit.write({
-          ...where,
-          actor: by.username,
           action: 'token.revoke',
-          target: row.username,
           subject: tokenSubject(row),
-          summary: `${by.username} revoked API token “${row.name}”${owner}`,
+          summary: `${nameOf()} revoked API token “${row.name}”${owner}`,
           detail: { id: row.id, name: row.name },
         });
         bus.publish('token.revoked', { tokenId: row.id, reason: 'token revoked' });

@@ -43,7 +43,7 @@ describe('heartbeat benchmark', () => {
       config: { authAllowHttp: true, agentAllowHttp: true },
       hosts: { agentDir: dir },
     });
-    await homefleet.accounts.create({ username: 'bench', display_name: 'Bench', role: 'administrator', password: 'bench-password-1234' }, { actor: null, ip: null });
+    await homefleet.accounts.create({ username: 'bench', display_name: 'Bench', role: 'administrator', password: 'bench-password-1234' });
     const server = await serveApp(homefleet.app);
     const admin = new TestClient(server.url);
     expect((await admin.post('/api/auth/login', { username: 'bench', password: 'bench-password-1234' })).status).toBe(200);

@@ -30,7 +30,7 @@ describe('snapshot benchmark', () => {
 
     // Scheduled snapshots on, the schedule itself far away: the benchmark starts the scheduled kind itself.
     const app = createApp({ dbPath, config: { authAllowHttp: true, snapshotIntervalHours: 24 }, snapshots: { firstDelayMs: 3_600_000 } });
-    await app.accounts.create({ username: 'bench', display_name: 'Bench', role: 'administrator', password: PASSWORD }, { actor: null, ip: null });
+    await app.accounts.create({ username: 'bench', display_name: 'Bench', role: 'administrator', password: PASSWORD });
     const server = await serveApp(app.app);
     const client = new TestClient(server.url);
     expect((await client.post('/api/auth/login', { username: 'bench', password: PASSWORD })).status).toBe(200);

@@ -204,7 +204,7 @@ describe('10,000 instances', () => {
     const big = await startDashboard();
     try {
       const insert = big.server.context.transaction(() => {
-        for (let i = 1; i <= 10_000; i++) big.server.instances.create({ vmid: i, name: `node-${String(i).padStart(5, '0')}`, state: 'deployed', stack: 'development' }, 'seed');
+        for (let i = 1; i <= 10_000; i++) big.server.instances.create({ vmid: i, name: `node-${String(i).padStart(5, '0')}`, state: 'deployed', stack: 'development' });
       });
       insert();
       const page = await big.newPage({ viewport: { width: 1280, height: 800 } });

@@ -89,7 +89,7 @@ async function virtualAuthenticator(context: BrowserContext, page: Page, session
 
 describe('passkeys in Chromium (virtual authenticator)', () => {
   it('registers two named passkeys, renames and removes one; the other signs in without a password on a fresh browser context', async () => {
-    const viewer = await dash.server.accounts.create({ username: 'keyholder', display_name: 'Key Holder', role: 'viewer', password: 'a long viewer password' }, { actor: null, ip: null });
+    const viewer = await dash.server.accounts.create({ username: 'keyholder', display_name: 'Key Holder', role: 'viewer', password: 'a long viewer password' });
     // Passkeys need a host name (browsers refuse an IP address as the relying party ID): localhost.
     const localhost = dash.server.baseUrl.replace('127.0.0.1', 'localhost');
     const page = await dash.newPage({ baseURL: localhost });

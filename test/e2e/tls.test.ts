@@ -29,7 +29,7 @@ beforeAll(async () => {
   const config = defaultConfig({ host: ADDRESS, tls: 'on', tlsExtraNames: ['fleet.test'], dbPath: tempDbPath(), authAllowHttp: false });
   tls = (await prepareTls(config))!;
   homefleet = createApp({ config, tls: tls.info, rendererDir: path.join(root, 'dist', 'renderer') });
-  await homefleet.accounts.create({ username: 'admin', display_name: 'Admin', role: 'administrator', password: PASSWORD }, { actor: null, ip: null });
+  await homefleet.accounts.create({ username: 'admin', display_name: 'Admin', role: 'administrator', password: PASSWORD });
   server = createListener(homefleet.app, tls);
   server.listen(0, ADDRESS);
   await once(server, 'listening');

@@ -10,12 +10,11 @@ export async function accountsWithTokens(dbPath: string, accounts: Array<{ usern
   const app = createApp({ dbPath, config: { logLevel: 'silent', snapshotIntervalHours: 0 } });
   try {
     const { tokens } = app;
-    const system = { actor: null, ip: null };
     const made = await Promise.all(
-      accounts.map(({ username, role }) => app.accounts.create({ username, display_name: username, role, password: `password-of-${username}` }, system)),
+      accounts.map(({ username, role }) => app.accounts.create({ username, display_name: username, role, password: `password-of-${username}` })),
     );
     return made.map((account, i) =>
-      Array.from({ length: accounts[i]!.tokens }, (_, k) => tokens.create({ name: `token ${k}`, role: account.role }, { id: account.id, username: account.username, role: account.role }, { ip: null }).token),
+      Array.from({ length: accounts[i]!.tokens }, (_, k) => tokens.create({ name: `token ${k}`, role: account.role }, { id: account.id, username: account.username, role: account.role }).token),
     );
   } finally {
     await app.close();

@@ -67,7 +67,7 @@ export async function startServer(options: AppOptions & { signedIn?: boolean } =
 
   if (signedIn && !homefleet.accounts.repo.byUsername('admin')) {
     // Through the account service, as setup makes the first administrator (its audit entry included).
-    await homefleet.accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD }, { actor: null, ip: null });
+    await homefleet.accounts.create({ username: 'admin', display_name: 'Administrator', role: 'administrator', password: ADMIN_PASSWORD });
   }
   if (signedIn) await logIn(client, 'admin', ADMIN_PASSWORD);
 

@@ -13,6 +13,7 @@ import signin from './0012-signin.sql';
 import passwordChangedAt from './0013-password-changed-at.sql';
 import guestTemplates from './0014-guest-templates.sql';
 import tailnetFacts from './0015-tailnet-facts.sql';
+import changeLog from './0016-change-log.sql';
 
 export interface Migration {
   version: number;
@@ -40,4 +41,5 @@ export const migrations: readonly Migration[] = [
   { version: 13, name: 'password-changed-at', sql: passwordChangedAt },
   { version: 14, name: 'guest-templates', sql: guestTemplates },
   { version: 15, name: 'tailnet-facts', sql: tailnetFacts },
+  { version: 16, name: 'change-log', sql: changeLog },
 ];

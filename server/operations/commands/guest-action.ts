@@ -1,5 +1,6 @@
 import { ACTION_TIME_LIMITS_S, type GuestActionCommand, type OperationStatus } from '../../contract/operations.js';
 import { HttpError } from '../../errors.js';
+import { actingAs, type Actor } from '../../http/request-context.js';
 import type { OperationRow } from '../repo.js';
 import type { OperationParts } from '../parts.js';
 import { queuedKind, RESULT_MS } from './queued.js';
@@ -36,22 +37,21 @@ export const guestAction = queuedKind<GuestActionCommand>({
  */
 function removeInstance({ repo, audit, instances }: OperationParts, op: OperationRow, vmid: number, why: OperationStatus | string): void {
   const host = repo.hostById(op.host_id)!;
-  const actor = `agent:${host.hostname}`;
+  const actor: Actor = { type: 'agent', id: host.id, name: host.hostname };
   let name: string;
   try {
     name = instances.get(vmid).name;
-    instances.remove(vmid, actor);
+    actingAs(actor, () => instances.remove(vmid));
   } catch (err) {
     if (err instanceof HttpError) return;
     throw err;
   }
+  // The instance's own entry records its deletion; this one says why, about the operation.
   audit.write({
     actor,
-    ip: null,
     action: 'host.instance_removed',
-    target: `instance ${vmid}`,
-    subject: { type: 'instance', id: String(vmid), name },
-    summary: `${actor} deleted instance ${vmid} “${name}”: ${why} (operation ${op.id})`,
+    subject: { type: 'operation', id: op.id, name: `${op.action ?? op.type} of guest ${vmid}` },
+    summary: `agent:${host.hostname} deleted instance ${vmid} “${name}”: ${why} (operation ${op.id})`,
     detail: { operation_id: op.id, host_id: host.id, vmid },
   });
 }

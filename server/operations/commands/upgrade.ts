@@ -1,3 +1,4 @@
+import { nameOf } from '../../audit.js';
 import { randomUUID } from 'node:crypto';
 import type { UpgradeCommand } from '../../contract/hosts.js';
 import { badRequest, conflict } from '../../errors.js';
@@ -23,10 +24,11 @@ export const upgrade = commandKind<UpgradeCommand, Offer>({
     if (!settled) return;
     announceOperation(contact, repo.setUpgrade(host.id, settled));
     audit.write({
-      actor: `agent:${host.hostname}`,
+      actor: { type: 'agent', id: host.id, name: host.hostname },
       ip: null,
       action: `host.upgrade_${settled.state}`,
-      target: `host:${host.id}`,
+      subject: { type: 'host', id: String(host.id), name: host.hostname },
+      summary: settled.state === 'succeeded' ? `host ${host.hostname} upgraded to ${String(host.upgrade_version)}` : `the upgrade of host ${host.hostname} failed`,
       detail: { version: host.upgrade_version, from: host.upgrade_from },
     });
   },
@@ -49,10 +51,11 @@ export const upgrade = commandKind<UpgradeCommand, Offer>({
       if (!failed) return;
       announceOperation(parts, repo.setUpgrade(host.id, failed));
       audit.write({
-        actor: null,
+        actor: { type: 'system', name: 'upgrades' },
         ip: null,
         action: 'host.upgrade_failed',
-        target: `host:${host.id}`,
+        subject: { type: 'host', id: String(host.id), name: host.hostname },
+        summary: `the upgrade of host ${host.hostname} failed: no heartbeat from the new version within 5 minutes`,
         detail: { host: host.hostname, version: host.upgrade_version, from: host.upgrade_from, reason: 'no heartbeat from the new version within 5 minutes' },
       });
       parts.announceStatus(host.id);
@@ -67,7 +70,7 @@ export function createUpgradeRequests(parts: OperationParts, releases: Releases)
   const requestTx = ctx.transaction((hostId: number, version: string, rollback: boolean, who: Who, now: number) => {
     const host = requireHost(repo, hostId);
     announceOperation(parts, repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, rollback, now), who.actor));
-    audit.write({ ...who, action: 'host.upgrade_request', target: `host:${hostId}`, detail: { host: host.hostname, version, ...(rollback ? { rollback } : {}) } });
+    audit.write({ action: 'host.upgrade_request', subject: { type: 'host', id: String(host.id), name: host.hostname }, summary: `${nameOf()} asked host ${host.hostname} to ${rollback ? 'roll back' : 'upgrade'} to ${version}`, detail: { host: host.hostname, version, ...(rollback ? { rollback } : {}) } });
   });
 
   return (hostId: number, request: { version?: string; rollback?: boolean }, who: Who): void => {
@@ -93,7 +96,7 @@ export function createAutoUpgrades(parts: OperationParts, releases: Releases, po
     if (host.upgrade_state === 'pending' || host.upgrade_state === 'in_progress') return;
     if (host.upgrade_version === version && host.upgrade_state === 'failed') return;
     const id = repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, false, now), null, true);
-    audit.write({ actor: null, ip: null, action: 'host.upgrade_request', target: `host:${hostId}`, detail: { host: host.hostname, version, auto: true } });
+    audit.write({ actor: { type: 'system', name: 'upgrades' }, ip: null, action: 'host.upgrade_request', subject: { type: 'host', id: String(host.id), name: host.hostname }, summary: `host ${host.hostname} was asked to upgrade to ${version} (automatic upgrade)`, detail: { host: host.hostname, version, auto: true } });
     announceOperation(parts, id);
   });
 
