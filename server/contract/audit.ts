@@ -20,6 +20,19 @@ export interface AuditChange {
 /** What kind of actor made a change: a person (signed in, or through a personal API token), a host's agent, a sync job, the system. */
 export type ActorType = 'user' | 'token' | 'agent' | 'job' | 'system';
 
+/**
+ * Who makes a change: a signed-in person, a person through a personal API token, the agent of a
+ * host, a sync job, the system itself (the host sweep, the recovery command, an automatic upgrade),
+ * or no one yet (a failed sign-in on a public route).
+ */
+export type Actor =
+  | { type: 'user'; id: number; name: string }
+  | { type: 'token'; id: number; name: string; token: { id: number; name: string } }
+  | { type: 'agent'; id: number; name: string }
+  | { type: 'job'; id: number; name: string }
+  | { type: 'system'; name: string }
+  | { type: 'anonymous' };
+
 /** An audit log entry as GET /api/audit lists it and the stream announces it. */
 export interface AuditEntry {
   id: number;

@@ -1,5 +1,8 @@
 import type { Request } from 'express';
 import type { Role } from '../contract/access.js';
+import type { Actor } from '../contract/audit.js';
+
+export type { Actor };
 import type { AgentCredential } from './routes.js';
 
 /** The person a request acts as: a session's account, or a personal API token's owner at the token's role. */
@@ -30,19 +33,6 @@ export interface TokenRef {
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface AgentCredentials {}
 export type AgentCredentialOf<K extends AgentCredential> = K extends keyof AgentCredentials ? AgentCredentials[K] : never;
-
-/**
- * Who makes a change: a signed-in person, a person through a personal API token, the agent of a
- * host, a sync job, the system itself (the host sweep, the recovery command, an automatic upgrade),
- * or no one yet (a failed sign-in on a public route).
- */
-export type Actor =
-  | { type: 'user'; id: number; name: string }
-  | { type: 'token'; id: number; name: string; token: TokenRef }
-  | { type: 'agent'; id: number; name: string }
-  | { type: 'job'; id: number; name: string }
-  | { type: 'system'; name: string }
-  | { type: 'anonymous' };
 
 /** Who a request proved to be: set on `res.locals.auth` by the one authentication step (server/access/authenticate.ts). */
 export type Auth =

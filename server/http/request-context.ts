@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request, Response } from 'express';
-import type { ActorType } from '../contract/audit.js';
-import type { Actor, Auth } from './credentials.js';
+import type { Actor, ActorType } from '../contract/audit.js';
+
+type Auth = NonNullable<Response['locals']['auth']>;
 
 export type { Actor };
 
