@@ -201,7 +201,9 @@ describe('POST /api/hosts/:id/guests/:vmid/actions', () => {
     await runByAgent(0);
     expect(await operation(again.body.operation_id)).toMatchObject({ status: 'succeeded', exit_code: 0 });
     expect((await server.client.get('/api/instances/101')).status).toBe(404);
-    expect((await audit()).find((e) => e.action === 'host.instance_removed')).toMatchObject({ actor: 'agent:pve1', subject: { type: 'instance', id: '101', name: 'build' } });
+    // The instance's own change records its deletion, by the agent; the operation's entry says why.
+    expect((await audit()).find((e) => e.subject?.type === 'instance' && e.summary?.includes('deleted'))).toMatchObject({ actor: 'agent:pve1', actor_type: 'agent', subject: { type: 'instance', id: '101', name: 'build' } });
+    expect((await audit()).find((e) => e.action === 'host.instance_removed')).toMatchObject({ actor: 'agent:pve1', subject: { type: 'operation', id: again.body.operation_id } });
     // An absent instance is fine too.
     expect((await act(9000, { action: 'destroy' })).status).toBe(202);
   });

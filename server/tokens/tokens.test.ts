@@ -268,7 +268,7 @@ describe('managing tokens', () => {
     expect((await script(server, admins.token).get('/api/instances')).status).toBe(200);
     expect((await server.client.delete(`/api/tokens/${mine.id}`)).status).toBe(204);
     expect((await script(server, mine.token).get('/api/instances')).status).toBe(401);
-    expect((await server.client.get('/api/audit')).body.find((e: { action: string }) => e.action === 'token.revoke')).toMatchObject({ actor: 'admin', action: 'token.revoke', target: 'val', detail: { id: mine.id, name: 'val token' } });
+    expect((await server.client.get('/api/audit')).body.find((e: { action: string }) => e.action === 'token.revoke')).toMatchObject({ actor: 'admin', action: 'token.revoke', subject: { type: 'api_token', id: String(mine.id), name: 'val token' }, summary: 'admin revoked API token “val token” of val', detail: { id: mine.id, name: 'val token' } });
     expect((await server.client.delete('/api/tokens/abc')).status).toBe(400);
     expect((await server.client.delete(`/api/tokens/${mine.id}`)).status).toBe(404);
   });
