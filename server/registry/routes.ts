@@ -1,38 +1,30 @@
-import * as z from 'zod';
 import type { AppContext } from '../context.js';
 import { changedBy } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
-import { InstanceInput, parseListQuery } from './schema.js';
+import { InstanceInput, InstanceListQuery, InstanceUpdate } from './schema.js';
 import type { InstanceService } from './service.js';
 
-const vmidParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid vmid');
-
 export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, instances: InstanceService): void {
-  routes.get('/api/instances', { access: 'fleet.read' }, (req) => instances.list(parseListQuery(req.query)));
+  routes.on('GET /api/instances', { access: 'fleet.read', query: InstanceListQuery }, (_req, _res, { query }) => instances.list(query));
 
-  routes.get('/api/instances/stacks', { access: 'fleet.read' }, () => instances.stacks());
+  routes.on('GET /api/instances/stacks', { access: 'fleet.read' }, () => instances.stacks());
 
-  routes.get('/api/instances/:vmid', { access: 'fleet.read' }, (req) => instances.get(vmidParam(req.params.vmid)));
+  routes.on('GET /api/instances/:vmid', { access: 'fleet.read' }, (_req, _res, { params }) => instances.get(params.vmid));
 
-  routes.get('/api/instances/:vmid/history', { access: 'fleet.read' }, (req) =>
-    instances.history(vmidParam(req.params.vmid)),
-  );
+  routes.on('GET /api/instances/:vmid/history', { access: 'fleet.read' }, (_req, _res, { params }) => instances.history(params.vmid));
 
-  routes.post('/api/instances', { access: 'fleet.operate', documentedBody: InstanceInput }, (req, res) => {
+  routes.on('POST /api/instances', { access: 'fleet.operate', body: InstanceInput }, (req, res, { body }) => {
     // The status first: the audit entry written in the transaction records it.
     res.status(201);
-    return instances.create(req.body, changedBy(req, res));
+    return instances.create(body, changedBy(req, res));
   });
 
-  routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: z.lazy(() => InstanceInput.unwrap().partial()) }, (req, res) => {
-    const vmid = vmidParam(req.params.vmid);
-    return instances.update(vmid, req.body, changedBy(req, res)).instance;
-  });
+  // The fields given are checked here; merged over the stored instance, the whole is checked again.
+  routes.on('PUT /api/instances/:vmid', { access: 'fleet.operate', body: InstanceUpdate }, (req, res, { params, body }) => instances.update(params.vmid, body, changedBy(req, res)).instance);
 
-  routes.delete('/api/instances/:vmid', { access: 'fleet.operate' }, (req, res) => {
+  routes.on('DELETE /api/instances/:vmid', { access: 'fleet.operate' }, (req, res, { params }) => {
     res.status(204);
-    instances.remove(vmidParam(req.params.vmid), changedBy(req, res));
+    instances.remove(params.vmid, changedBy(req, res));
     res.end();
   });
 }
