@@ -35,7 +35,7 @@ export interface RouteSpec {
 
 export type RouteMap = Readonly<Record<string, RouteSpec>>;
 
-export const answer = <T = undefined>(status: number, description: string, contentType?: string): Answer<T> => ({
+export const answer = <T = undefined>(status: number, description: string, contentType?: string): Answer<NoInfer<T>> => ({
   status,
   description,
   ...(contentType ? { contentType } : {}),

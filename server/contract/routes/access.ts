@@ -48,5 +48,7 @@ export const accessRoutes = {
   'DELETE /api/tokens/:id': route({ ids: ['id'], answers: [answer(204, 'Revoked')] }),
 
   'GET /setup': route({ answers: [answer(200, 'The first-run setup page', 'text/html')] }),
-  'POST /setup': route({ answers: [answer(303, 'The administrator is made; to the dashboard')] }),
+  'POST /setup': route({
+    answers: [answer<UserAnswer>(201, 'The administrator is made (a JSON request)'), answer(303, 'The administrator is made (the form): to the sign-in page')],
+  }),
 } as const;
