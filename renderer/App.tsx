@@ -1,6 +1,5 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { SessionAnswer } from '../server/contract/access';
 import { api, ApiError, signInUrl } from './api';
 import { Layout } from './components/Layout';
 import { Lazy } from './components/Lazy';
@@ -20,7 +19,7 @@ export function App() {
 
   const refresh = useCallback(async () => {
     try {
-      const { user, second_factor_required } = await api<SessionAnswer>('GET', '/api/auth/session');
+      const { user, second_factor_required } = await api('GET /api/auth/session');
       setAuth({ status: 'signed-in', user, secondFactorRequired: second_factor_required });
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setAuth({ status: 'signed-out' });
@@ -45,7 +44,7 @@ export function App() {
     if (!user || user.must_change_password || needsFactor) return;
     const onRevoked = (reason: string) => {
       // Changing one's own password ends the old session but sets a new cookie: then just reconnect.
-      api<SessionAnswer>('GET', '/api/auth/session').then(
+      api('GET /api/auth/session').then(
         () => startLive({ onRevoked }),
         () => {
           navigate(`/login?reason=${encodeURIComponent(reason)}&next=${encodeURIComponent(currentUrl())}`, { replace: true });

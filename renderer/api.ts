@@ -1,3 +1,4 @@
+import type { RouteAnswer, RouteBody, RouteKey, RouteParams, RouteQuery } from '../server/contract/routes/index';
 import { sentence } from './format';
 import { currentUrl, navigate } from './router';
 
@@ -39,7 +40,42 @@ const OWN_401 = [
   '/api/auth/totp',
 ];
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+type Scalar = string | number | boolean;
+/** A query as the page gives it: the declared parameters, numbers and flags written out as text. */
+type QueryInput<Q> = { [K in keyof Q]?: Scalar | undefined };
+/**
+ * A body as the page gives it: the declared fields with their types; a field the server fills in
+ * when absent (a default) may be left out, so none is required here and the server's 400 names a
+ * missing one.
+ */
+type BodyInput<B> = B extends readonly unknown[] ? B : B extends object ? { [F in keyof B]?: B[F] } : B;
+/** What a call gives: the path's parameters, the query and the body its declaration names, nothing else. */
+export type CallInput<K extends RouteKey> = ([keyof RouteParams<K>] extends [never] ? { params?: never } : { params: { [P in keyof RouteParams<K>]: Scalar } }) &
+  (RouteQuery<K> extends undefined ? { query?: never } : { query?: QueryInput<RouteQuery<K>> }) &
+  (RouteBody<K> extends undefined ? { body?: never; raw?: string } : { body: BodyInput<RouteBody<K>>; raw?: never });
+type Args<K extends RouteKey> = [keyof RouteParams<K>] extends [never] ? (RouteBody<K> extends undefined ? [input?: CallInput<K>] : [input: CallInput<K>]) : [input: CallInput<K>];
+
+/** `/api/hosts/:id` with `{id: 7}` → `/api/hosts/7`, and the query, empty values left out. */
+export function pathOf(template: string, params: Record<string, Scalar> = {}, query: Record<string, Scalar | undefined> = {}): string {
+  const path = template.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(String(params[name])));
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') search.set(name, String(value));
+  const text = search.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/**
+ * Calls a route of the API by its key in the route map (server/contract/routes/): the parameters,
+ * query and body it takes and the answer it gives are the map's. `raw`: a body already in JSON text,
+ * sent as it is, for a route that reads its body itself (a backup file being imported).
+ */
+export async function api<K extends RouteKey>(key: K, ...[input]: Args<K>): Promise<RouteAnswer<K>> {
+  const space = key.indexOf(' ');
+  const given = (input ?? {}) as { params?: Record<string, Scalar>; query?: Record<string, Scalar | undefined>; body?: unknown; raw?: string };
+  return request(key.slice(0, space), pathOf(key.slice(space + 1), given.params, given.query), given.raw ?? given.body) as Promise<RouteAnswer<K>>;
+}
+
+async function request(method: string, path: string, body?: unknown): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -53,9 +89,9 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   }
   const isJson = res.headers.get('content-type')?.includes('application/json');
   const data: any = isJson ? await res.json().catch(() => undefined) : undefined;
-  if (res.ok) return data as T;
+  if (res.ok) return data;
 
-  if (res.status === 401 && !OWN_401.includes(path) && location.pathname !== '/login') navigate(signInUrl(), { replace: true });
+  if (res.status === 401 && !OWN_401.includes(path.split('?')[0]!) && location.pathname !== '/login') navigate(signInUrl(), { replace: true });
   if (res.status === 403 && data?.error === 'password change required' && !location.pathname.startsWith('/password')) {
     navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
   }

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPABILITIES } from '../server/contract/access.js';
+import { ROUTES } from '../server/contract/routes/index.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -35,6 +36,12 @@ describe('route declarations', () => {
     const allowed = new Set<string>([...CAPABILITIES, 'public', 'machine']);
     expect(server.routes.length).toBeGreaterThan(0);
     for (const route of server.routes) expect(allowed, `${route.method} ${route.path}`).toContain(route.access);
+  });
+
+  it('the route table registers exactly the routes the route map declares', () => {
+    const registered = server.routes.map((r) => `${r.method} ${r.path}`).sort();
+    expect(registered).toEqual(Object.keys(ROUTES).sort());
+    expect(new Set(registered).size).toBe(registered.length);
   });
 
   it('no route is served that was not declared through the route table', () => {

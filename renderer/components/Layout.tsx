@@ -1,6 +1,5 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { Health } from '../../server/contract/common';
 import { api, messageOf } from '../api';
 import { navigate, useLocation } from '../router';
 import { stopLive, useLiveState } from '../live';
@@ -39,7 +38,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
     };
   }, []);
   useEffect(() => {
-    api<Health>('GET', '/api/health').then(
+    api('GET /api/health').then(
       (health) => setVersion(health.version),
       () => setVersion(undefined),
     );
@@ -60,7 +59,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
   async function signOut() {
     stopLive(); // its revoked event would otherwise announce the sign-out the person just chose
     try {
-      await api('POST', '/api/auth/logout');
+      await api('POST /api/auth/logout');
       await session.refresh();
       navigate('/login');
     } catch (e) {

@@ -5,14 +5,13 @@ import { Confirm, CopyButton, Field, Loading, Notice, PageTitle, Time, useLoad }
 import { navigate } from '../router';
 import { safeNext } from '../safeNext';
 import { useSession } from '../session';
-import type { SessionAnswer } from '../../server/contract/access';
-import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus } from '../../server/contract/signin';
+import type { Passkey, TotpSetup } from '../../server/contract/signin';
 
 /** The own account's sign-in: two-step sign-in (TOTP) and passkeys. A lazy chunk: few visits need it. */
 export function AccountPage() {
   const session = useSession();
   const state = useLoad(
-    () => Promise.all([api<SessionAnswer>('GET', '/api/auth/session'), api<SignInMethods>('GET', '/api/auth/methods')]),
+    () => Promise.all([api('GET /api/auth/session'), api('GET /api/auth/methods')]),
     [],
   );
   const [required, methods] = state.data ? [state.data[0].second_factor_required, state.data[1]] : [false, undefined];
@@ -41,7 +40,7 @@ export function AccountPage() {
 }
 
 function TotpCard({ onAdded }: { onAdded: () => Promise<void> }) {
-  const status = useLoad(() => api<TotpStatus>('GET', '/api/auth/totp'), []);
+  const status = useLoad(() => api('GET /api/auth/totp'), []);
   const [setup, setSetup] = useState<TotpSetup>();
   const [codes, setCodes] = useState<string[]>();
   const [code, setCode] = useState('');
@@ -58,11 +57,11 @@ function TotpCard({ onAdded }: { onAdded: () => Promise<void> }) {
     }
   }
 
-  const start = () => run(async () => setSetup(await api<TotpSetup>('POST', '/api/auth/totp/setup')));
+  const start = () => run(async () => setSetup(await api('POST /api/auth/totp/setup')));
   const confirm = (event: Event) => {
     event.preventDefault();
     return run(async () => {
-      const { recovery_codes } = await api<RecoveryCodes>('POST', '/api/auth/totp/confirm', { code });
+      const { recovery_codes } = await api('POST /api/auth/totp/confirm', { body: { code } });
       setSetup(undefined);
       setCode('');
       setCodes(recovery_codes);
@@ -72,7 +71,7 @@ function TotpCard({ onAdded }: { onAdded: () => Promise<void> }) {
   const turnOff = (event: Event) => {
     event.preventDefault();
     return run(async () => {
-      await api('DELETE', '/api/auth/totp', { password });
+      await api('DELETE /api/auth/totp', { body: { password } });
       setPassword('');
       setTurningOff(false);
       status.reload();
@@ -145,7 +144,7 @@ function TotpCard({ onAdded }: { onAdded: () => Promise<void> }) {
 }
 
 function PasskeysCard({ available, onAdded }: { available: boolean; onAdded: () => Promise<void> }) {
-  const list = useLoad(() => api<Passkey[]>('GET', '/api/auth/passkeys'), []);
+  const list = useLoad(() => api('GET /api/auth/passkeys'), []);
   const [name, setName] = useState('');
   const [proof, setProof] = useState('');
   const [renaming, setRenaming] = useState<{ id: number; name: string }>();
@@ -190,7 +189,7 @@ function PasskeysCard({ available, onAdded }: { available: boolean; onAdded: () 
             <li key={key.id}>
               {renaming?.id === key.id ? (
                 <form
-                  onSubmit={(e) => (e.preventDefault(), void run(() => api('PATCH', `/api/auth/passkeys/${key.id}`, { name: renaming.name }), 'Passkey renamed.').then(() => setRenaming(undefined)))}
+                  onSubmit={(e) => (e.preventDefault(), void run(() => api('PATCH /api/auth/passkeys/:id', { params: { id: key.id }, body: { name: renaming.name } }), 'Passkey renamed.').then(() => setRenaming(undefined)))}
                 >
                   <input aria-label="New name" value={renaming.name} maxLength={60} onInput={(e) => setRenaming({ id: key.id, name: e.currentTarget.value })} />{' '}
                   <button type="submit">Save</button>{' '}
@@ -220,7 +219,7 @@ function PasskeysCard({ available, onAdded }: { available: boolean; onAdded: () 
                   label={`Confirm: remove passkey ${key.name}`}
                   question={`Remove the passkey “${key.name}”? It no longer signs you in.`}
                   action="Remove passkey"
-                  onConfirm={() => void run(() => api('DELETE', `/api/auth/passkeys/${key.id}`), 'Passkey removed.').then(() => setRemoving(undefined))}
+                  onConfirm={() => void run(() => api('DELETE /api/auth/passkeys/:id', { params: { id: key.id } }), 'Passkey removed.').then(() => setRemoving(undefined))}
                   onCancel={() => setRemoving(undefined)}
                 />
               )}

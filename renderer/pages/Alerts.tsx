@@ -9,7 +9,7 @@ function ordered(alerts: Alert[]): Alert[] {
 }
 
 export function AlertsPage() {
-  const list = useLoad(() => api<Alert[]>('GET', '/api/alerts?limit=200'), []);
+  const list = useLoad(() => api('GET /api/alerts', { query: { limit: 200 } }), []);
   useLive(['alert.firing', 'alert.resolved'], ({ data }) => list.update((alerts) => ordered([data, ...alerts.filter((a) => a.id !== data.id)])));
   useLive(['reset'], () => list.reload());
 

@@ -5,15 +5,14 @@ import { historyChange } from '../format';
 import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
-import type { HistoryEntry, PlacedInstance as Instance } from '../../server/contract/registry';
 import { Flags } from './Instances';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
 
 export function InstanceDetailPage({ vmid }: { vmid: string }) {
   const session = useSession();
-  const instance = useLoad(() => api<Instance>('GET', `/api/instances/${encodeURIComponent(vmid)}`), [vmid]);
-  const history = useLoad(() => api<HistoryEntry[]>('GET', `/api/instances/${encodeURIComponent(vmid)}/history`), [vmid]);
+  const instance = useLoad(() => api('GET /api/instances/:vmid', { params: { vmid } }), [vmid]);
+  const history = useLoad(() => api('GET /api/instances/:vmid/history', { params: { vmid } }), [vmid]);
   const [confirming, setConfirming] = useState(false);
   const [deleteError, setDeleteError] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -58,7 +57,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
     setBusy(true);
     setDeleteError(undefined);
     try {
-      await api('DELETE', `/api/instances/${item.vmid}`);
+      await api('DELETE /api/instances/:vmid', { params: { vmid: item.vmid } });
       navigate('/instances');
     } catch (e) {
       setDeleteError(messageOf(e));

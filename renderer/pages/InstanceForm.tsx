@@ -22,7 +22,7 @@ function neverProxmox(value: string | number): boolean {
 }
 
 export function InstanceFormPage({ vmid }: { vmid?: string }) {
-  const existing = useLoad(() => (vmid ? api<Instance>('GET', `/api/instances/${encodeURIComponent(vmid)}`) : Promise.resolve(undefined)), [vmid]);
+  const existing = useLoad(() => (vmid ? api('GET /api/instances/:vmid', { params: { vmid } }) : Promise.resolve(undefined)), [vmid]);
   if (vmid && existing.error) return <Notice kind="error">{existing.error}</Notice>;
   if (vmid && !existing.data) return <Loading />;
   return <InstanceForm key={vmid ?? 'new'} existing={existing.data} />;
@@ -42,8 +42,8 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
     setErrors({});
     try {
       const saved = existing
-        ? await api<Instance>('PUT', `/api/instances/${existing.vmid}`, toBody(draft))
-        : await api<Instance>('POST', '/api/instances', toBody(draft));
+        ? await api('PUT /api/instances/:vmid', { params: { vmid: existing.vmid }, body: toBody(draft) })
+        : await api('POST /api/instances', { body: toBody(draft) });
       navigate(`/instances/${saved.vmid}`);
     } catch (e) {
       if (e instanceof ApiError && Object.keys(e.fields).length) {

@@ -62,8 +62,8 @@ export function InstancesPage() {
   }, []);
 
   const query = viewQuery(view);
-  const list = useLoad(() => api<Instance[]>('GET', `/api/instances${query}`), [query]);
-  const stacks = useLoad(() => api<string[]>('GET', '/api/instances/stacks'), []);
+  const list = useLoad(() => api('GET /api/instances', { query: Object.fromEntries(new URLSearchParams(query)) }), [query]);
+  const stacks = useLoad(() => api('GET /api/instances/stacks'), []);
   // Live: another operator's change updates its row in place and flashes it; a new instance reloads the view (its sort and filter decide where it goes).
   const [flashing, flash] = useFlash();
   useLive(['instance.created', 'instance.updated', 'instance.deleted', 'reset'], (event) => {

@@ -5,7 +5,7 @@ import { useLive } from '../live';
 import { duration } from '../format';
 import { useSession } from '../session';
 import { isConfigured, isSet, missingFields, notConfiguredText, secretsToRetype } from '../jobConfig';
-import type { JobDetail, JobView as Job } from '../../server/contract/jobs';
+import type { JobView as Job } from '../../server/contract/jobs';
 import { RunNow } from './Jobs';
 
 type FieldKind = 'text' | 'secret' | 'boolean' | 'url';
@@ -33,7 +33,7 @@ type Message = { kind: 'error' | 'success' | 'warning'; text: string };
 
 export function JobDetailPage({ id }: { id: string }) {
   const session = useSession();
-  const job = useLoad(() => api<JobDetail>('GET', `/api/jobs/${encodeURIComponent(id)}`), [id]);
+  const job = useLoad(() => api('GET /api/jobs/:id', { params: { id } }), [id]);
   useLive(['job.run.started', 'job.run.finished', 'reset'], (event) => {
     if (event.type === 'reset') return job.reload();
     const run = event.data;
@@ -175,7 +175,9 @@ function ConfigForm(props: { job: Job; onSaved: () => void }) {
       config[field.name] = value;
     }
     try {
-      const saved = await api<Job>('PUT', `/api/jobs/${job.id}`, { enabled, schedule: /^\d+$/.test(schedule) ? Number(schedule) : schedule, config });
+      // A schedule that is not a number is sent as typed: the server's 400 says what is wrong with it.
+      const minutes = (/^\d+$/.test(schedule) ? Number(schedule) : schedule) as number;
+      const saved = await api('PUT /api/jobs/:id', { params: { id: job.id }, body: { enabled, schedule: minutes, config } });
       setStored(saved);
       // A stored secret is never shown again: its box empties and reads "(set)".
       setValues((v) => ({ ...v, ...Object.fromEntries(fields.filter((f) => f.kind === 'secret').map((f) => [f.name, ''])) }));

@@ -5,10 +5,10 @@ import { historyChange, plural } from '../format';
 import { isConfigured, notConfiguredText } from '../jobConfig';
 import { useLive } from '../live';
 import { useSession } from '../session';
-import type { DryRun, JobView as Job, RunAnswer } from '../../server/contract/jobs';
+import type { DryRun, JobView as Job } from '../../server/contract/jobs';
 
 export function JobsPage() {
-  const jobs = useLoad(() => api<Job[]>('GET', '/api/jobs'), []);
+  const jobs = useLoad(() => api('GET /api/jobs'), []);
   // Live: a run that starts (here, on its schedule, or from another browser) shows at once; its end reloads the card.
   useLive(['job.run.started', 'job.run.finished', 'reset'], (event) => {
     if (event.type === 'job.run.started') {
@@ -54,7 +54,7 @@ function JobCard({ job, onChanged }: { job: Job; onChanged: () => void }) {
   async function save(patch: Record<string, unknown>, done: Message): Promise<boolean> {
     setMessage(undefined);
     try {
-      await api('PUT', `/api/jobs/${job.id}`, patch);
+      await api('PUT /api/jobs/:id', { params: { id: job.id }, body: patch });
       setMessage(done);
       onChanged();
       return true;
@@ -142,7 +142,7 @@ export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
     setOutcome(undefined);
     setPreview(undefined);
     try {
-      const { summary } = await api<RunAnswer>('POST', `/api/jobs/${job.id}/run`);
+      const { summary } = await api('POST /api/jobs/:id/run', { params: { id: job.id } });
       setOutcome({ kind: 'success', text: summary });
     } catch (e) {
       setOutcome({ kind: 'error', text: `Run failed: ${messageOf(e)}` });
@@ -156,7 +156,8 @@ export function RunNow({ job, onDone }: { job: Job; onDone: () => void }) {
     setOutcome(undefined);
     setPreview(undefined);
     try {
-      setPreview(await api<DryRun>('POST', `/api/jobs/${job.id}/run?dry_run=true`));
+      // A dry run answers what it would change.
+      setPreview((await api('POST /api/jobs/:id/run', { params: { id: job.id }, query: { dry_run: 'true' } })) as DryRun);
     } catch (e) {
       setOutcome({ kind: 'error', text: `Preview failed: ${messageOf(e)}` });
     } finally {

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Field, Notice, PageTitle } from '../components/ui';
 import { navigate } from '../router';
-import type { SecondFactorAsked, SecondFactorKind, UserAnswer } from '../../server/contract/access';
+import type { SecondFactorKind, UserAnswer } from '../../server/contract/access';
 import type { SignInMethods } from '../../server/contract/signin';
 import { useSession } from '../session';
 import { safeNext } from '../safeNext';
@@ -46,7 +46,7 @@ export function LoginPage() {
       (res) => setSetupOpen(res.ok),
       () => setSetupOpen(false),
     );
-    api<SignInMethods>('GET', '/api/auth/methods').then(setMethods, () => {});
+    api('GET /api/auth/methods').then(setMethods, () => {});
   }, []);
 
   async function signedIn(user: UserAnswer['user']) {
@@ -59,7 +59,7 @@ export function LoginPage() {
     setBusy(true);
     setError(undefined);
     try {
-      const answer = await api<UserAnswer | SecondFactorAsked>('POST', '/api/auth/login', { username, password });
+      const answer = await api('POST /api/auth/login', { body: { username, password } });
       if ('second_factor' in answer) {
         setPassword('');
         setSecondStep(answer.second_factors ?? [answer.second_factor]);
@@ -156,7 +156,7 @@ function SecondStep({ factors, onDone, onRestart }: { factors: SecondFactorKind[
     setBusy(true);
     setError(undefined);
     try {
-      const { user } = await api<UserAnswer>('POST', '/api/auth/login/totp', recovery ? { recovery_code: value } : { code: value });
+      const { user } = await api('POST /api/auth/login/totp', { body: recovery ? { recovery_code: value } : { code: value } });
       await onDone(user);
     } catch (e) {
       if (e instanceof ApiError && e.status === 429) setError(tooMany(e));

@@ -1,7 +1,5 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { AuditEntry } from '../../server/contract/audit';
-import type { TelemetryEvent } from '../../server/contract/telemetry';
 import { api, messageOf } from '../api';
 import { ACTION_LABELS, describeAudit, describeChanges, filterAudit, NO_ACTOR } from '../auditWords';
 import { Empty, Field, Loading, Notice, PageTitle, Time } from '../components/ui';
@@ -10,7 +8,7 @@ import { useFlash, useLive } from '../live';
 const PAGE = 100;
 
 /** Newest first, `limit` a page and `before` the oldest id seen: the paging of /api/audit and /api/telemetry. */
-function usePaged<T extends { id: number }>(path: string) {
+function usePaged<T extends { id: number }>(page: (before: number | undefined) => Promise<T[]>) {
   const [rows, setRows] = useState<T[]>([]);
   const [error, setError] = useState<string>();
   const [loading, setLoading] = useState(true);
@@ -18,16 +16,16 @@ function usePaged<T extends { id: number }>(path: string) {
   async function load(before?: number) {
     setLoading(true);
     try {
-      const page = await api<T[]>('GET', `${path}?limit=${PAGE}${before !== undefined ? `&before=${before}` : ''}`);
-      setRows((old) => (before === undefined ? page : [...old, ...page]));
-      setMore(page.length === PAGE);
+      const rows = await page(before);
+      setRows((old) => (before === undefined ? rows : [...old, ...rows]));
+      setMore(rows.length === PAGE);
     } catch (e) {
       setError(messageOf(e));
     } finally {
       setLoading(false);
     }
   }
-  useEffect(() => void load(), [path]);
+  useEffect(() => void load(), []);
   /** A row that arrived live, put in its place by id (newest first); one already loaded is left alone. */
   const add = (row: T) => setRows((old) => (old.some((r) => r.id === row.id) ? old : [...old, row].sort((a, b) => b.id - a.id)));
   return { rows, error, loading, more, older: () => load(rows.at(-1)?.id), reload: () => load(), add };
@@ -94,7 +92,7 @@ function localTime(value: string): number | undefined {
 }
 
 export function AuditPage() {
-  const log = usePaged<AuditEntry>('/api/audit');
+  const log = usePaged((before) => api('GET /api/audit', { query: { limit: PAGE, before } }));
   const [flashing, flash] = useFlash(3_000);
   // Live: entries written while the page is open join the list (the stream sends them to administrators only).
   useLive(['audit.entry', 'reset'], (event) => {
@@ -199,7 +197,7 @@ export function AuditPage() {
 }
 
 export function TelemetryPage() {
-  const log = usePaged<TelemetryEvent>('/api/telemetry');
+  const log = usePaged((before) => api('GET /api/telemetry', { query: { limit: PAGE, before } }));
   return (
     <section>
       <PageTitle title="Telemetry" />

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { Field, Notice, Time, useLoad } from '../components/ui';
 import { ALERT_RULES, SEVERITIES, type AlertRule, type Severity } from '../../server/contract/alerts';
-import { CHANNEL_SECRET_FIELDS, CHANNEL_TYPES, type Channel, type ChannelType, type Delivery, type TestOutcome } from '../../server/contract/notifications';
+import { CHANNEL_SECRET_FIELDS, CHANNEL_TYPES, type Channel, type ChannelType, type Delivery } from '../../server/contract/notifications';
 
 /** The config fields each channel type asks for (PRODUCT.md), in form order. */
 const FIELDS: Record<ChannelType, { name: string; label: string; hint?: string; number?: boolean; check?: boolean }[]> = {
@@ -79,8 +79,8 @@ function ChannelForm({ done, editing, cancel }: { done: () => void; editing?: Ch
     try {
       const quietHours = quiet.start && quiet.end ? { quiet_hours: quiet } : {};
       const body = { name, type, config, rules: editing?.rules ?? 'all', min_severity: severity, ...quietHours };
-      if (editing) await api('PUT', `/api/notifications/channels/${editing.id}`, body);
-      else await api('POST', '/api/notifications/channels', body);
+      if (editing) await api('PUT /api/notifications/channels/:id', { params: { id: editing.id }, body });
+      else await api('POST /api/notifications/channels', { body });
       if (!editing) {
         setValues({});
         setName('');
@@ -167,15 +167,15 @@ function ChannelForm({ done, editing, cancel }: { done: () => void; editing?: Ch
 
 /** Settings → Notifications: channels (secrets never shown), a test button each, and the delivery log. */
 export function NotificationSettings() {
-  const channels = useLoad(() => api<Channel[]>('GET', '/api/notifications/channels'), []);
-  const deliveries = useLoad(() => api<Delivery[]>('GET', '/api/notifications/deliveries?limit=50'), []);
+  const channels = useLoad(() => api('GET /api/notifications/channels'), []);
+  const deliveries = useLoad(() => api('GET /api/notifications/deliveries', { query: { limit: 50 } }), []);
   const [outcome, setOutcome] = useState<{ kind: 'success' | 'error'; text: string }>();
   const [editing, setEditing] = useState<Channel>();
 
   async function test(c: Channel) {
     setOutcome(undefined);
     try {
-      const r = await api<TestOutcome>('POST', `/api/notifications/channels/${c.id}/test`);
+      const r = await api('POST /api/notifications/channels/:id/test', { params: { id: c.id } });
       setOutcome(r.ok ? { kind: 'success', text: `Test message sent to ${c.name}.` } : { kind: 'error', text: `${c.name}: ${r.error}` });
     } catch (e) {
       setOutcome({ kind: 'error', text: messageOf(e) });
@@ -185,7 +185,7 @@ export function NotificationSettings() {
   async function remove(c: Channel) {
     if (!confirm(`Remove the channel “${c.name}”? Alerts will no longer be sent there.`)) return;
     try {
-      await api('DELETE', `/api/notifications/channels/${c.id}`);
+      await api('DELETE /api/notifications/channels/:id', { params: { id: c.id } });
       if (editing?.id === c.id) setEditing(undefined);
     } catch (e) {
       setOutcome({ kind: 'error', text: messageOf(e) });
@@ -293,7 +293,7 @@ function RuleRow({ rule, saved }: { rule: AlertRule; saved: () => void }) {
   const threshold = rule.percent !== undefined ? 'percent' : rule.days !== undefined ? 'days' : undefined;
   async function save() {
     try {
-      await api('PUT', `/api/alerts/rules/${rule.rule}`, { enabled: draft.enabled, severity: draft.severity, for_s: draft.for_s, ...(threshold ? { [threshold]: draft[threshold] } : {}) });
+      await api('PUT /api/alerts/rules/:rule', { params: { rule: rule.rule }, body: { enabled: draft.enabled, severity: draft.severity, for_s: draft.for_s, ...(threshold ? { [threshold]: draft[threshold] } : {}) } });
       setError(undefined);
       saved();
     } catch (e) {
@@ -339,7 +339,7 @@ function RuleRow({ rule, saved }: { rule: AlertRule; saved: () => void }) {
 
 /** Settings → Alert rules (administrators): each built-in rule's switch, severity, for_s and threshold. */
 export function AlertRuleSettings() {
-  const rules = useLoad(() => api<AlertRule[]>('GET', '/api/alerts/rules'), []);
+  const rules = useLoad(() => api('GET /api/alerts/rules'), []);
   return (
     <div class="card span-all" data-testid="alert-rules">
       <h2>Alert rules</h2>

@@ -29,8 +29,8 @@ export function PasswordPage() {
     }
     setBusy(true);
     try {
-      await api('POST', '/api/auth/password', { current_password: current, new_password: next });
-      const marked = (await api<Passkey[]>('GET', '/api/auth/passkeys').catch(() => [] as Passkey[])).filter((k) => k.added_since_password_change);
+      await api('POST /api/auth/password', { body: { current_password: current, new_password: next } });
+      const marked = (await api('GET /api/auth/passkeys').catch(() => [] as Passkey[])).filter((k) => k.added_since_password_change);
       setAdded(marked);
       await session.refresh();
       setCurrent('');

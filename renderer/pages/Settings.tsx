@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
 import { Notice, PageTitle, Time, useLoad } from '../components/ui';
-import type { ImportAnswer, SnapshotKind, SnapshotList, SnapshotTaken } from '../../server/contract/backup';
+import type { SnapshotKind, SnapshotList } from '../../server/contract/backup';
 import { plural } from '../format';
 import { previewBackup, type Preview } from '../backupPreview';
 import { Lazy } from '../components/Lazy';
@@ -28,7 +28,7 @@ function Snapshots({ list }: { list: SnapshotLoad }) {
     setError(undefined);
     setDone(undefined);
     try {
-      const { snapshot } = await api<SnapshotTaken>('POST', '/api/snapshots');
+      const { snapshot } = await api('POST /api/snapshots');
       setDone(`Snapshot ${snapshot.name} taken (${fileSize(snapshot.size)}).`);
       list.reload();
     } catch (e) {
@@ -112,7 +112,7 @@ async function awaitPreImportSnapshot(known: Set<string>, reload: () => Promise<
 }
 
 export function SettingsPage() {
-  const snapshots = useLoad(() => api<SnapshotList>('GET', '/api/snapshots'), []);
+  const snapshots = useLoad(() => api('GET /api/snapshots'), []);
   const [preview, setPreview] = useState<Preview>();
   const [error, setError] = useState<string>();
   const [done, setDone] = useState<string>();
@@ -138,11 +138,11 @@ export function SettingsPage() {
     setError(undefined);
     const known = new Set((snapshots.data?.snapshots ?? []).map((s) => s.name));
     try {
-      const { imported } = await api<ImportAnswer>('POST', '/api/import', preview.text);
+      const { imported } = await api('POST /api/import', { raw: preview.text });
       setDone(`Imported ${plural(imported, 'instance')} from ${preview.fileName}.${snapshots.data?.enabled ? ' What it replaced is kept in a pre-import snapshot below.' : ''}`);
       setPreview(undefined);
       void awaitPreImportSnapshot(known, async () => {
-        const list = await api<SnapshotList>('GET', '/api/snapshots');
+        const list = await api('GET /api/snapshots');
         snapshots.update(() => list);
         return list;
       });

@@ -18,7 +18,7 @@ export function TokensPage() {
   const session = useSession();
   const isAdmin = session.can('users.manage');
   const [everyone, setEveryone] = useState(false);
-  const tokens = useLoad(() => api<ApiToken[]>('GET', everyone ? '/api/tokens?user=all' : '/api/tokens'), [everyone]);
+  const tokens = useLoad(() => api('GET /api/tokens', { query: { user: everyone ? 'all' : undefined } }), [everyone]);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   /** The token itself is shown once, right after it is made, and never again. */
   const [created, setCreated] = useState<CreatedApiToken>();
@@ -28,7 +28,7 @@ export function TokensPage() {
     setCreated(undefined);
     if (!confirm(`Revoke the token “${token.name}”? Scripts using it stop working at once.`)) return;
     try {
-      await api('DELETE', `/api/tokens/${token.id}`);
+      await api('DELETE /api/tokens/:id', { params: { id: token.id } });
       setMessage({ kind: 'success', text: `Token “${token.name}” revoked.` });
     } catch (e) {
       setMessage({ kind: 'error', text: messageOf(e) });
@@ -131,7 +131,7 @@ function CreateToken({ ownRole, onCreated }: { ownRole: Role; onCreated: (token:
     setError(undefined);
     const expires_at = days === '' ? null : new Date(Date.now() + Number(days) * DAY_MS).toISOString();
     try {
-      const token = await api<CreatedApiToken>('POST', '/api/tokens', { name, role, expires_at });
+      const token = await api('POST /api/tokens', { body: { name, role, expires_at } });
       setName('');
       onCreated(token);
     } catch (e) {

@@ -7,7 +7,7 @@ import { plural } from '../format';
 import { useFlash, useLive } from '../live';
 import { useSession } from '../session';
 import { everyDay } from '../usageDays';
-import type { UsageList, UsageReport, UsageStats } from '../../server/contract/usage';
+import type { UsageReport, UsageStats } from '../../server/contract/usage';
 
 // This module is its own chunk (App loads it with import()), so uPlot is fetched only when the page opens.
 
@@ -18,9 +18,9 @@ const REFRESH_MS = 5_000;
 export function UsagePage() {
   const session = useSession();
   const canList = session.can('content.manage');
-  const stats = useLoad(() => api<UsageStats>('GET', `/api/usage/stats?days=${DAYS}`), []);
+  const stats = useLoad(() => api('GET /api/usage/stats', { query: { days: DAYS } }), []);
   const recent = useLoad(
-    () => (canList ? api<UsageList>('GET', '/api/usage?limit=50').then((r) => r.reports) : Promise.resolve([] as UsageReport[])),
+    () => (canList ? api('GET /api/usage', { query: { limit: 50 } }).then((r) => r.reports) : Promise.resolve([] as UsageReport[])),
     [canList],
   );
   const [flashing, flash] = useFlash(3_000);

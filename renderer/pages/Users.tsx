@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { plural } from '../format';
 import { api, ApiError, messageOf } from '../api';
 import { Confirm, CopyButton, Field, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
-import { ROLES, type CreatedUser, type TemporaryPassword } from '../../server/contract/access';
+import { ROLES, type CreatedUser } from '../../server/contract/access';
 import type { UserSecondFactors } from '../../server/contract/signin';
 import { useSession, type Account, type Role } from '../session';
 
@@ -40,8 +40,8 @@ const hasClearable = (f: UserSecondFactors) => f.totp || f.passkeys > 0;
 
 export function UsersPage() {
   const session = useSession();
-  const users = useLoad(() => api<Account[]>('GET', '/api/users'), []);
-  const factors = useLoad(() => api<UserSecondFactors[]>('GET', '/api/users/second-factors'), []);
+  const users = useLoad(() => api('GET /api/users'), []);
+  const factors = useLoad(() => api('GET /api/users/second-factors'), []);
   const factorsOf = new Map(factors.data?.map((f) => [f.user_id, f]));
   /** Known to have neither TOTP nor a passkey (while the factors load, the button stays on). */
   const nothingToClear = (user: Account) => {
@@ -79,13 +79,13 @@ export function UsersPage() {
   }
 
   async function confirmed(user: Account, kind: Risky) {
-    if (kind === 'disable') return act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: false }), `${user.username} disabled.`);
-    if (kind === 'revoke') return act(user, () => api('POST', `/api/users/${user.id}/revoke-sessions`), `${user.username} was signed out everywhere.`);
-    if (kind === 'factors') return act(user, () => api('DELETE', `/api/users/${user.id}/second-factor`), `The second factor of ${user.username} was cleared.`);
+    if (kind === 'disable') return act(user, () => api('PATCH /api/users/:id', { params: { id: user.id }, body: { enabled: false } }), `${user.username} disabled.`);
+    if (kind === 'revoke') return act(user, () => api('POST /api/users/:id/revoke-sessions', { params: { id: user.id } }), `${user.username} was signed out everywhere.`);
+    if (kind === 'factors') return act(user, () => api('DELETE /api/users/:id/second-factor', { params: { id: user.id } }), `The second factor of ${user.username} was cleared.`);
     setAsking(undefined);
     setMessage(undefined);
     try {
-      const { temporary_password } = await api<TemporaryPassword>('POST', `/api/users/${user.id}/reset-password`);
+      const { temporary_password } = await api('POST /api/users/:id/reset-password', { params: { id: user.id } });
       setSecret({ username: user.username, password: temporary_password });
     } catch (e) {
       setMessage({ kind: 'error', text: refusal(user, e) });
@@ -164,7 +164,7 @@ export function UsersPage() {
                           type="button"
                           class="primary"
                           onClick={() =>
-                            act(user, () => api('PATCH', `/api/users/${user.id}`, { role: pending.role }), `${user.username} is now ${pending.role}.`)
+                            act(user, () => api('PATCH /api/users/:id', { params: { id: user.id }, body: { role: pending.role } }), `${user.username} is now ${pending.role}.`)
                           }
                         >
                           Change role
@@ -194,7 +194,7 @@ export function UsersPage() {
                           Disable…
                         </button>
                       ) : (
-                        <button type="button" onClick={() => act(user, () => api('PATCH', `/api/users/${user.id}`, { enabled: true }), `${user.username} enabled.`)}>
+                        <button type="button" onClick={() => act(user, () => api('PATCH /api/users/:id', { params: { id: user.id }, body: { enabled: true } }), `${user.username} enabled.`)}>
                           Enable
                         </button>
                       )}
@@ -258,7 +258,7 @@ function CreateUser({ onCreated }: { onCreated: (created: CreatedUser) => void }
     setErrors({});
     setError(undefined);
     try {
-      const created = await api<CreatedUser>('POST', '/api/users', { username, display_name: displayName, role });
+      const created = await api('POST /api/users', { body: { username, display_name: displayName, role } });
       setUsername('');
       setDisplayName('');
       onCreated(created);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../../test/helpers/http.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { errorMiddleware } from '../errors.js';
+import { answer, route } from '../contract/route.js';
 import { RouteTable } from '../http/routes.js';
 import { CAPABILITIES, ROLE_TABLE, ROLES, roleHas, type Capability, type Role } from '../contract/access.js';
 
@@ -45,10 +46,13 @@ describe('the guard enforces every row for every role', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    const table = new RouteTable(server.authenticate);
+    const probes = Object.fromEntries(
+      CAPABILITIES.flatMap((c) => [`GET /probe/${c}`, `POST /probe/${c}`]).map((key) => [key, route({ answers: [answer<{ ok: string }>(200, 'ok')] })]),
+    );
+    const table = new RouteTable(server.authenticate, probes);
     for (const capability of CAPABILITIES) {
-      table.get(`/probe/${capability}`, { access: capability }, () => ({ ok: capability }));
-      table.post(`/probe/${capability}`, { access: capability }, () => ({ ok: capability }));
+      table.on(`GET /probe/${capability}`, { access: capability }, () => ({ ok: capability }));
+      table.on(`POST /probe/${capability}`, { access: capability }, () => ({ ok: capability }));
     }
     const app = express();
     app.use(table.router);

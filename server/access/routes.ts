@@ -5,7 +5,6 @@ import type { AuditEntry } from '../contract/audit.js';
 import { sessionOf } from '../http/locals.js';
 import { PageQuery } from '../http/page-query.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
 import { presentAccount, type AccountService } from './accounts.js';
 import { clearSessionCookie, setSessionCookie, setStepCookie } from './cookies.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
@@ -13,9 +12,6 @@ import { LoginBody, PasswordChangeBody, UserCreateBody, UserPatchBody } from './
 import { ABSOLUTE_MS, IDLE_MS } from './sessions.js';
 import { PENDING_COOKIE, PENDING_MS } from './pending.js';
 import { forbidden } from '../errors.js';
-
-const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
-
 
 /** `/api/auth/*` (login, logout, session, own password), `/api/users*` and `/api/audit`. */
 export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accounts: AccountService, audit: AuditLog): void {
@@ -26,8 +22,8 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
   // FLEET_OIDC_ONLY: "password sign-in off; setup and the recovery command still work".
   const passwordSignIn = oidc?.only ? [() => { throw forbidden(`password sign-in is turned off; sign in with ${oidc.name}`); }] : [];
 
-  routes.post('/api/auth/login', { access: 'public', before: [...passwordSignIn, sameOrigin, secure], body: LoginBody }, async (req, res): Promise<UserAnswer | SecondFactorAsked> => {
-    const result = await accounts.login(req.body.username, req.body.password);
+  routes.on('POST /api/auth/login', { access: 'public', before: [...passwordSignIn, sameOrigin, secure], body: LoginBody }, async (req, res, { body }): Promise<UserAnswer | SecondFactorAsked> => {
+    const result = await accounts.login(body.username, body.password);
     res.set('Cache-Control', 'no-store');
     if ('secondFactors' in result) {
       // No session yet: the pending cookie lets POST /api/auth/login/totp or /api/auth/login/passkey finish this sign-in.
@@ -38,14 +34,14 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     return { user: result.account };
   });
 
-  routes.post('/api/auth/logout', { access: 'self' }, (req, res) => {
+  routes.on('POST /api/auth/logout', { access: 'self' }, (req, res) => {
     const { user, session } = sessionOf(res);
     accounts.logout(session.id, user);
     clearSessionCookie(req, res, ctx.config);
     res.status(204).end();
   });
 
-  routes.get('/api/auth/session', { access: 'self' }, (_req, res): SessionAnswer => {
+  routes.on('GET /api/auth/session', { access: 'self' }, (_req, res): SessionAnswer => {
     const { user, session } = sessionOf(res);
     const row = accounts.repo.byId(user.id)!;
     return {
@@ -55,39 +51,36 @@ export function registerAccessRoutes(routes: RouteTable, ctx: AppContext, accoun
     };
   });
 
-  routes.post('/api/auth/password', { access: 'self', before: [secure], body: PasswordChangeBody }, async (req, res) => {
+  routes.on('POST /api/auth/password', { access: 'self', before: [secure], body: PasswordChangeBody }, async (req, res, { body }) => {
     const { user, session } = sessionOf(res);
-    const token = await accounts.changePassword(user.id, session.id, req.body.current_password, req.body.new_password);
+    const token = await accounts.changePassword(user.id, session.id, body.current_password, body.new_password);
     setSessionCookie(req, res, token, ctx.config);
     res.set('Cache-Control', 'no-store').status(204).end();
   });
 
-  routes.get('/api/users', { access: 'users.manage' }, (): Account[] => accounts.list());
+  routes.on('GET /api/users', { access: 'users.manage' }, (): Account[] => accounts.list());
 
-  routes.post('/api/users', { access: 'users.manage', body: UserCreateBody }, async (req, res): Promise<CreatedUser> => {
-    const created = await accounts.createWithTemporaryPassword(req.body);
+  routes.on('POST /api/users', { access: 'users.manage', body: UserCreateBody }, async (req, res, { body }): Promise<CreatedUser> => {
+    const created = await accounts.createWithTemporaryPassword(body);
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
-  routes.patch('/api/users/:id', { access: 'users.manage', body: UserPatchBody }, (req, res): UserAnswer => {
-    const user = accounts.update(idParam(req.params.id), req.body);
+  routes.on('PATCH /api/users/:id', { access: 'users.manage', body: UserPatchBody }, (req, res, { params, body }): UserAnswer => {
+    const user = accounts.update(params.id, body);
     return { user };
   });
 
-  routes.post('/api/users/:id/reset-password', { access: 'users.manage' }, async (req, res): Promise<TemporaryPassword> => {
-    const temporary_password = await accounts.resetPassword(idParam(req.params.id));
+  routes.on('POST /api/users/:id/reset-password', { access: 'users.manage' }, async (req, res, { params }): Promise<TemporaryPassword> => {
+    const temporary_password = await accounts.resetPassword(params.id);
     res.set('Cache-Control', 'no-store');
     return { temporary_password };
   });
 
-  routes.post('/api/users/:id/revoke-sessions', { access: 'users.manage' }, (req, res) => {
-    accounts.revokeSessions(idParam(req.params.id));
+  routes.on('POST /api/users/:id/revoke-sessions', { access: 'users.manage' }, (req, res, { params }) => {
+    accounts.revokeSessions(params.id);
     res.status(204).end();
   });
 
-  routes.get('/api/audit', { access: 'users.manage', query: PageQuery }, (req): AuditEntry[] => {
-    const page = req.query as unknown as PageQuery;
-    return audit.list(page.limit, page.before);
-  });
+  routes.on('GET /api/audit', { access: 'users.manage', query: PageQuery }, (_req, _res, { query }): AuditEntry[] => audit.list(query.limit, query.before));
 }

@@ -18,7 +18,7 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
     return undefined;
   };
 
-  routes.get('/setup', { access: 'public' }, (req, res) => {
+  routes.on('GET /setup', { access: 'public' }, (req, res) => {
     const reason = closedReason();
     res.set(SETUP_PAGE_HEADERS);
     if (reason) return void res.status(404).send(setupClosedPage(reason));
@@ -27,8 +27,7 @@ export function registerSetupRoutes(routes: RouteTable, ctx: AppContext, account
   });
 
   const form = formBody('16kb', 20);
-  routes.post(
-    '/setup',
+  routes.on('POST /setup',
     { access: 'public', before: [requireOrigin(ctx.config), requireSecureTransport(ctx.config), form], bodyLimit: '16kb' },
     async (req: Request, res: Response) => {
       const isForm = Boolean(req.is('application/x-www-form-urlencoded'));

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { LimitParam } from '../http/page-query.js';
+import { limitParam } from '../http/page-query.js';
 import type * as wire from '../contract/alerts.js';
 import { SEVERITIES } from '../contract/alerts.js';
 import type { Agrees, Same } from '../http/validate.js';
@@ -27,6 +27,6 @@ type _RuleUpdate = Agrees<Same<z.infer<typeof RuleUpdate>, wire.AlertRuleUpdate>
 export const AlertsQuery = z.lazy(() =>
   z.object({
     status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }).optional(),
-    limit: LimitParam().optional(),
+    limit: limitParam(100),
   }),
 );

@@ -23,7 +23,7 @@ declare global {
 export function registerBackupRoutes(routes: RouteTable, backup: BackupService, snapshots: SnapshotService, audit: AuditLog): void {
 
   // The export carries raw job secrets, so it needs the same capability as changing them.
-  routes.get('/api/export', { access: 'settings.manage' }, (_req, res) => {
+  routes.on('GET /api/export', { access: 'settings.manage' }, (_req, res) => {
     const doc = backup.exportDocument();
     res.attachment(`homefleet-backup-${doc.exported_at.slice(0, 10)}.json`);
     return doc;
@@ -54,7 +54,7 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
       next();
     });
   };
-  routes.post('/api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
+  routes.on('POST /api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
     const plan = backup.validate(req.body);
     const preImport = (res.locals.preImport ??= snapshots.beforeImport());
     try {
@@ -70,7 +70,7 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
   });
 
   // Whole-database snapshots: a download is the whole database (password hashes, secrets), so administrators only.
-  routes.get('/api/snapshots', { access: 'settings.manage' }, (): SnapshotList => ({
+  routes.on('GET /api/snapshots', { access: 'settings.manage' }, (): SnapshotList => ({
     enabled: snapshots.enabled,
     ...(snapshots.enabled ? {} : { reason: 'the database is in memory' }),
     directory: snapshots.directory,
@@ -79,7 +79,7 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
     snapshots: snapshots.list(),
   }));
 
-  routes.post('/api/snapshots', { access: 'settings.manage', status: 201 }, async (): Promise<SnapshotTaken> => {
+  routes.on('POST /api/snapshots', { access: 'settings.manage' }, async (req, res): Promise<SnapshotTaken> => {
     const snapshot = await snapshots.take('manual');
     // A snapshot changes no row: its entry is written on its own once the file is complete.
     const subject = { type: 'snapshot', id: snapshot.name, name: snapshot.name };
@@ -89,11 +89,11 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
 
   // A download is the whole database: a browser session only, never a personal API token, which a
   // script keeps on disk and which outlives no password check (a token got every hash this way).
-  routes.get('/api/snapshots/:name', { access: 'settings.manage', credentials: ['session'] }, (req, res) => {
-    const file = snapshots.file(req.params.name!);
+  routes.on('GET /api/snapshots/:name', { access: 'settings.manage', credentials: ['session'] }, (req, res, { params }) => {
+    const file = snapshots.file(params.name);
     const size = fs.statSync(file).size;
     res.set({ 'content-type': 'application/vnd.sqlite3', 'content-length': String(size), 'cache-control': 'no-store' });
-    res.attachment(req.params.name!);
+    res.attachment(params.name);
     const stream = fs.createReadStream(file);
     stream.on('error', () => res.destroy());
     stream.pipe(res);

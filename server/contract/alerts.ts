@@ -66,7 +66,7 @@ export interface Alert {
 /** ?status=firing|resolved&limit= (default 100, at most 1000) */
 export interface AlertsQuery {
   status?: AlertStatus;
-  limit?: number;
+  limit?: string;
 }
 
 export const alertEvents = {

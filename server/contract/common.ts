@@ -13,12 +13,12 @@ export interface ErrorBody {
 }
 
 /**
- * `?limit=&before=` of the paged lists (audit, telemetry), as the server reads them: `limit` 1 to
+ * `?limit=&before=` of the paged lists (audit, telemetry, usage) as a client sends them: `limit` 1 to
  * 1000 (100 when absent), `before` an id; newest first, the next page is `before` the last id.
  */
-export interface PageQuery {
-  limit: number;
-  before?: number;
+export interface PageQueryInput {
+  limit?: string;
+  before?: string;
 }
 
 /** GET /api/health */

@@ -66,8 +66,8 @@ export interface Delivery {
 
 /** ?limit= (default 100, at most 1000)&channel_id= */
 export interface DeliveriesQuery {
-  limit?: number;
-  channel_id?: number;
+  limit?: string;
+  channel_id?: string;
 }
 
 /** POST /api/notifications/channels/:id/test: the outcome of one attempt. */

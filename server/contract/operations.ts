@@ -68,10 +68,10 @@ export interface Operation {
 }
 
 /** GET /api/operations?host_id=&vmid=&status=&limit= (limit 1 to 1000, 100 when absent), newest first. */
-export interface OperationListParams {
+export interface OperationListQuery {
   host_id?: string;
   vmid?: string;
-  status?: string;
+  status?: OperationStatus;
   limit?: string;
 }
 

@@ -74,12 +74,12 @@ export type SortKey = (typeof SORT_KEYS)[number];
  * or `none` for the instances no host reports.
  */
 export interface InstanceListParams {
-  search?: string;
-  state?: string;
-  stack?: string;
-  host_id?: string;
-  sort?: string;
-  order?: string;
+  search?: string | string[];
+  state?: string | string[];
+  stack?: string | string[];
+  host_id?: string | string[];
+  sort?: string | string[];
+  order?: string | string[];
 }
 
 /** GET /api/instances/stacks: the stacks in use, in order. */

@@ -1,12 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.js';
 import type { CreatedEnrollmentToken, HostRemoval } from '../contract/hosts.js';
-import { badRequest, notFound } from '../errors.js';
 import type { CredentialResolvers } from '../http/credentials.js';
 import { agentCredentialOf } from '../http/locals.js';
 import { actorName, currentContext, type Actor } from '../http/request-context.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import { baseUrlOf } from '../releases/routes.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, parseHeartbeat, UpgradeRequest } from './schema.js';
@@ -16,9 +14,7 @@ import { bearerOfKind, TOKEN_PREFIX, type AgentTokenKind } from './tokens.js';
 import { isLoopbackHost } from '../tls/names.js';
 import * as z from 'zod';
 
-// For the API document only: what these routes answer (their handlers set the status themselves).
-const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
-const HostDeleteQueryDoc = z.lazy(() => z.object({ force: z.enum(['true', 'false']).optional().describe('`true`: remove at once, without waiting for the host\'s receipt') }));
+const HostDeleteQuery = z.lazy(() => z.object({ force: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('`true`: remove at once, without waiting for the host\'s receipt') }));
 
 declare module '../http/credentials.js' {
   interface AgentCredentials {
@@ -99,9 +95,9 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
   // enrollment-tokens first: Express matches in order, and it is not a host id.
 
   // A browser session only: an enrollment token minted with a personal API token would outlive that token's revocation.
-  routes.post('/api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate, documentedResponse: doc(201, 'The enrollment token (`hfe_`, shown once), its install command (run as root), and `install_notes`: why that command cannot work from another machine yet (plain HTTP, a loopback address), empty when it can') }, (req, res): CreatedEnrollmentToken => {
+  routes.on('POST /api/hosts/enrollment-tokens', { access: 'hosts.manage', credentials: ['session'], body: EnrollmentTokenCreate }, (req, res, { body }): CreatedEnrollmentToken => {
     const base = baseUrlOf(req, ctx.config.publicOrigin);
-    const created = hosts.createEnrollmentToken(req.body, who());
+    const created = hosts.createEnrollmentToken(body, who());
     res.status(201);
     return {
       ...created,
@@ -110,74 +106,69 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
     };
   });
 
-  routes.get('/api/hosts/enrollment-tokens', { access: 'hosts.read', documentedResponse: doc(200, 'Enrollment tokens, without their secrets') }, () => hosts.listEnrollmentTokens());
+  routes.on('GET /api/hosts/enrollment-tokens', { access: 'hosts.read' }, () => hosts.listEnrollmentTokens());
 
-  routes.delete('/api/hosts/enrollment-tokens/:id', { access: 'hosts.manage', documentedResponse: doc(204, 'Revoked') }, (req, res) => {
-    hosts.revokeEnrollmentToken(parseIntegerParam(req.params.id, 'invalid id'), who());
+  routes.on('DELETE /api/hosts/enrollment-tokens/:id', { access: 'hosts.manage' }, (req, res, { params }) => {
+    hosts.revokeEnrollmentToken(params.id, who());
     res.status(204).end();
   });
 
-  routes.get('/api/hosts', { access: 'hosts.read', documentedResponse: doc(200, 'Every host with its status, last heartbeat, agent, guest and drift counts') }, () => hosts.list());
+  routes.on('GET /api/hosts', { access: 'hosts.read' }, () => hosts.list());
 
-  routes.get('/api/hosts/:id', { access: 'hosts.read', documentedResponse: doc(200, 'The host with its guests, drift and removal state') }, (req) => hosts.get(parseIntegerParam(req.params.id, 'invalid id')));
+  routes.on('GET /api/hosts/:id', { access: 'hosts.read' }, (req, res, { params }) => hosts.get(params.id));
 
-  routes.patch('/api/hosts/:id', { access: 'hosts.manage', body: HostPatch, documentedResponse: doc(200, 'The updated host') }, (req, res) =>
-    hosts.update(parseIntegerParam(req.params.id, 'invalid id'), req.body, who()),
+  routes.on('PATCH /api/hosts/:id', { access: 'hosts.manage', body: HostPatch }, (req, res, { params, body }) =>
+    hosts.update(params.id, body, who()),
   );
 
-  routes.delete(
-    '/api/hosts/:id',
-    { access: 'hosts.manage', documentedQuery: HostDeleteQueryDoc, documentedResponse: [doc(202, 'Removal started: the uninstall goes out at the next heartbeat'), doc(200, 'Removed by force')] },
-    (req, res): HostRemoval => {
-      const force = (req.query as Record<string, unknown>).force === 'true';
-      const deletion = hosts.remove(parseIntegerParam(req.params.id, 'invalid id'), force, who());
+  routes.on('DELETE /api/hosts/:id',
+    { access: 'hosts.manage', query: HostDeleteQuery },
+    (req, res, { params, query }): HostRemoval => {
+      const force = query.force === 'true';
+      const deletion = hosts.remove(params.id, force, who());
       res.status(force ? 200 : 202);
       return { operation_id: deletion.operation_id, status: deletion.status };
     },
   );
 
-  routes.post('/api/hosts/:id/revoke-token', { access: 'hosts.manage', documentedResponse: doc(204, 'Host token revoked') }, (req, res) => {
-    hosts.revokeHostToken(parseIntegerParam(req.params.id, 'invalid id'), who());
+  routes.on('POST /api/hosts/:id/revoke-token', { access: 'hosts.manage' }, (req, res, { params }) => {
+    hosts.revokeHostToken(params.id, who());
     res.status(204).end();
   });
 
-  routes.post('/api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest, documentedResponse: doc(202, 'Upgrade requested; offered at the next heartbeat') }, (req, res) => {
-    const host = hosts.requestUpgrade(parseIntegerParam(req.params.id, 'invalid id'), req.body, who());
+  routes.on('POST /api/hosts/:id/upgrade', { access: 'hosts.manage', body: UpgradeRequest }, (req, res, { params, body }) => {
+    const host = hosts.requestUpgrade(params.id, body, who());
     res.status(202);
     return host;
   });
 
   // Applying drift changes the registry, so it is an operator's action, like any instance write.
-  routes.post('/api/hosts/:id/drift/apply', { access: 'fleet.operate', body: DriftApply, documentedResponse: doc(200, 'What was applied and what was skipped') }, (req, res) =>
-    hosts.applyDrift(parseIntegerParam(req.params.id, 'invalid id'), req.body, who()),
+  routes.on('POST /api/hosts/:id/drift/apply', { access: 'fleet.operate', body: DriftApply }, (req, res, { params, body }) =>
+    hosts.applyDrift(params.id, body, who()),
   );
 
   // ---- agents (their own tokens only) -------------------------------------------------------
 
-  routes.post(
-    '/api/agent/enroll',
-    { access: 'machine', credentials: ['enrollment'], documentedResponse: doc(201, 'The host id, its host token (`hfh_`, shown once) and the heartbeat interval'), body: EnrollBody },
-    (req, res) => {
+  routes.on('POST /api/agent/enroll',
+    { access: 'machine', credentials: ['enrollment'], body: EnrollBody },
+    (req, res, { body }) => {
       const token = agentCredentialOf(res, 'enrollment');
-      const result = hosts.enroll(token.id, req.body, req.ip ?? null);
+      const result = hosts.enroll(token.id, body, req.ip ?? null);
       res.status(201);
       return result;
     },
   );
 
-  routes.post(
-    '/api/agent/heartbeat',
-    { access: 'machine', credentials: ['host'], documentedResponse: doc(200, 'Commands for the agent (uninstall, upgrade, and guest actions and log requests the command poll did not take)'), documentedBody: HeartbeatBody, bodyLimit: '4mb', before: [admitHeartbeat] },
+  routes.on('POST /api/agent/heartbeat',
+    { access: 'machine', credentials: ['host'], body: HeartbeatBody, parse: parseHeartbeat, bodyLimit: '4mb', before: [admitHeartbeat] },
     // Checked a slice of guests at a time (parseHeartbeat), compared with what is stored likewise, then stored in a turn of its own (heartbeat.ts).
-    async (req) => hosts.heartbeat(bearer(req), await parseHeartbeat(req.body)),
+    (req, _res, { body }) => hosts.heartbeat(bearer(req), body),
   );
 
-  routes.post(
-    '/api/agent/receipts/:operation_id',
+  routes.on('POST /api/agent/receipts/:operation_id',
     {
       access: 'machine',
       credentials: ['receipt'],
-      documentedResponse: doc(204, 'Removal confirmed'),
     },
     (req, res) => {
       hosts.confirmReceipt(agentCredentialOf(res, 'receipt'), req.ip ?? null);

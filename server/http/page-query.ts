@@ -1,32 +1,35 @@
 import * as z from 'zod';
-import type * as wire from '../contract/common.js';
-import { shared, type Agrees, type Same } from './validate.js';
+import { shared } from './validate.js';
 
-/** `limit` of the lists of alerts and deliveries: a whole number from 1 to 1000 (each list has its own default). */
-export const LimitParam = shared(() =>
-  z
-    .string()
-    .regex(/^\d{1,4}$/, { error: 'must be a whole number from 1 to 1000' })
+/**
+ * `limit` of every list that takes one: a whole number from 1 to `max` (1000 unless the list says),
+ * `fallback` when absent. A bad one is the usual 400 `{"errors":[{"field":"limit","message":...}]}`.
+ */
+export function limitParam(fallback: number, max = 1000) {
+  const message = `must be a whole number from 1 to ${max}`;
+  return z
+    .string({ error: message })
+    .regex(/^\d{1,7}$/, { error: message })
     .transform(Number)
-    .pipe(z.number().min(1, { error: 'must be a whole number from 1 to 1000' }).max(1000, { error: 'must be a whole number from 1 to 1000' })),
+    .pipe(z.number().min(1, { error: message }).max(max, { error: message }))
+    .optional()
+    .transform((v) => v ?? fallback)
+    .describe(`1 to ${max} (default ${fallback})`);
+}
+
+/** An id given in a query (`before`, `host_id`): a positive integer. */
+export const idQuery = shared(() =>
+  z
+    .string({ error: 'must be a positive integer' })
+    .regex(/^[1-9]\d{0,14}$/, { error: 'must be a positive integer' })
+    .transform(Number),
 );
 
-/** `limit` (default 100, at most 1000) and `before` (an id) of the paged lists: audit and telemetry. */
-export const PageQuery = z.lazy(() =>
-  z.object({
-    limit: z
-      .string()
-      .regex(/^\d{1,5}$/, 'must be an integer from 1 to 1000')
-      .transform(Number)
-      .pipe(z.number().int().min(1, 'must be an integer from 1 to 1000').max(1000, 'must be an integer from 1 to 1000'))
-      .optional()
-      .transform((v) => v ?? 100),
-    before: z
-      .string()
-      .regex(/^\d{1,15}$/, 'must be a positive integer')
-      .transform(Number)
-      .optional(),
-  }),
-);
-export type PageQuery = wire.PageQuery;
-type _PageQuery = Agrees<Same<z.infer<typeof PageQuery>, wire.PageQuery>>;
+/** `limit` and `before` (an id: only entries older than it, the next page) of the paged lists. */
+export function pageQuery(fallback: number, max = 1000) {
+  return z.object({ limit: limitParam(fallback, max), before: idQuery().optional().describe('only entries with a smaller id (the next page)') });
+}
+
+/** The paged lists of 100 (audit, telemetry). */
+export const PageQuery = z.lazy(() => pageQuery(100));
+export type PageQuery = z.output<typeof PageQuery>;

@@ -35,11 +35,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Path ids (`:vmid`, `:id`) must be integers; anything else is a 400 with the given message. */
-export function parseIntegerParam(raw: string | undefined, message: string): number {
-  if (raw === undefined || !/^-?\d{1,16}$/.test(raw)) throw badRequest(message);
+/** A path id (`:vmid`, `:id`) is an integer; anything else is a 400 `invalid <name>` ("invalid vmid"). */
+export function parseId(raw: string | undefined, name: string): number {
+  if (raw === undefined || !/^-?\d{1,16}$/.test(raw)) throw badRequest(`invalid ${name}`);
   const value = Number(raw);
-  if (!Number.isSafeInteger(value)) throw badRequest(message);
+  if (!Number.isSafeInteger(value)) throw badRequest(`invalid ${name}`);
   return value;
 }
 

@@ -1,12 +1,8 @@
-import * as z from 'zod';
 import { notFound } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
 import type { FleetGaugeSources } from './prometheus.js';
-import { GuestMetricsQuery, HostMetricsQuery, type MetricsQuery } from './schema.js';
+import { GuestMetricsQuery, HostMetricsQuery } from './schema.js';
 import type { MetricsService } from './service.js';
-
-const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
 
 export interface MetricRouteDeps {
   metrics: MetricsService;
@@ -16,20 +12,15 @@ export interface MetricRouteDeps {
 }
 
 export function registerMetricRoutes(routes: RouteTable, { metrics, hostName, gauges }: MetricRouteDeps): void {
-  const hostOf = (raw: string | undefined) => {
-    const id = parseIntegerParam(raw, 'invalid id');
+  const hostOf = (id: number) => {
     if (hostName(id) === undefined) throw notFound('host not found');
     return id;
   };
 
-  routes.get(
-    '/api/hosts/:id/metrics',
-    { access: 'fleet.read', query: HostMetricsQuery, documentedResponse: doc(200, '`{step_s, from, to, series: {name: [[t, avg, max], …]}}`: the finest resolution with at most 1,500 points') },
-    (req) => metrics.hostSeries(hostOf(req.params.id), req.query as unknown as MetricsQuery),
-  );
+  routes.on('GET /api/hosts/:id/metrics', { access: 'fleet.read', query: HostMetricsQuery }, (_req, _res, { params, query }) => metrics.hostSeries(hostOf(params.id), query));
 
-  routes.get('/api/hosts/:id/metrics/latest', { access: 'fleet.read', documentedResponse: doc(200, 'The last heartbeat\'s numbers of the host and each guest (204 before any)') }, (req, res) => {
-    const latest = metrics.latest(hostOf(req.params.id));
+  routes.on('GET /api/hosts/:id/metrics/latest', { access: 'fleet.read' }, (_req, res, { params }) => {
+    const latest = metrics.latest(hostOf(params.id));
     if (!latest) {
       res.status(204).end();
       return;
@@ -37,14 +28,12 @@ export function registerMetricRoutes(routes: RouteTable, { metrics, hostName, ga
     return latest;
   });
 
-  routes.get(
-    '/api/hosts/:id/guests/:vmid/metrics',
-    { access: 'fleet.read', query: GuestMetricsQuery, documentedResponse: doc(200, 'A guest\'s series, as the host\'s') },
-    (req) => metrics.guestSeries(hostOf(req.params.id), parseIntegerParam(req.params.vmid, 'invalid vmid'), req.query as unknown as MetricsQuery),
+  routes.on('GET /api/hosts/:id/guests/:vmid/metrics', { access: 'fleet.read', query: GuestMetricsQuery }, (_req, _res, { params, query }) =>
+    metrics.guestSeries(hostOf(params.id), params.vmid, query),
   );
 
   // "for a personal API token with fleet.read": a scraper has no browser session to offer.
-  routes.get('/metrics', { access: 'fleet.read', credentials: ['token'], documentedQuery: z.lazy(() => z.object({})), documentedResponse: doc(200, 'Prometheus text format', 'text/plain') }, async (_req, res) => {
+  routes.on('GET /metrics', { access: 'fleet.read', credentials: ['token'] }, async (_req, res) => {
     // prom-client is loaded on the first scrape: a server nobody scrapes does not hold it in memory.
     const { scrape } = await import('./prometheus.js');
     const { contentType, text } = await scrape(gauges, metrics.latest);

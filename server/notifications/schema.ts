@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { LimitParam } from '../http/page-query.js';
+import { idQuery, limitParam } from '../http/page-query.js';
 import { ALERT_RULES, SEVERITIES } from '../contract/alerts.js';
 import { CHANNEL_TYPES, type ChannelInput as WireChannelInput } from '../contract/notifications.js';
 import { oneOf, shared, type Agrees, type Same } from '../http/validate.js';
@@ -126,7 +126,7 @@ type _ChannelInput = Agrees<Same<z.input<typeof ChannelInput>, Omit<WireChannelI
 
 export const DeliveriesQuery = z.lazy(() =>
   z.object({
-    limit: LimitParam().optional(),
-    channel_id: z.string().regex(/^\d{1,12}$/, { error: 'must be a channel id' }).transform(Number).optional(),
+    limit: limitParam(100),
+    channel_id: idQuery().optional(),
   }),
 );

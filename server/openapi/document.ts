@@ -86,16 +86,13 @@ function operation(route: RouteRecord, params: string[]): Json {
   if (parameters.length) op.parameters = parameters;
   if (route.body) op.requestBody = { required: true, content: json(jsonSchemaOf(route.body)) };
 
-  const documented = route.response === undefined ? [] : Array.isArray(route.response) ? route.response : [route.response];
-  const responses: Json = documented.length ? {} : { '2XX': { description: 'Success' } };
-  for (const answer of documented) {
-    const content = answer.contentType
-      ? { [answer.contentType]: { schema: answer.schema ? jsonSchemaOf(answer.schema, 'output') : { type: 'string' } } }
-      : answer.schema
-        ? json(jsonSchemaOf(answer.schema, 'output'))
-        : undefined;
-    responses[String(answer.status)] = { description: answer.description ?? 'Success', ...(content ? { content } : {}) };
-  }
+  const responses: Json = {};
+  route.answers.forEach((answer, i) => {
+    // The answer's schema, when the route gives one, describes its first (JSON) answer.
+    const schema = i === 0 && route.answer ? jsonSchemaOf(route.answer, 'output') : undefined;
+    const content = answer.contentType ? { [answer.contentType]: { schema: schema ?? { type: 'string' } } } : schema ? json(schema) : undefined;
+    responses[String(answer.status)] = { description: answer.description, ...(content ? { content } : {}) };
+  });
   if (route.body || route.query || params.length) responses['400'] = { $ref: '#/components/responses/BadRequest' };
   const tokens = route.credentials.includes('token');
   if (AGENT_CREDENTIALS.some((kind) => route.credentials.includes(kind))) {
@@ -119,7 +116,7 @@ function operation(route: RouteRecord, params: string[]): Json {
   return op;
 }
 
-/** The OpenAPI 3.1 document of every route in the route table, as registered. */
+/** The OpenAPI 3.1 document of every route in the route table: its declaration in the route map, with the schemas that validate it. */
 export function buildOpenApiDocument(routes: readonly RouteRecord[], version: string): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {

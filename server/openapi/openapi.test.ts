@@ -113,7 +113,7 @@ describe('GET /api/openapi.json', () => {
   });
 
   it('includes a route registered after the server started', () => {
-    const routes = [...server.routes, { method: 'GET' as const, path: '/api/later/:thing', access: 'fleet.read' as const, credentials: ['session', 'token'] as const }];
+    const routes = [...server.routes, { method: 'GET' as const, path: '/api/later/:thing', access: 'fleet.read' as const, credentials: ['session', 'token'] as const, ids: [], answers: [] }];
     const doc = buildOpenApiDocument(routes, VERSION) as Doc;
     expect(doc.paths['/api/later/{thing}']!.get).toMatchObject({ 'x-homefleet-access': 'fleet.read', parameters: [{ name: 'thing', in: 'path' }] });
   });

@@ -5,7 +5,7 @@ import { buildOpenApiDocument } from './document.js';
 /** `GET /api/openapi.json` (public): built from the route table when asked, so every route registered by then is in it. */
 export function registerOpenApiRoutes(routes: RouteTable): void {
   let cached: { count: number; body: string } | undefined;
-  routes.get('/api/openapi.json', { access: 'public' }, (_req, res) => {
+  routes.on('GET /api/openapi.json', { access: 'public' }, (_req, res) => {
     if (cached?.count !== routes.records.length) {
       cached = { count: routes.records.length, body: JSON.stringify(buildOpenApiDocument(routes.records, VERSION)) };
     }

@@ -7,9 +7,9 @@ import {
   type OperationStatus,
 } from '../contract/operations.js';
 import type * as wire from '../contract/operations.js';
-import { validationFailed } from '../errors.js';
+import { idQuery, limitParam } from '../http/page-query.js';
 import { shared, type Agrees, type Same } from '../http/validate.js';
-import { isTimeZone } from './maintenance-windows.js';
+import { isTimeZone, serverTimeZone } from './maintenance-windows.js';
 
 /** C0 and C1 controls and bidirectional overrides: a reason is shown on pages and in the audit log. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -133,39 +133,33 @@ export function maintenanceBody(defaultTimezone: string) {
 }
 type _Maintenance = Agrees<Same<z.infer<ReturnType<typeof maintenanceBody>>, wire.MaintenancePolicyInput>>;
 
-/** GET /api/operations?host_id=&vmid=&status=&limit= as the server reads it. */
-export interface OperationQuery {
-  host_id?: number;
-  vmid?: number;
-  status?: OperationStatus;
-  limit: number;
-}
+/** PUT /api/hosts/:id/maintenance: without a zone, the server's own. */
+export const MaintenanceBody = z.lazy(() => maintenanceBody(serverTimeZone()));
 
-const positive = (raw: unknown, field: string): number | undefined => {
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^[1-9]\d{0,14}$/.test(raw)) throw badRequestField(field, 'must be a positive integer');
-  return Number(raw);
-};
-const badRequestField = (field: string, message: string) => validationFailed([{ field, message }]);
-
-export function parseOperationQuery(query: Record<string, unknown>): OperationQuery {
-  const status = query.status;
-  if (status !== undefined && status !== '' && !OPERATION_STATUSES.includes(status as OperationStatus)) {
-    throw badRequestField('status', `must be one of ${OPERATION_STATUSES.join(', ')}`);
-  }
-  const limit = positive(query.limit, 'limit') ?? 100;
-  if (limit > 1000) throw badRequestField('limit', 'must be from 1 to 1000');
-  return {
-    ...(positive(query.host_id, 'host_id') !== undefined ? { host_id: positive(query.host_id, 'host_id')! } : {}),
-    ...(positive(query.vmid, 'vmid') !== undefined ? { vmid: positive(query.vmid, 'vmid')! } : {}),
-    ...(status ? { status: status as OperationStatus } : {}),
-    limit,
-  };
-}
+/** GET /api/operations?host_id=&vmid=&status=&limit= */
+export const OperationListQuery = z.lazy(() =>
+  z.object({
+    host_id: idQuery().optional().describe('only this host'),
+    vmid: idQuery().optional().describe('only this guest'),
+    status: z.enum(OPERATION_STATUSES, { error: `must be one of ${OPERATION_STATUSES.join(', ')}` }).optional(),
+    limit: limitParam(100),
+  }),
+);
+export type OperationQuery = z.output<typeof OperationListQuery>;
 
 /** `?wait=N` of GET /api/agent/commands: 0 to 30 seconds, 25 when absent. */
-export function parseWait(raw: unknown): number {
-  if (raw === undefined || raw === '') return 25;
-  if (typeof raw !== 'string' || !/^\d{1,2}$/.test(raw) || Number(raw) > 30) throw badRequestField('wait', 'must be a whole number of seconds from 0 to 30');
-  return Number(raw);
-}
+export const WaitQuery = z.lazy(() =>
+  z.object({
+    wait: z
+      .string()
+      .regex(/^\d{1,2}$/, { error: 'must be a whole number of seconds from 0 to 30' })
+      .transform(Number)
+      .pipe(z.number().max(30, { error: 'must be a whole number of seconds from 0 to 30' }))
+      .optional()
+      .transform((v) => v ?? 25)
+      .describe('seconds to wait for a command, 0 to 30 (25)'),
+  }),
+);
+
+/** `?against=` of a config diff: the version to compare with (default: the one before). */
+export const AgainstQuery = z.lazy(() => z.object({ against: idQuery().optional().describe('the version to compare with (default: the one before)') }));

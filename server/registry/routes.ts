@@ -1,31 +1,24 @@
-import * as z from 'zod';
 import type { AppContext } from '../context.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
-import { InstanceInput, parseListQuery } from './schema.js';
+import { InstanceInput, InstanceListQuery, InstanceUpdate } from './schema.js';
 import type { InstanceService } from './service.js';
 
-const vmidParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid vmid');
-
 export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, instances: InstanceService): void {
-  routes.get('/api/instances', { access: 'fleet.read' }, (req) => instances.list(parseListQuery(req.query)));
+  routes.on('GET /api/instances', { access: 'fleet.read', query: InstanceListQuery }, (_req, _res, { query }) => instances.list(query));
 
-  routes.get('/api/instances/stacks', { access: 'fleet.read' }, () => instances.stacks());
+  routes.on('GET /api/instances/stacks', { access: 'fleet.read' }, () => instances.stacks());
 
-  routes.get('/api/instances/:vmid', { access: 'fleet.read' }, (req) => instances.get(vmidParam(req.params.vmid)));
+  routes.on('GET /api/instances/:vmid', { access: 'fleet.read' }, (_req, _res, { params }) => instances.get(params.vmid));
 
-  routes.get('/api/instances/:vmid/history', { access: 'fleet.read' }, (req) =>
-    instances.history(vmidParam(req.params.vmid)),
-  );
+  routes.on('GET /api/instances/:vmid/history', { access: 'fleet.read' }, (_req, _res, { params }) => instances.history(params.vmid));
 
-  routes.post('/api/instances', { access: 'fleet.operate', status: 201, documentedBody: InstanceInput }, (req) => instances.create(req.body));
+  routes.on('POST /api/instances', { access: 'fleet.operate', body: InstanceInput }, (_req, _res, { body }) => instances.create(body));
 
-  routes.put('/api/instances/:vmid', { access: 'fleet.operate', documentedBody: z.lazy(() => InstanceInput.unwrap().partial()) }, (req) =>
-    instances.update(vmidParam(req.params.vmid), req.body).instance,
-  );
+  // The fields given are checked here; merged over the stored instance, the whole is checked again.
+  routes.on('PUT /api/instances/:vmid', { access: 'fleet.operate', body: InstanceUpdate }, (_req, _res, { params, body }) => instances.update(params.vmid, body).instance);
 
-  routes.delete('/api/instances/:vmid', { access: 'fleet.operate', status: 204 }, (req, res) => {
-    instances.remove(vmidParam(req.params.vmid));
+  routes.on('DELETE /api/instances/:vmid', { access: 'fleet.operate' }, (_req, res, { params }) => {
+    instances.remove(params.vmid);
     res.end();
   });
 }

@@ -4,8 +4,6 @@ import { badRequest, notFound } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import { VERSION_PATTERN, type Releases } from './releases.js';
 
-// For the API document only: what these routes answer (their handlers set the status themselves).
-const doc = (status: number, description: string, contentType?: string) => ({ status, description, ...(contentType ? { contentType } : {}) });
 
 /** The address this request reached the controller at: the configured public origin, else scheme and Host. */
 export function baseUrlOf(req: Request, publicOrigin: string | undefined): string {
@@ -21,22 +19,22 @@ export function baseUrlOf(req: Request, publicOrigin: string | undefined): strin
 
 /** The public release files: their integrity comes from the signature, not the transport. */
 export function registerReleaseRoutes(routes: RouteTable, ctx: AppContext, releases: Releases): void {
-  routes.get('/api/agent/releases/manifest.json', { access: 'public', documentedResponse: doc(200, 'The signed release manifest (its exact bytes are what the signature covers)', 'application/json') }, (_req, res) => {
+  routes.on('GET /api/agent/releases/manifest.json', { access: 'public' }, (_req, res) => {
     res.set('Cache-Control', 'no-cache').type('application/json').send(releases.manifest().bytes);
   });
 
-  routes.get('/api/agent/releases/manifest.json.sig', { access: 'public', documentedResponse: doc(200, 'The manifest\'s signature', 'text/plain') }, (_req, res) => {
+  routes.on('GET /api/agent/releases/manifest.json.sig', { access: 'public' }, (_req, res) => {
     res.set('Cache-Control', 'no-cache').type('text/plain').send(releases.manifest().signature + '\n');
   });
 
-  routes.get('/api/agent/releases/:version/host-agent.sh', { access: 'public', documentedResponse: doc(200, 'The agent script of this version', 'text/x-shellscript') }, (req, res) => {
-    const version = req.params.version ?? '';
+  routes.on('GET /api/agent/releases/:version/host-agent.sh', { access: 'public' }, (req, res, { params }) => {
+    const version = params.version ?? '';
     const bytes = VERSION_PATTERN.test(version) ? releases.agentFile(version) : undefined;
     if (!bytes) throw notFound('agent version not found');
     res.set('Cache-Control', 'no-cache').type('text/x-shellscript').send(bytes);
   });
 
-  routes.get('/install/agent.sh', { access: 'public', documentedResponse: doc(200, 'The agent installer for this server', 'text/x-shellscript') }, (req, res) => {
+  routes.on('GET /install/agent.sh', { access: 'public' }, (req, res) => {
     const script = releases.installer(baseUrlOf(req, ctx.config.publicOrigin));
     if (script === undefined) {
       res.status(404).type('text/plain').send('echo "homefleet: this server ships no agent installer (reporter/install-agent.sh is missing)" >&2; exit 1\n');

@@ -5,7 +5,6 @@ import type { UserAnswer } from '../contract/access.js';
 import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus, UserSecondFactors } from '../contract/signin.js';
 import { sessionOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
 import { FLOW_COOKIE, FLOW_MS, SignInRefused } from './oidc.js';
 import { PASSKEY_COOKIE, PASSKEY_STEP_COOKIE } from './passkey-signin.js';
 import { CHALLENGE_MS } from './passkeys.js';
@@ -13,7 +12,6 @@ import { nextPath } from './roles.js';
 import { OidcStartQuery, PasskeyProofBody, PasskeyRegistrationBody, PasskeyRenameBody, PasskeySignInBody, TotpConfirmBody, TotpLoginBody, TotpRemoveBody } from './schema.js';
 import type { SignIn } from './service.js';
 
-const idParam = (raw: string | undefined) => parseIntegerParam(raw, 'invalid id');
 
 
 /** `/api/auth/methods`, single sign-on, the TOTP second step and its setup, passkeys, and the administrator's reset. */
@@ -27,11 +25,11 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     res.set('Cache-Control', 'no-store');
   };
 
-  routes.get('/api/auth/methods', { access: 'public' }, (req): SignInMethods => signIn.methods(req));
+  routes.on('GET /api/auth/methods', { access: 'public' }, (req): SignInMethods => signIn.methods(req));
 
   // Single sign-on: both ends are page loads, so failures go back to the sign-in page with a fixed code.
-  routes.get('/api/auth/oidc/start', { access: 'public', query: OidcStartQuery }, async (req, res) => {
-    const next = nextPath((req.query as { next?: string }).next);
+  routes.on('GET /api/auth/oidc/start', { access: 'public', query: OidcStartQuery }, async (req, res, { query }) => {
+    const next = nextPath(query.next);
     res.set('Cache-Control', 'no-store');
     try {
       const { url, cookie } = await oidc.start(req, next);
@@ -43,7 +41,7 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     }
   });
 
-  routes.get('/api/auth/oidc/callback', { access: 'public' }, async (req, res) => {
+  routes.on('GET /api/auth/oidc/callback', { access: 'public' }, async (req, res) => {
     const flow = readSealedCookie(req, config, FLOW_COOKIE);
     clearStepCookie(req, res, config, FLOW_COOKIE);
     res.set('Cache-Control', 'no-store');
@@ -58,86 +56,86 @@ export function registerSignInRoutes(routes: RouteTable, ctx: AppContext, signIn
     }
   });
 
-  routes.post('/api/auth/login/totp', { access: 'public', before: browserPost, body: TotpLoginBody, bodyLimit: '4kb' }, async (req, res): Promise<UserAnswer> => {
-    const { account, token } = await totp.signIn(readStepCookie(req, config, PENDING_COOKIE), req.body);
+  routes.on('POST /api/auth/login/totp', { access: 'public', before: browserPost, body: TotpLoginBody, bodyLimit: '4kb' }, async (req, res, { body }): Promise<UserAnswer> => {
+    const { account, token } = await totp.signIn(readStepCookie(req, config, PENDING_COOKIE), body);
     clearStepCookie(req, res, config, PENDING_COOKIE);
     signedIn(req, res, token);
     return { user: presentAccount(account) };
   });
 
-  routes.get('/api/auth/totp', { access: 'self' }, (_req, res): TotpStatus => totp.status(sessionOf(res).user.id));
+  routes.on('GET /api/auth/totp', { access: 'self' }, (_req, res): TotpStatus => totp.status(sessionOf(res).user.id));
 
-  routes.post('/api/auth/totp/setup', { access: 'self' }, (req, res): Promise<TotpSetup> => totp.setup(sessionOf(res).user));
+  routes.on('POST /api/auth/totp/setup', { access: 'self' }, (req, res): Promise<TotpSetup> => totp.setup(sessionOf(res).user));
 
-  routes.post('/api/auth/totp/confirm', { access: 'self', body: TotpConfirmBody }, (req, res): Promise<RecoveryCodes> => totp.confirm(sessionOf(res).user, req.body.code));
+  routes.on('POST /api/auth/totp/confirm', { access: 'self', body: TotpConfirmBody }, (req, res, { body }): Promise<RecoveryCodes> => totp.confirm(sessionOf(res).user, body.code));
 
-  routes.delete('/api/auth/totp', { access: 'self', before: [requireSecureTransport(config)], body: TotpRemoveBody }, async (req, res) => {
-    await totp.remove(sessionOf(res).user, req.body.password);
+  routes.on('DELETE /api/auth/totp', { access: 'self', before: [requireSecureTransport(config)], body: TotpRemoveBody }, async (req, res, { body }) => {
+    await totp.remove(sessionOf(res).user, body.password);
     res.status(204).end();
   });
 
-  routes.get('/api/auth/passkeys', { access: 'self' }, (_req, res): Passkey[] => passkeys.list(sessionOf(res).user.id));
+  routes.on('GET /api/auth/passkeys', { access: 'self' }, (_req, res): Passkey[] => passkeys.list(sessionOf(res).user.id));
 
   // The password (or a current code) first: a stolen session alone adds no passkey (issue 34).
-  routes.post('/api/auth/passkeys/register/options', { access: 'self', before: [requireSecureTransport(config)], body: PasskeyProofBody, bodyLimit: '4kb' }, async (req, res) => {
+  routes.on('POST /api/auth/passkeys/register/options', { access: 'self', before: [requireSecureTransport(config)], body: PasskeyProofBody, bodyLimit: '4kb' }, async (req, res, { body }) => {
     const { user, session } = sessionOf(res);
     res.set('Cache-Control', 'no-store');
-    await signIn.confirmIdentity(user, session, req.body);
+    await signIn.confirmIdentity(user, session, body);
     return passkeys.registrationOptions(user, session, req);
   });
 
-  routes.post('/api/auth/passkeys/register/verify', { access: 'self', body: PasskeyRegistrationBody, bodyLimit: '64kb' }, async (req, res): Promise<Passkey> => {
+  routes.on('POST /api/auth/passkeys/register/verify', { access: 'self', body: PasskeyRegistrationBody, bodyLimit: '64kb' }, async (req, res, { body }): Promise<Passkey> => {
     const { user, session } = sessionOf(res);
     res.status(201);
-    return passkeys.register(user, session, req.body.name, req.body.response);
+    return passkeys.register(user, session, body.name, body.response);
   });
 
-  routes.patch('/api/auth/passkeys/:id', { access: 'self', body: PasskeyRenameBody }, (req, res): Passkey =>
-    passkeys.rename(sessionOf(res).user, idParam(req.params.id), req.body.name),
+  routes.on('PATCH /api/auth/passkeys/:id', { access: 'self', body: PasskeyRenameBody }, (req, res, { params, body }): Passkey =>
+    passkeys.rename(sessionOf(res).user, params.id, body.name),
   );
 
-  routes.delete('/api/auth/passkeys/:id', { access: 'self' }, (req, res) => {
-    passkeys.remove(sessionOf(res).user, idParam(req.params.id));
+  routes.on('DELETE /api/auth/passkeys/:id', { access: 'self' }, (req, res, { params }) => {
+    passkeys.remove(sessionOf(res).user, params.id);
     res.status(204).end();
   });
 
   // The challenge goes to the browser in a signed cookie, never into a server-side store anonymous requests could fill.
-  routes.post('/api/auth/passkeys/options', { access: 'public', before: [requireOrigin(config)], bodyLimit: '1kb' }, async (req, res) => {
+  routes.on('POST /api/auth/passkeys/options', { access: 'public', before: [requireOrigin(config)], bodyLimit: '1kb' }, async (req, res) => {
     res.set('Cache-Control', 'no-store');
     const { options, cookie } = await passkeySignIn.signInOptions(req);
     setStepCookie(req, res, config, PASSKEY_COOKIE, cookie, CHALLENGE_MS / 1000);
     return options;
   });
 
-  routes.post('/api/auth/passkeys/verify', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res): Promise<UserAnswer> => {
+  routes.on('POST /api/auth/passkeys/verify', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res, { body }): Promise<UserAnswer> => {
     const challenge = readSealedCookie(req, config, PASSKEY_COOKIE);
     clearStepCookie(req, res, config, PASSKEY_COOKIE);
-    const { account, token } = await passkeySignIn.signIn(challenge, req.body.response);
+    const { account, token } = await passkeySignIn.signIn(challenge, body.response);
     signedIn(req, res, token);
     return { user: presentAccount(account) };
   });
 
   // The passkey step of a password sign-in: its challenge names the account's passkeys and is bound to the pending cookie.
-  routes.post('/api/auth/login/passkey/options', { access: 'public', before: browserPost, bodyLimit: '1kb' }, async (req, res) => {
+  routes.on('POST /api/auth/login/passkey/options', { access: 'public', before: browserPost, bodyLimit: '1kb' }, async (req, res) => {
     res.set('Cache-Control', 'no-store');
     const { options, cookie } = await passkeySignIn.stepOptions(readStepCookie(req, config, PENDING_COOKIE), req);
     setStepCookie(req, res, config, PASSKEY_STEP_COOKIE, cookie, CHALLENGE_MS / 1000);
     return options;
   });
 
-  routes.post('/api/auth/login/passkey', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res): Promise<UserAnswer> => {
+  routes.on('POST /api/auth/login/passkey', { access: 'public', before: browserPost, body: PasskeySignInBody, bodyLimit: '64kb' }, async (req, res, { body }): Promise<UserAnswer> => {
     const challenge = readSealedCookie(req, config, PASSKEY_STEP_COOKIE);
     clearStepCookie(req, res, config, PASSKEY_STEP_COOKIE);
-    const { account, token } = await passkeySignIn.stepSignIn(readStepCookie(req, config, PENDING_COOKIE), challenge, req.body.response);
+    const { account, token } = await passkeySignIn.stepSignIn(readStepCookie(req, config, PENDING_COOKIE), challenge, body.response);
     clearStepCookie(req, res, config, PENDING_COOKIE);
     signedIn(req, res, token);
     return { user: presentAccount(account) };
   });
 
-  routes.get('/api/users/second-factors', { access: 'users.manage' }, (): UserSecondFactors[] => signIn.factorsOfAll());
+  routes.on('GET /api/users/second-factors', { access: 'users.manage' }, (): UserSecondFactors[] => signIn.factorsOfAll());
 
-  routes.delete('/api/users/:id/second-factor', { access: 'users.manage' }, (req, res) => {
-    totp.reset(idParam(req.params.id));
+  routes.on('DELETE /api/users/:id/second-factor', { access: 'users.manage' }, (req, res, { params }) => {
+    totp.reset(params.id);
     res.status(204).end();
   });
 }

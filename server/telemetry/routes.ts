@@ -54,7 +54,7 @@ export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext, rep
   // Not strict: a valid JSON body that is not an object (`42`) reaches the schema and is told what
   // is wrong, instead of the strict parser's "malformed JSON body".
   const body = jsonBody('1mb', { strict: false });
-  routes.post('/api/telemetry', { access: 'machine', before: [telemetryGate(ctx), body], bodyLimit: false }, (req, res): TelemetryAccepted => {
+  routes.on('POST /api/telemetry', { access: 'machine', before: [telemetryGate(ctx), body], bodyLimit: false }, (req, res): TelemetryAccepted => {
     const body = parseWith(TelemetryBody, req.body);
     if (tooDeep(body, MAX_EVENT_DEPTH + 1)) throw validationFailed([{ field: 'body', message: `must not be nested more than ${MAX_EVENT_DEPTH} levels deep` }]);
     const events = Array.isArray(body) ? body : [body];
@@ -63,8 +63,5 @@ export function registerTelemetryRoutes(routes: RouteTable, ctx: AppContext, rep
     return { accepted: events.length };
   });
 
-  routes.get('/api/telemetry', { access: 'diagnostics.read', query: PageQuery }, (req): TelemetryEvent[] => {
-    const page = req.query as unknown as PageQuery;
-    return repo.list(page.limit, page.before);
-  });
+  routes.on('GET /api/telemetry', { access: 'diagnostics.read', query: PageQuery }, (_req, _res, { query }): TelemetryEvent[] => repo.list(query.limit, query.before));
 }

@@ -1,8 +1,7 @@
-import * as z from 'zod';
 import { userOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
 import { ApiTokenView, CreatedApiTokenView, TokenCreateBody, TokenListQuery } from './schema.js';
+import * as z from 'zod';
 import type { TokenService } from './service.js';
 
 /**
@@ -10,19 +9,16 @@ import type { TokenService } from './service.js';
  * may list and revoke everyone's. These routes need a browser session: a token cannot make tokens.
  */
 export function registerTokenRoutes(routes: RouteTable, tokens: TokenService): void {
-  routes.get('/api/tokens', { access: 'self', query: TokenListQuery, documentedResponse: { status: 200, schema: z.lazy(() => z.array(ApiTokenView)) } }, (req, res) => {
-    const query = req.query as TokenListQuery;
-    return tokens.list(userOf(res), query.user === 'all');
-  });
+  routes.on('GET /api/tokens', { access: 'self', query: TokenListQuery, answer: z.lazy(() => z.array(ApiTokenView)) }, (_req, res, { query }) => tokens.list(userOf(res), query.user === 'all'));
 
-  routes.post('/api/tokens', { access: 'self', body: TokenCreateBody, documentedResponse: { status: 201, schema: CreatedApiTokenView } }, (req, res) => {
-    const created = tokens.create(req.body, userOf(res));
+  routes.on('POST /api/tokens', { access: 'self', body: TokenCreateBody, answer: CreatedApiTokenView }, (req, res, { body }) => {
+    const created = tokens.create(body, userOf(res));
     res.status(201).set('Cache-Control', 'no-store');
     return created;
   });
 
-  routes.delete('/api/tokens/:id', { access: 'self', documentedResponse: { status: 204, description: 'Revoked' } }, (req, res) => {
-    tokens.revoke(parseIntegerParam(req.params.id, 'invalid id'), userOf(res));
+  routes.on('DELETE /api/tokens/:id', { access: 'self' }, (req, res, { params }) => {
+    tokens.revoke(params.id, userOf(res));
     res.status(204).end();
   });
 }

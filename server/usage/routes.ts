@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
-import { badRequest, tooManyRequests, unsupportedMediaType } from '../errors.js';
+import { tooManyRequests, unsupportedMediaType } from '../errors.js';
+import { limitParam, pageQuery } from '../http/page-query.js';
 import type { RouteTable } from '../http/routes.js';
-import { parseIntegerParam } from '../http/validate.js';
 import type { RetentionPolicy, UsageList, UsageRecorded, UsageStats, UsageSummary } from '../contract/usage.js';
 import { DEFAULT_PAGE, MAX_PAGE, UsageStart, UsageUpdate } from './schema.js';
 import type { UsageService } from './service.js';
@@ -10,18 +10,8 @@ import type { Clock } from '../time.js';
 import { fixedWindowThrottle } from './throttle.js';
 import * as z from 'zod';
 
-// For the API document only: the handlers parse these themselves (400 `invalid limit`, say).
-const UsageListQueryDoc = z.lazy(() =>
-  z.object({
-    limit: z.coerce.number().int().min(1).max(MAX_PAGE).optional().describe(`Reports per page (default ${DEFAULT_PAGE})`),
-    before: z.coerce.number().int().optional().describe('Only reports with a smaller id (the next page)'),
-  }),
-);
-const UsageStatsQueryDoc = z.lazy(() =>
-  z.object({
-    days: z.coerce.number().int().min(1).max(MAX_STATS_DAYS).optional().describe(`Days the charts cover (default ${DEFAULT_STATS_DAYS})`),
-  }),
-);
+const UsageListQuery = z.lazy(() => pageQuery(DEFAULT_PAGE, MAX_PAGE));
+const UsageStatsQuery = z.lazy(() => z.object({ days: limitParam(DEFAULT_STATS_DAYS, MAX_STATS_DAYS).describe(`Days the charts cover, 1 to ${MAX_STATS_DAYS} (default ${DEFAULT_STATS_DAYS})`) }));
 
 /** Ingestion is open to anyone (part B: no authentication), so each peer address gets a budget. */
 export const INGEST_LIMIT = { limit: 60, windowMs: 60_000 } as const;
@@ -38,33 +28,28 @@ export function registerUsageRoutes(routes: RouteTable, usage: UsageService, sta
   };
   const ingest = { access: 'machine' as const, bodyLimit: '16kb', before: [ingestGuard] };
 
-  routes.post('/api/usage/upload', { ...ingest, body: UsageStart }, (req, res): UsageRecorded => {
-    usage.start(req.body);
+  routes.on('POST /api/usage/upload', { ...ingest, body: UsageStart }, (_req, res, { body }): UsageRecorded => {
+    usage.start(body);
     res.status(201);
     return { status: 'recorded' };
   });
 
-  routes.post('/api/usage/upload/updatestatus', { ...ingest, body: UsageUpdate }, (req): UsageRecorded => {
-    usage.update(req.body);
+  routes.on('POST /api/usage/upload/updatestatus', { ...ingest, body: UsageUpdate }, (_req, _res, { body }): UsageRecorded => {
+    usage.update(body);
     return { status: 'updated' };
   });
 
-  routes.get('/api/usage', { access: 'content.manage', documentedQuery: UsageListQueryDoc }, (req): UsageList => {
-    const query = req.query as Record<string, string | undefined>;
-    const limit = query.limit === undefined ? DEFAULT_PAGE : parseIntegerParam(query.limit, 'invalid limit');
-    if (limit < 1 || limit > MAX_PAGE) throw badRequest('invalid limit');
-    const before = query.before === undefined ? undefined : parseIntegerParam(query.before, 'invalid before');
-    return { ...usage.recent(limit, before), counts: usage.counts() };
-  });
+  routes.on('GET /api/usage', { access: 'content.manage', query: UsageListQuery }, (_req, _res, { query }): UsageList => ({
+    ...usage.recent(query.limit, query.before),
+    counts: usage.counts(),
+  }));
 
   // "the summary says what is kept": the retention policy rides along with the counts.
-  routes.get('/api/usage/summary', { access: 'content.read' }, (): UsageSummary => ({ ...usage.counts(), ...(retention ? { retention } : {}) }));
+  routes.on('GET /api/usage/summary', { access: 'content.read' }, (): UsageSummary => ({ ...usage.counts(), ...(retention ? { retention } : {}) }));
 
   // The usage page's charts: aggregates only (no report's fields), so content.read like the summary.
-  routes.get('/api/usage/stats', { access: 'content.read', documentedQuery: UsageStatsQueryDoc }, (req): UsageStats => {
-    const raw = (req.query as Record<string, string | undefined>).days;
-    const days = raw === undefined ? DEFAULT_STATS_DAYS : parseIntegerParam(raw, 'invalid days');
-    if (days < 1 || days > MAX_STATS_DAYS) throw badRequest('invalid days');
-    return { ...stats(clock.now(), days), ...(retention ? { retention } : {}) };
-  });
+  routes.on('GET /api/usage/stats', { access: 'content.read', query: UsageStatsQuery }, (_req, _res, { query }): UsageStats => ({
+    ...stats(clock.now(), query.days),
+    ...(retention ? { retention } : {}),
+  }));
 }

@@ -53,8 +53,8 @@ function setPageHeaders(res: Response): void {
 export function registerWebRoutes(routes: RouteTable, rendererDir: string): void {
   const assetsDir = path.join(rendererDir, 'assets');
 
-  routes.get('/assets/:file', { access: 'public' }, (req, res) => {
-    const file = req.params.file ?? '';
+  routes.on('GET /assets/:file', { access: 'public' }, (req, res, { params }) => {
+    const file = params.file ?? '';
     const full = path.join(assetsDir, file);
     const stat = ASSET_NAME.test(file) ? fs.statSync(full, { throwIfNoEntry: false }) : undefined;
     if (!stat?.isFile()) throw notFound('not found');
@@ -68,7 +68,7 @@ export function registerWebRoutes(routes: RouteTable, rendererDir: string): void
     res.sendFile(full, { cacheControl: false });
   });
 
-  routes.get('/{*page}', { access: 'public' }, (req, res) => {
+  routes.on('GET /{*page}', { access: 'public' }, (req, res) => {
     if (req.path === '/api' || req.path.startsWith('/api/')) throw notFound('not found');
     setPageHeaders(res);
     res.set('Cache-Control', 'no-cache');

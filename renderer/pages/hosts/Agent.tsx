@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { Confirm, useLoad } from '../../components/ui';
-import type { HostDetail, Manifest } from '../../../server/contract/hosts';
+import type { HostDetail } from '../../../server/contract/hosts';
 import type { Act } from './parts';
 import { rollbackTargets } from './versions';
 
@@ -10,7 +10,7 @@ import { rollbackTargets } from './versions';
  * "Upgrade agent" and "Roll back agent": read once per page; undefined until known.
  */
 export function useShippedAgents(): string[] | undefined {
-  const manifest = useLoad(() => api<Partial<Manifest>>('GET', '/api/agent/releases/manifest.json'), []);
+  const manifest = useLoad(() => api('GET /api/agent/releases/manifest.json'), []);
   return manifest.data?.agents?.map((a) => a.version);
 }
 
@@ -30,7 +30,7 @@ export function AgentActions({ host: h, shipped, act }: { host: HostDetail; ship
       {!rollingBack && (
         <div class="form-actions">
           {h.upgrade_available && (
-            <button type="button" onClick={() => act(() => api('POST', `/api/hosts/${h.id}/upgrade`, {}), 'Upgrade requested; it is offered at the next heartbeat.')}>
+            <button type="button" onClick={() => act(() => api('POST /api/hosts/:id/upgrade', { params: { id: h.id }, body: {} }), 'Upgrade requested; it is offered at the next heartbeat.')}>
               Upgrade agent
             </button>
           )}
@@ -62,7 +62,7 @@ export function AgentActions({ host: h, shipped, act }: { host: HostDetail; ship
           action={`Roll back ${h.hostname} to ${target}`}
           onConfirm={() => {
             setRollingBack(false);
-            void act(() => api('POST', `/api/hosts/${h.id}/upgrade`, { version: target, rollback: true }), `Rollback to ${target} requested; it is offered at the next heartbeat.`);
+            void act(() => api('POST /api/hosts/:id/upgrade', { params: { id: h.id }, body: { version: target, rollback: true } }), `Rollback to ${target} requested; it is offered at the next heartbeat.`);
           }}
           onCancel={() => setRollingBack(false)}
         />

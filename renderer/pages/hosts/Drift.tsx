@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Confirm, Notice } from '../../components/ui';
 import { plural, sentence } from '../../format';
-import type { DriftItem, DriftResult, HostDetail } from '../../../server/contract/hosts';
+import type { DriftApply, DriftItem, DriftResult, HostDetail } from '../../../server/contract/hosts';
 
 type Outcome =
   | { kind: 'error' | 'success'; text: string }
@@ -60,10 +60,10 @@ export function DriftCard({ host: h, operate, reload }: { host: HostDetail; oper
   const [confirmingAll, setConfirmingAll] = useState(false);
   const [confirmingRename, setConfirmingRename] = useState<number>();
 
-  async function apply(body: unknown, present: (result: DriftResult) => Outcome) {
+  async function apply(body: DriftApply, present: (result: DriftResult) => Outcome) {
     setOutcome(undefined);
     try {
-      setOutcome(present(await api<DriftResult>('POST', `/api/hosts/${h.id}/drift/apply`, body)));
+      setOutcome(present(await api('POST /api/hosts/:id/drift/apply', { params: { id: h.id }, body })));
     } catch (e) {
       setOutcome({ kind: 'error', text: messageOf(e) });
     }

@@ -20,7 +20,7 @@ export function EnrollmentTokens(props: { tokens: ReturnType<typeof useLoad<Enro
   async function revoke(id: number) {
     setError(undefined);
     try {
-      await api('DELETE', `/api/hosts/enrollment-tokens/${id}`);
+      await api('DELETE /api/hosts/enrollment-tokens/:id', { params: { id } });
     } catch (e) {
       setError(messageOf(e));
     }
@@ -146,7 +146,7 @@ export function AddHost({ onCreated, onClose }: { onCreated: () => void; onClose
     setFields({});
     try {
       const body = { name, expires_in_s: Math.round(Number(hours) * 3600), max_uses: Number(uses) };
-      setCreated(await api<CreatedEnrollmentToken>('POST', '/api/hosts/enrollment-tokens', body));
+      setCreated(await api('POST /api/hosts/enrollment-tokens', { body }));
       onCreated();
     } catch (err) {
       setError(messageOf(err));

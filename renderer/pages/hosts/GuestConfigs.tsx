@@ -19,8 +19,8 @@ export function GuestConfigs({ hostId, vmid }: { hostId: number; vmid: number })
   const [shown, setShown] = useState<{ version: GuestConfigVersion; against?: GuestConfigVersion; body: string }>();
   const [error, setError] = useState<string>();
   useEffect(() => {
-    api<GuestConfigVersion[]>('GET', base).then(setVersions, (e) => setError(messageOf(e)));
-  }, [base]);
+    api('GET /api/hosts/:id/guests/:vmid/configs', { params: { id: hostId, vmid } }).then(setVersions, (e) => setError(messageOf(e)));
+  }, [hostId, vmid]);
   // A diff names both versions it compares, so the page can label them by when they were received.
   const show = (version: GuestConfigVersion, against?: GuestConfigVersion) =>
     text(against ? `${base}/${version.id}/diff?against=${against.id}` : `${base}/${version.id}`).then(

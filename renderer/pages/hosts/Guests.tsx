@@ -34,7 +34,7 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   const key = `${h.id}:${h.guests.map((g) => g.vmid).join(',')}`;
   const readInstances = () =>
-    api<PlacedInstance[]>('GET', `/api/instances?host_id=${h.id}`).then(
+    api('GET /api/instances', { query: { host_id: h.id } }).then(
       (list) => setInstances(new Map(list.map((i) => [i.vmid, i]))),
       () => setInstances(new Map()),
     );
@@ -54,7 +54,7 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
 
   async function run(g: Guest, body: GuestActionRequest) {
     setMessage(undefined);
-    await api('POST', `/api/hosts/${h.id}/guests/${g.vmid}/actions`, body);
+    await api('POST /api/hosts/:id/guests/:vmid/actions', { params: { id: h.id, vmid: g.vmid }, body });
     setOpen(undefined);
     setMessage({ kind: 'success', text: `${actionLabel(body.action)} of ${guestLabel(g)} requested.` });
   }

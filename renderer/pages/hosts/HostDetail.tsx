@@ -3,8 +3,6 @@ import { api, messageOf } from '../../api';
 import { Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
 import { uptime } from '../../format';
 import { useSession } from '../../session';
-import type { HostDetail } from '../../../server/contract/hosts';
-import type { MaintenancePolicy, Operation } from '../../../server/contract/operations';
 import { AgentActions, useShippedAgents } from './Agent';
 import { DriftCard } from './Drift';
 import { GuestsCard } from './Guests';
@@ -23,9 +21,9 @@ const loadCharts = () => import('./Metrics').then((m) => m.HostCharts);
 
 export function HostDetailPage({ id }: { id: string }) {
   const session = useSession();
-  const host = useLoad(() => api<HostDetail>('GET', `/api/hosts/${encodeURIComponent(id)}`), [id]);
-  const operations = useLoad(() => api<Operation[]>('GET', `/api/operations?host_id=${encodeURIComponent(id)}&limit=100`), [id]);
-  const policy = useLoad(() => api<MaintenancePolicy>('GET', `/api/hosts/${encodeURIComponent(id)}/maintenance`), [id]);
+  const host = useLoad(() => api('GET /api/hosts/:id', { params: { id } }), [id]);
+  const operations = useLoad(() => api('GET /api/operations', { query: { host_id: id, limit: 100 } }), [id]);
+  const policy = useLoad(() => api('GET /api/hosts/:id/maintenance', { params: { id } }), [id]);
   useLiveOperations(Number(id), (op) => operations.update((list) => withOperation(list, op)), operations.reload);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string }>();
   const shipped = useShippedAgents();
@@ -124,7 +122,7 @@ export function HostDetailPage({ id }: { id: string }) {
                     checked={h.sync_registry}
                     onChange={(e) => {
                       const next = e.currentTarget.checked;
-                      void act(() => api('PATCH', `/api/hosts/${h.id}`, { sync_registry: next }), next ? 'Drift is applied on every heartbeat.' : 'Drift is only shown.');
+                      void act(() => api('PATCH /api/hosts/:id', { params: { id: h.id }, body: { sync_registry: next } }), next ? 'Drift is applied on every heartbeat.' : 'Drift is only shown.');
                     }}
                   />
                   apply drift on every heartbeat (never a production rename or a conflict)

@@ -4,15 +4,14 @@ import { Empty, Loading, Notice, PageTitle, Time, useLoad } from '../../componen
 import { interval } from '../../format';
 import { useFlash } from '../../live';
 import { useSession } from '../../session';
-import type { EnrollmentToken, HostSummary } from '../../../server/contract/hosts';
 import { AddHost, EnrollmentTokens } from './Enrollment';
 import { useLiveHosts, withEvent } from './live';
 import { StatusDot, Upgrade } from './parts';
 
 export function HostsPage() {
   const session = useSession();
-  const hosts = useLoad(() => api<HostSummary[]>('GET', '/api/hosts'), []);
-  const tokens = useLoad(() => api<EnrollmentToken[]>('GET', '/api/hosts/enrollment-tokens'), []);
+  const hosts = useLoad(() => api('GET /api/hosts'), []);
+  const tokens = useLoad(() => api('GET /api/hosts/enrollment-tokens'), []);
   const [adding, setAdding] = useState(false);
   const [flashed, flash] = useFlash();
   useLiveHosts(

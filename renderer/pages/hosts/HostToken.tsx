@@ -27,12 +27,12 @@ export function HostToken({ host: h, reload }: { host: HostDetail; reload: () =>
   }
   const revoke = () =>
     run(async () => {
-      await api('POST', `/api/hosts/${h.id}/revoke-token`);
+      await api('POST /api/hosts/:id/revoke-token', { params: { id: h.id } });
       setRevoked(true);
     });
   const makeRebind = () =>
     run(async () => {
-      setCreated(await api<CreatedEnrollmentToken>('POST', '/api/hosts/enrollment-tokens', { host_id: h.id, name: `re-bind ${h.hostname}` }));
+      setCreated(await api('POST /api/hosts/enrollment-tokens', { body: { host_id: h.id, name: `re-bind ${h.hostname}` } }));
     });
 
   return (

@@ -32,7 +32,7 @@ export function MaintenanceCard(props: { hostId: number; policy: MaintenancePoli
     e.preventDefault();
     if (!draft) return;
     try {
-      const saved = await api<MaintenancePolicy>('PUT', `/api/hosts/${props.hostId}/maintenance`, { ...draft, windows: parseWindows(draft.windows) });
+      const saved = await api('PUT /api/hosts/:id/maintenance', { params: { id: props.hostId }, body: { ...draft, windows: parseWindows(draft.windows) } });
       props.onSaved(saved);
       setEditing(false);
       setMessage({ kind: 'success', text: 'Maintenance policy saved.' });

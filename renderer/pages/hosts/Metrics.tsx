@@ -136,7 +136,7 @@ export function HostCharts({ hostId }: { hostId: number }) {
     let live = true;
     const ms = RANGES.find((r) => r.key === range)!.ms;
     const from = new Date(Date.now() - ms).toISOString();
-    api<MetricsAnswer>('GET', `/api/hosts/${hostId}/metrics?from=${encodeURIComponent(from)}&series=${SERIES.join(',')}`).then(
+    api('GET /api/hosts/:id/metrics', { params: { id: hostId }, query: { from, series: SERIES.join(',') } }).then(
       (a) => live && (setAnswer(a), setError(undefined)),
       (e: Error) => live && setError(e.message),
     );

@@ -16,7 +16,7 @@ export function OperationsCard(props: { host: HostDetail; operations: Operation[
   const toggle = async (id: string) => {
     if (id in outputs) return setOutputs(({ [id]: _, ...rest }) => rest);
     try {
-      const op = await api<Operation>('GET', `/api/operations/${id}`);
+      const op = await api('GET /api/operations/:id', { params: { id } });
       setOutputs((o) => ({ ...o, [id]: op.output ?? null }));
     } catch (e) {
       setMessage(messageOf(e));
@@ -29,7 +29,7 @@ export function OperationsCard(props: { host: HostDetail; operations: Operation[
       {message && <Notice kind="error">{message}</Notice>}
       {can.diagnostics && h.status === 'online' && (
         <p>
-          <button type="button" onClick={() => void act(() => api('POST', `/api/hosts/${h.id}/logs`))}>
+          <button type="button" onClick={() => void act(() => api('POST /api/hosts/:id/logs', { params: { id: h.id } }))}>
             Fetch the agent’s logs
           </button>
         </p>
@@ -52,7 +52,7 @@ export function OperationsCard(props: { host: HostDetail; operations: Operation[
                 </button>
               )}
               {can.operate && op.status === 'pending' && (op.type === 'guest.action' || op.type === 'logs') && (
-                <button type="button" class="link" onClick={() => void act(() => api('DELETE', `/api/operations/${op.id}`))}>
+                <button type="button" class="link" onClick={() => void act(() => api('DELETE /api/operations/:id', { params: { id: op.id } }))}>
                   cancel
                 </button>
               )}

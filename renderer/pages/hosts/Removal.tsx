@@ -32,7 +32,7 @@ export function Removal({ host: h, manage, act }: { host: HostDetail; manage: bo
         </p>
       )}
       {manage && h.status === 'deleting' && (
-        <button type="button" class="danger" onClick={() => act(() => api('DELETE', `/api/hosts/${h.id}?force=true`))}>
+        <button type="button" class="danger" onClick={() => act(() => api('DELETE /api/hosts/:id', { params: { id: h.id }, query: { force: 'true' } }))}>
           Force removal
         </button>
       )}
@@ -48,7 +48,7 @@ export function Removal({ host: h, manage, act }: { host: HostDetail; manage: bo
           action="Remove"
           onConfirm={() => {
             setConfirming(false);
-            void act(() => api('DELETE', `/api/hosts/${h.id}`));
+            void act(() => api('DELETE /api/hosts/:id', { params: { id: h.id } }));
           }}
           onCancel={() => setConfirming(false)}
         />

@@ -12,7 +12,7 @@ export function useLatestMetrics(hostId: number): HostMetricsLatest | undefined 
   const [reread, setReread] = useState(0);
   useEffect(() => {
     let live = true;
-    api<HostMetricsLatest | undefined>('GET', `/api/hosts/${hostId}/metrics/latest`).then(
+    api('GET /api/hosts/:id/metrics/latest', { params: { id: hostId } }).then(
       (value) => live && value && setLatest(value),
       () => undefined,
     );

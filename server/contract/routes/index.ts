@@ -1,0 +1,18 @@
+import type { AnswerOf, BodyOf, ParamsOf, QueryOf } from '../route.js';
+import { accessRoutes } from './access.js';
+import { hostRoutes } from './hosts.js';
+import { registryRoutes } from './registry.js';
+import { systemRoutes } from './system.js';
+
+/**
+ * Every route of the server, keyed `METHOD /path`: the route table registers exactly these (a test
+ * holds it to that), the dashboard's `api()` calls them by key, the API document lists them.
+ */
+export const ROUTES = { ...registryRoutes, ...hostRoutes, ...accessRoutes, ...systemRoutes } as const;
+export type Routes = typeof ROUTES;
+export type RouteKey = keyof Routes;
+
+export type RouteParams<K extends RouteKey> = ParamsOf<K, Routes[K]>;
+export type RouteQuery<K extends RouteKey> = QueryOf<Routes[K]>;
+export type RouteBody<K extends RouteKey> = BodyOf<Routes[K]>;
+export type RouteAnswer<K extends RouteKey> = AnswerOf<Routes[K]>;
