@@ -12,6 +12,7 @@ import { createHostService, type HeartbeatListener, type HostsOptions } from './
 import { createJobsBackup } from './jobs/backup.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
+import { createHostOperationRows } from './operations/host-repo.js';
 import { createOperationService } from './operations/service.js';
 import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
 import { createRegistryBackup } from './registry/backup.js';
@@ -76,6 +77,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     audit,
     heartbeatIntervalS,
     onHeartbeat: (hostId, body, now) => recordMetrics(hostId, body, now),
+    operationRows: createHostOperationRows(context.db),
     commands: {
       commandsFor: (host, now) => operations.commandsFor(host, now),
       sweep: (now) => operations.sweep(now),
