@@ -23,7 +23,10 @@ export interface MonitoringOptions {
 export interface MonitoringDeps {
   audit: AuditLog;
   hosts: { list(): HostSummary[]; repo: { guestsOf(hostId: number): Guest[]; guestsNotRunning(hostId: number): Pick<Guest, 'vmid' | 'name' | 'status'>[] }; isMuted(hostId: number): boolean };
-  instances: { list(query: { sort: 'vmid'; descending: false }): Pick<Instance, 'vmid' | 'state' | 'stack'>[] };
+  instances: {
+    list(query: { sort: 'vmid'; descending: false }): Pick<Instance, 'vmid' | 'state' | 'stack'>[];
+    byVmids(vmids: readonly number[]): Pick<Instance, 'vmid' | 'state'>[];
+  };
   jobs: { list(): JobView[]; lastSuccesses(): { key: string; at: string | null }[]; runResult(runId: number): string | undefined };
   snapshots: { lastFailure(): { at: number; message: string } | null };
   heartbeatIntervalS: number;
