@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { createAccountService } from './access/accounts.js';
+import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
@@ -32,6 +33,8 @@ export interface ServiceOptions {
   snapshots?: SnapshotOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
   monitoring?: MonitoringOptions;
+  /** A lower scrypt cost for new password hashes, for in-process tests that do not test hashing; the product never sets it. */
+  passwordCost?: PasswordCost;
 }
 
 /** How often hosts are swept for missed heartbeats and timed-out upgrades. */
@@ -46,7 +49,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const audit = createAuditLog(context);
   const signInRepo = createSignInRepo(context.db);
   // A password login of an account with a confirmed TOTP factor waits for its code (server/signin).
-  const accounts = createAccountService(context, audit, accountHooks(signInRepo));
+  const accounts = createAccountService(context, audit, { ...accountHooks(signInRepo), passwordCost: options.passwordCost });
   const signIn = createSignIn(context, accounts, audit, signInRepo);
   const tokens = createTokenService(context, audit, accounts.repo);
   const instances = createInstanceService(context, audit);
