@@ -1,6 +1,7 @@
 import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import type { AccountService } from './access/accounts.js';
+import type { PasswordCost } from './access/passwords.js';
 import { createAuthentication } from './access/authenticate.js';
 import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
@@ -70,6 +71,8 @@ export interface AppOptions {
   snapshots?: SnapshotOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
   monitoring?: MonitoringOptions;
+  /** A lower scrypt cost for new password hashes, for in-process tests that do not test hashing (test/helpers/server.ts); main.ts never sets it. */
+  passwordCost?: PasswordCost;
 }
 
 export interface HomefleetApp {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { createAccountService } from './access/accounts.js';
+import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
@@ -12,6 +13,7 @@ import { createHostService, type HeartbeatListener, type HostsOptions } from './
 import { createJobsBackup } from './jobs/backup.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
+import { createHostOperationRows } from './operations/host-repo.js';
 import { createOperationService } from './operations/service.js';
 import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
 import { createRegistryBackup } from './registry/backup.js';
@@ -31,6 +33,8 @@ export interface ServiceOptions {
   snapshots?: SnapshotOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
   monitoring?: MonitoringOptions;
+  /** A lower scrypt cost for new password hashes, for in-process tests that do not test hashing; the product never sets it. */
+  passwordCost?: PasswordCost;
 }
 
 /** How often hosts are swept for missed heartbeats and timed-out upgrades. */
@@ -45,7 +49,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const audit = createAuditLog(context);
   const signInRepo = createSignInRepo(context.db);
   // A password login of an account with a confirmed TOTP factor waits for its code (server/signin).
-  const accounts = createAccountService(context, audit, accountHooks(signInRepo));
+  const accounts = createAccountService(context, audit, { ...accountHooks(signInRepo), passwordCost: options.passwordCost });
   const signIn = createSignIn(context, accounts, audit, signInRepo);
   const tokens = createTokenService(context, audit, accounts.repo);
   const instances = createInstanceService(context, audit);
@@ -76,6 +80,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     audit,
     heartbeatIntervalS,
     onHeartbeat: (hostId, body, now) => recordMetrics(hostId, body, now),
+    operationRows: createHostOperationRows(context.db),
     commands: {
       commandsFor: (host, now) => operations.commandsFor(host, now),
       sweep: (now) => operations.sweep(now),

@@ -8,7 +8,7 @@ import type { Actor, CredentialResolvers } from '../http/credentials.js';
 import { currentContext } from '../http/request-context.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import type { Role } from '../contract/access.js';
-import { burnPasswordCheck, hashPassword, temporaryPassword, verifyPassword } from './passwords.js';
+import { burnPasswordCheck, hashPassword as hashAtCost, temporaryPassword, verifyPassword, type PasswordCost } from './passwords.js';
 import { createPendingLogins } from './pending.js';
 import { createAccountRepo, type AccountRow } from './repo.js';
 import { createSessions, type Sessions } from './sessions.js';
@@ -77,6 +77,8 @@ export interface AccountOptions {
   secondFactorsOf?: (accountId: number) => SecondFactorKind[];
   /** Removes the account's second factors (the recovery command); returns what was removed in words, if any. */
   clearSecondFactors?: (accountId: number) => string | undefined;
+  /** A lower scrypt cost for new password hashes: injected by in-process tests that do not test hashing, never by the product. */
+  passwordCost?: PasswordCost | undefined;
 }
 
 /** Accounts, logins and password changes: every rule of PRODUCT.md's access section that is not HTTP. */
@@ -86,6 +88,7 @@ export function createAccountService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus
   const throttle: Throttle = createThrottle(db, clock);
   const sessions: Sessions = createSessions(repo, clock, (change) => bus.publish('session.revoked', change));
   const pending = createPendingLogins(clock);
+  const hashPassword = (password: string) => hashAtCost(password, options.passwordCost);
 
   /**
    * The end of every successful sign-in, whatever proved it: one session for the account (its

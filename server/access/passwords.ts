@@ -4,8 +4,16 @@ import { availableParallelism } from 'node:os';
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;
 
+/** scrypt's cost parameters; stored with each hash, and a hash is verified at the cost it was made with. */
+export interface PasswordCost {
+  N: number;
+  r: number;
+  p: number;
+}
+
 /** Node's default scrypt cost (16 MiB); stored with each hash so it can be raised without a migration. */
-const DEFAULT = { N: 16384, r: 8, p: 1 };
+export const DEFAULT_PASSWORD_COST: PasswordCost = { N: 16384, r: 8, p: 1 };
+const DEFAULT = DEFAULT_PASSWORD_COST;
 const KEY_LENGTH = 32;
 
 /**
@@ -35,11 +43,14 @@ async function derive(password: string, salt: Buffer, params: { N: number; r: nu
   }
 }
 
-/** `scrypt$N$r$p$salt$hash` with a fresh 16-byte salt. */
-export async function hashPassword(password: string): Promise<string> {
+/**
+ * `scrypt$N$r$p$salt$hash` with a fresh 16-byte salt, at the default cost. Only tests that do not
+ * test hashing pass a lower `cost` (through createApp's `passwordCost`); nothing the product reads sets it.
+ */
+export async function hashPassword(password: string, cost: PasswordCost = DEFAULT): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, DEFAULT);
-  return ['scrypt', DEFAULT.N, DEFAULT.r, DEFAULT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  const key = await derive(password, salt, cost);
+  return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
 /** Constant-time check of a password against a stored hash; a malformed hash never matches. */

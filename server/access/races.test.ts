@@ -2,12 +2,13 @@ import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { ADMIN_PASSWORD, logIn, startServer, USER_PASSWORD, type TestServer } from '../../test/helpers/server.js';
-import { burnPasswordCheck, hashPassword, scryptRuns } from './passwords.js';
+import { burnPasswordCheck, DEFAULT_PASSWORD_COST, hashPassword, scryptRuns } from './passwords.js';
 
 const servers: TestServer[] = [];
 // Throttle windows are fixed on the clock: a still one keeps each burst inside a single window.
 async function start(options: Parameters<typeof startServer>[0] = {}) {
-  const server = await startServer({ clock: manualClock(), ...options });
+  // The product's scrypt cost: these races happen while a request hashes.
+  const server = await startServer({ clock: manualClock(), passwordCost: DEFAULT_PASSWORD_COST, ...options });
   servers.push(server);
   return server;
 }

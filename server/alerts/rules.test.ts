@@ -3,7 +3,7 @@
 // per subject, and resolves when it clears. Evaluation is called by the test (the app's timer is off).
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { buildInstance } from '../../test/helpers/factories.js';
 import { bearer, enrolledHost, heartbeatBody, startHostServer } from '../../test/helpers/hosts.js';
@@ -86,6 +86,21 @@ describe('guest.down', () => {
     await keepBeating(30, { guests: guests('running') });
     expect(await firing('guest.down')).toEqual([]);
     expect(await resolved('guest.down')).toHaveLength(1);
+  });
+
+  it('an evaluation reads of the registry only the instances of guests that are down, never its whole list', async () => {
+    const list = vi.spyOn(server.instances, 'list');
+    const byVmids = vi.spyOn(server.instances, 'byVmids');
+    try {
+      await keepBeating(30, { guests: [{ vmid: 301, name: 'web', type: 'qemu', status: 'running' }] });
+      expect(byVmids).not.toHaveBeenCalled();
+      await keepBeating(30, { guests: [{ vmid: 301, name: 'web', type: 'qemu', status: 'stopped' }, { vmid: 303, name: 'new', type: 'lxc', status: 'running' }] });
+      expect(byVmids.mock.calls.at(-1)).toEqual([[301]]);
+      expect(list).not.toHaveBeenCalled();
+    } finally {
+      list.mockRestore();
+      byVmids.mockRestore();
+    }
   });
 });
 

@@ -46,10 +46,4 @@ export type Table = keyof typeof TABLE_OWNERS;
  * and table until it lands (`'hosts/repo.ts': ['instances']`, with a comment saying which change):
  * delete the entry then, and the check fails again if the SQL is still there.
  */
-export const TEMPORARY_TABLE_READS: Readonly<Record<string, readonly Table[]>> = {
-  // A host's upgrades and its removal are rows of `operations` (migration 0010): hosts/repo.ts still
-  // reads and writes them itself. Issue 35's folder split moved the operations feature out of hosts/
-  // (server/operations/) in the same stop as this map; moving those statements behind
-  // operations/repo.ts is the step left.
-  'hosts/repo.ts': ['operations'],
-};
+export const TEMPORARY_TABLE_READS: Readonly<Record<string, readonly Table[]>> = {};

@@ -94,26 +94,48 @@ const GUEST_COLUMNS = 'vmid, name, type, status, config_sha256, template, lock';
 /** A guest as the API shows it: `config_sha256` only when the agent reported one. */
 const presentGuest = ({ config_sha256, template, ...guest }: GuestRow): Guest => ({ ...guest, template: template === 1, ...(config_sha256 ? { config_sha256 } : {}) });
 
+/** A host's current upgrade as its row shows it: the latest one not cancelled (`sent` is `in_progress`). */
+export type UpgradeColumns = Pick<
+  HostRow,
+  'upgrade_state' | 'upgrade_version' | 'upgrade_from' | 'upgrade_requested_at' | 'upgrade_started_at' | 'upgrade_finished_at'
+>;
+
 /**
- * A host with its current upgrade: upgrades are operations (server/db/migrations/0010), and the host
- * page shows the latest one not cancelled. `sent` is an upgrade in progress.
+ * A host's upgrades and its removals are rows of `operations`, which the operations feature owns
+ * (server/operations/host-repo.ts): server/services.ts hands its functions to this repo, which keeps
+ * offering them with the host's own rows.
  */
-const HOST = `SELECT h.*,
-    CASE u.status WHEN 'sent' THEN 'in_progress' WHEN 'expired' THEN 'failed' ELSE u.status END AS upgrade_state,
-    json_extract(u.params, '$.version') AS upgrade_version, json_extract(u.params, '$.from') AS upgrade_from,
-    u.requested_at AS upgrade_requested_at, u.sent_at AS upgrade_started_at, u.finished_at AS upgrade_finished_at
-  FROM hosts h LEFT JOIN operations u ON u.id = (
-    SELECT id FROM operations WHERE host_id = h.id AND type = 'upgrade' AND status != 'cancelled' ORDER BY requested_at DESC, rowid DESC LIMIT 1)`;
-/** The latest upgrade of a host that was not cancelled: the one its row shows. */
-const CURRENT_UPGRADE = "SELECT id FROM operations WHERE host_id = ? AND type = 'upgrade' AND status != 'cancelled' ORDER BY requested_at DESC, rowid DESC LIMIT 1";
-/** A host removal as the hosts API has always shown it, read from its operation. */
-const DELETION = `SELECT id, host_id,
-    CASE status WHEN 'sent' THEN 'delivered' WHEN 'succeeded' THEN 'confirmed' WHEN 'cancelled' THEN 'forced' ELSE status END AS status,
-    requested_by AS created_by, requested_at AS created_at, receipt_hash, receipt_expires_at, sent_at AS delivered_at, finished_at AS confirmed_at
-  FROM operations`;
+export interface HostOperationRows {
+  currentUpgrade(hostId: number): UpgradeColumns | undefined;
+  /** Each host's current upgrade, by host id (hosts without one are absent). */
+  currentUpgrades(): Map<number, UpgradeColumns>;
+  /** Hosts whose current upgrade was offered (`sent`) before this time. */
+  upgradesSentBefore(before: number): number[];
+  /** Ends the host's open upgrades: a re-bound host starts without the one it was in. */
+  cancelUpgrades(hostId: number, now: number): void;
+  /** A new upgrade asked of the host: open ones before it are cancelled (the newest request is the one that counts). Returns its operation id. */
+  insertUpgrade(id: string, hostId: number, u: UpgradeRecord, by: string | null, auto?: boolean): string;
+  /** Moves the host's current upgrade (server/releases/upgrades.ts says how); returns its operation id. */
+  setUpgrade(hostId: number, u: UpgradeRecord): string | undefined;
+  insertDeletion(id: string, hostId: number, by: string | null, now: number): void;
+  deletionById(id: string): DeletionRow | undefined;
+  latestDeletionOf(hostId: number): DeletionRow | undefined;
+  deliverDeletion(id: string, receiptHash: string, expiresAt: number, now: number): boolean;
+  confirmDeletion(id: string, now: number): boolean;
+  receiptsExpired(now: number): string[];
+  expireDeletion(id: string, now: number): boolean;
+  forceDeletions(hostId: number, now: number): void;
+}
+
+const NO_UPGRADE: UpgradeColumns = {
+  upgrade_state: null, upgrade_version: null, upgrade_from: null, upgrade_requested_at: null, upgrade_started_at: null, upgrade_finished_at: null,
+};
+
+type StoredHost = Omit<HostRow, keyof UpgradeColumns>;
 
 /** SQL of hosts and agents; every statement prepared once. */
-export function createHostRepo(db: Db) {
+export function createHostRepo(db: Db, ops: HostOperationRows) {
+  const withUpgrade = (host: StoredHost | undefined): HostRow | undefined => host && { ...host, ...(ops.currentUpgrade(host.id) ?? NO_UPGRADE) };
   const s = {
     insertEnrollment: db.prepare<[string, string, string | null, number, number, number, number | null]>(
       'INSERT INTO enrollment_tokens (name, token_hash, created_by, created_at, expires_at, max_uses, host_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -131,9 +153,9 @@ export function createHostRepo(db: Db) {
       'UPDATE enrollment_tokens SET uses = uses + 1 WHERE id = ? AND revoked_at IS NULL AND uses < max_uses AND expires_at > ?',
     ),
 
-    hostById: db.prepare<[number], HostRow>(`${HOST} WHERE h.id = ?`),
-    liveHostByMachine: db.prepare<[string], HostRow>(`${HOST} WHERE h.machine_id = ? AND h.state != 'deleted'`),
-    listHosts: db.prepare<[], HostRow>(`${HOST} ORDER BY h.hostname COLLATE NOCASE, h.id`),
+    hostById: db.prepare<[number], StoredHost>('SELECT * FROM hosts WHERE id = ?'),
+    liveHostByMachine: db.prepare<[string], StoredHost>("SELECT * FROM hosts WHERE machine_id = ? AND state != 'deleted'"),
+    listHosts: db.prepare<[], StoredHost>('SELECT * FROM hosts ORDER BY hostname COLLATE NOCASE, id'),
     insertHost: db.prepare<[string, string, number, number, string, number]>(
       `INSERT INTO hosts (machine_id, hostname, enrolled_at, enrollment_token_id, agent_version, heartbeat_interval_s)
        VALUES (?, ?, ?, ?, ?, ?)`,
@@ -141,33 +163,20 @@ export function createHostRepo(db: Db) {
     rebindHost: db.prepare<[string, string, number, number]>(
       'UPDATE hosts SET hostname = ?, agent_version = ?, enrollment_token_id = ?, allow_rebind = 0 WHERE id = ?',
     ),
-    // A re-bound host starts without the upgrade it was in: the new agent is whatever was installed.
-    cancelUpgrades: db.prepare<[number, number]>(
-      "UPDATE operations SET status = 'cancelled', finished_at = ? WHERE host_id = ? AND type = 'upgrade' AND status IN ('pending', 'sent')",
-    ),
     updateFacts: db.prepare<FactsUpdate>(
       `UPDATE hosts SET hostname = @hostname, agent_version = @agent_version, agent_started_at = @agent_started_at,
          last_heartbeat_at = @last_heartbeat_at, addresses = @addresses, uptime_s = @uptime_s,
          hypervisor_version = @hypervisor_version
        WHERE id = @id`,
     ),
-    wentOffline: db.prepare<[number, number], HostRow>(
-      `${HOST} WHERE h.state = 'active' AND h.last_heartbeat_at > ? AND h.last_heartbeat_at <= ?`,
+    wentOffline: db.prepare<[number, number], StoredHost>(
+      "SELECT * FROM hosts WHERE state = 'active' AND last_heartbeat_at > ? AND last_heartbeat_at <= ?",
     ),
-    upgradesTimedOut: db.prepare<[number], HostRow>(`${HOST} WHERE u.status = 'sent' AND u.sent_at < ?`),
     setGuestsHash: db.prepare<[string, number]>('UPDATE hosts SET guests_hash = ? WHERE id = ?'),
     setSettings: db.prepare<[number | null, number | null, number]>(
       'UPDATE hosts SET sync_registry = coalesce(?, sync_registry), allow_rebind = coalesce(?, allow_rebind) WHERE id = ?',
     ),
     setState: db.prepare<[string, number | null, number]>('UPDATE hosts SET state = ?, deleted_at = ? WHERE id = ?'),
-    insertUpgrade: db.prepare<[string, number, string, string | null, number]>(
-      "INSERT INTO operations (id, host_id, type, params, status, requested_by, requested_at) VALUES (?, ?, 'upgrade', ?, 'pending', ?, ?)",
-    ),
-    setUpgrade: db.prepare<[string, string | null, number | null, number | null, number]>(
-      `UPDATE operations SET status = ?, params = json_set(params, '$.from', ?), sent_at = ?, finished_at = ?
-        WHERE id = (${CURRENT_UPGRADE})`,
-    ),
-    currentUpgradeId: db.prepare<[number], string>(CURRENT_UPGRADE).pluck(),
 
     insertHostToken: db.prepare<[number, string, number]>('INSERT INTO host_tokens (host_id, token_hash, created_at) VALUES (?, ?, ?)'),
     hostTokenByHash: db.prepare<[string], { id: number; host_id: number; token_hash: string; revoked_at: number | null }>(
@@ -207,27 +216,6 @@ export function createHostRepo(db: Db) {
         ORDER BY g.vmid, oh.id`,
     ),
 
-    // Removals are operations of type uninstall: pending, sent (delivered), succeeded (confirmed), cancelled (forced).
-    insertDeletion: db.prepare<[string, number, string | null, number]>(
-      "INSERT INTO operations (id, host_id, type, status, requested_by, requested_at) VALUES (?, ?, 'uninstall', 'pending', ?, ?)",
-    ),
-    deletionById: db.prepare<[string], DeletionRow>(`${DELETION} WHERE id = ? AND type = 'uninstall'`),
-    latestDeletionOf: db.prepare<[number], DeletionRow>(`${DELETION} WHERE host_id = ? AND type = 'uninstall' ORDER BY requested_at DESC, rowid DESC LIMIT 1`),
-    deliverDeletion: db.prepare<[string, number, number, string]>(
-      "UPDATE operations SET status = 'sent', receipt_hash = ?, receipt_expires_at = ?, sent_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'pending'",
-    ),
-    // Delivered removals whose receipt token expired with no receipt: nothing can confirm them any more.
-    receiptsExpired: db.prepare<[number], string>(
-      "SELECT id FROM operations WHERE type = 'uninstall' AND status = 'sent' AND receipt_expires_at < ? ORDER BY requested_at LIMIT 100",
-    ).pluck(),
-    expireDeletion: db.prepare<[number, string]>("UPDATE operations SET status = 'expired', finished_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'sent'"),
-    confirmDeletion: db.prepare<[number, string]>(
-      "UPDATE operations SET status = 'succeeded', finished_at = ? WHERE id = ? AND type = 'uninstall' AND status = 'sent'",
-    ),
-    forceDeletion: db.prepare<[number, number]>(
-      `UPDATE operations SET status = 'cancelled', forced = 1, receipt_hash = NULL, finished_at = ?
-        WHERE host_id = ? AND type = 'uninstall' AND status IN ('pending', 'sent')`,
-    ),
   };
 
   return {
@@ -240,19 +228,24 @@ export function createHostRepo(db: Db) {
     revokeEnrollmentToken: (id: number, now: number) => s.revokeEnrollment.run(now, id).changes > 0,
     useEnrollmentToken: (id: number, now: number) => s.useEnrollment.run(id, now).changes === 1,
 
-    hostById: (id: number) => s.hostById.get(id),
-    liveHostByMachine: (machineId: string) => s.liveHostByMachine.get(machineId),
-    listHosts: () => s.listHosts.all(),
+    hostById: (id: number) => withUpgrade(s.hostById.get(id)),
+    liveHostByMachine: (machineId: string) => withUpgrade(s.liveHostByMachine.get(machineId)),
+    listHosts(): HostRow[] {
+      const upgrades = ops.currentUpgrades();
+      return s.listHosts.all().map((host) => ({ ...host, ...(upgrades.get(host.id) ?? NO_UPGRADE) }));
+    },
     insertHost: (machineId: string, hostname: string, now: number, tokenId: number, version: string, intervalS: number) =>
       Number(s.insertHost.run(machineId, hostname, now, tokenId, version, intervalS).lastInsertRowid),
     rebindHost(id: number, hostname: string, version: string, tokenId: number, now: number): void {
       s.rebindHost.run(hostname, version, tokenId, id);
-      s.cancelUpgrades.run(now, id);
+      // A re-bound host starts without the upgrade it was in: the new agent is whatever was installed.
+      ops.cancelUpgrades(id, now);
     },
     updateFacts: (facts: FactsUpdate) => void s.updateFacts.run(facts),
     /** Active hosts whose last heartbeat fell in (from, to]: they crossed the offline line since the last sweep. */
-    wentOffline: (from: number, to: number) => s.wentOffline.all(from, to),
-    upgradesTimedOut: (before: number) => s.upgradesTimedOut.all(before),
+    wentOffline: (from: number, to: number) => s.wentOffline.all(from, to).map((host) => withUpgrade(host)!),
+    /** Hosts whose current upgrade was offered before `before` and has not settled. */
+    upgradesTimedOut: (before: number) => ops.upgradesSentBefore(before).map((id) => withUpgrade(s.hostById.get(id))!),
     setGuestsHash: (id: number, hash: string) => void s.setGuestsHash.run(hash, id),
     setSettings: (id: number, syncRegistry: boolean | undefined, allowRebind: boolean | undefined) =>
       void s.setSettings.run(
@@ -261,18 +254,8 @@ export function createHostRepo(db: Db) {
         id,
       ),
     setState: (id: number, state: HostRow['state'], deletedAt: number | null) => void s.setState.run(state, deletedAt, id),
-    /** A new upgrade asked of the host: open ones before it are cancelled (the newest request is the one that counts). Returns its operation id. */
-    insertUpgrade(id: string, hostId: number, u: UpgradeRecord, by: string | null, auto = false): string {
-      s.cancelUpgrades.run(u.requestedAt ?? 0, hostId);
-      s.insertUpgrade.run(id, hostId, JSON.stringify({ version: u.version, from: u.from, ...(auto ? { auto: true } : {}) }), by, u.requestedAt ?? 0);
-      return id;
-    },
-    /** Moves the host's current upgrade (server/releases/upgrades.ts says how); returns its operation id. */
-    setUpgrade(hostId: number, u: UpgradeRecord): string | undefined {
-      const status = u.state === 'in_progress' ? 'sent' : (u.state ?? 'cancelled');
-      s.setUpgrade.run(status, u.from, u.startedAt, u.finishedAt, hostId);
-      return s.currentUpgradeId.get(hostId);
-    },
+    insertUpgrade: ops.insertUpgrade,
+    setUpgrade: ops.setUpgrade,
 
     insertHostToken: (hostId: number, hash: string, now: number) => void s.insertHostToken.run(hostId, hash, now),
     hostTokenByHash: (hash: string) => s.hostTokenByHash.get(hash),
@@ -299,14 +282,13 @@ export function createHostRepo(db: Db) {
     guestFacts: (freshSince: number) => s.guestFacts.all({ fresh: freshSince }),
     sharedVmids: (hostId: number, freshSince: number) => s.sharedVmids.all(freshSince, hostId),
 
-    insertDeletion: (id: string, hostId: number, by: string | null, now: number) => void s.insertDeletion.run(id, hostId, by, now),
-    deletionById: (id: string) => s.deletionById.get(id),
-    latestDeletionOf: (hostId: number) => s.latestDeletionOf.get(hostId),
-    deliverDeletion: (id: string, receiptHash: string, expiresAt: number, now: number) =>
-      s.deliverDeletion.run(receiptHash, expiresAt, now, id).changes === 1,
-    confirmDeletion: (id: string, now: number) => s.confirmDeletion.run(now, id).changes === 1,
-    receiptsExpired: (now: number) => s.receiptsExpired.all(now),
-    expireDeletion: (id: string, now: number) => s.expireDeletion.run(now, id).changes === 1,
-    forceDeletions: (hostId: number, now: number) => void s.forceDeletion.run(now, hostId),
+    insertDeletion: ops.insertDeletion,
+    deletionById: ops.deletionById,
+    latestDeletionOf: ops.latestDeletionOf,
+    deliverDeletion: ops.deliverDeletion,
+    confirmDeletion: ops.confirmDeletion,
+    receiptsExpired: ops.receiptsExpired,
+    expireDeletion: ops.expireDeletion,
+    forceDeletions: ops.forceDeletions,
   };
 }

@@ -12,7 +12,7 @@ import { createPlacements } from './placements.js';
 import { createHostView, presentDeletion } from './present.js';
 import type { Releases } from '../releases/releases.js';
 import { createRemoval } from './removal.js';
-import { createHostRepo, type HostRow } from './repo.js';
+import { createHostRepo, type HostOperationRows, type HostRow } from './repo.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';
 import type { HeartbeatBody, HostPatch } from './schema.js';
 
@@ -48,6 +48,8 @@ export interface HostDeps extends HostsOptions {
   audit: AuditLog;
   onHeartbeat?: HeartbeatListener;
   commands: HostCommands;
+  /** A host's upgrades and removals, kept by operations (server/operations/host-repo.ts). */
+  operationRows: HostOperationRows;
 }
 
 export type { HostEvent, Who };
@@ -59,7 +61,7 @@ export type HostService = ReturnType<typeof createHostService>;
  * (heartbeat.ts; the commands its answer carries come from server/operations), removal, drift and presentation.
  */
 export function createHostService(ctx: AppContext, deps: HostDeps) {
-  const repo = createHostRepo(ctx.db);
+  const repo = createHostRepo(ctx.db, deps.operationRows);
   const view = createHostView(repo, deps.releases, ctx.clock, deps.heartbeatIntervalS ?? 30, deps.instances.byVmids);
   const parts: HostParts = { ctx, repo, audit: deps.audit, view, instances: deps.instances };
   const { commands } = deps;

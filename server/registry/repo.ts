@@ -62,8 +62,8 @@ export function createInstanceRepo(db: Db) {
      WHERE id = @id`,
   );
   // One statement for any number of vmids: the list travels as one JSON parameter.
-  const byVmids = db.prepare<[string], Pick<Instance, 'vmid' | 'name' | 'stack'>>(
-    'SELECT vmid, name, stack FROM instances WHERE vmid IN (SELECT value FROM json_each(?))',
+  const byVmids = db.prepare<[string], Pick<Instance, 'vmid' | 'name' | 'stack' | 'state'>>(
+    'SELECT vmid, name, stack, state FROM instances WHERE vmid IN (SELECT value FROM json_each(?))',
   );
   const remove = db.prepare<[number]>('DELETE FROM instances WHERE id = ?');
   const stacks = db.prepare<[], { stack: string }>('SELECT DISTINCT stack FROM instances ORDER BY stack');

@@ -129,7 +129,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     list: (query: ListQuery) => repo.list(query, placements()),
     stacks: () => repo.stacks(),
     get: (vmid: number): PlacedInstance => place(present(require(vmid))),
-    /** The vmid, name and stack of each registered instance among `vmids` (hosts compare their guests with them). */
+    /** The vmid, name, stack and state of each registered instance among `vmids` (hosts compare their guests with them; alerts read the states). */
     byVmids: (vmids: readonly number[]) => repo.byVmids(vmids),
 
     /** Where guests run, from hosts (server/services.ts wires it): `host` and `guest_status` of every instance. */

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Role } from '../../server/contract/access.js';
 import { createApp, type AppOptions, type HomefleetApp } from '../../server/app.js';
-import { hashPassword } from '../../server/access/passwords.js';
+import { hashPassword, type PasswordCost } from '../../server/access/passwords.js';
 import { isoSeconds } from '../../server/time.js';
 import { createListener } from '../../server/tls/listen.js';
 import { TestClient } from './http.js';
@@ -24,22 +24,31 @@ export const USER_PASSWORD = 'user-password-for-tests';
 let accountSerial = 0;
 
 /**
- * scrypt at the product's cost is about 50 ms of CPU, and the suite signs in hundreds of accounts:
- * those signIn makes share one hash per password, made once per process. Their logins still run the
- * real login route, with its real scrypt check.
+ * scrypt at the product's cost is 50 to 150 ms of CPU here, and the suite makes, changes and checks
+ * passwords thousands of times: most of its in-process CPU. So the servers this helper starts hash new
+ * passwords at this lower cost (injected through createApp, which the built server never is): still
+ * scrypt, stored and verified by the product's code in its own format, the cost read from the hash.
+ * A test of hashing itself (its queue, its time) passes `passwordCost: DEFAULT_PASSWORD_COST`.
+ */
+export const TEST_PASSWORD_COST: PasswordCost = { N: 1024, r: 8, p: 1 };
+
+/**
+ * The accounts signIn makes share one hash per password and cost, made once per process. Their logins
+ * still run the real login route, with its real scrypt check.
  */
 const hashes = new Map<string, Promise<string>>();
-function hashOnce(password: string): Promise<string> {
-  let hash = hashes.get(password);
-  if (!hash) hashes.set(password, (hash = hashPassword(password)));
+function hashOnce(password: string, cost: PasswordCost): Promise<string> {
+  const key = `${cost.N}:${cost.r}:${cost.p}:${password}`;
+  let hash = hashes.get(key);
+  if (!hash) hashes.set(key, (hash = hashPassword(password, cost)));
   return hash;
 }
 
 /** A further account as the account service stores one, its password hash shared (hashOnce); no audit entry, as no one made it. */
-async function addAccount(homefleet: HomefleetApp, username: string, role: Role, password: string): Promise<void> {
+async function addAccount(homefleet: HomefleetApp, username: string, role: Role, password: string, cost: PasswordCost): Promise<void> {
   homefleet.accounts.repo.insert({
     username, display_name: username, role, must_change_password: false,
-    password_hash: await hashOnce(password), created_at: isoSeconds(homefleet.context.clock.now()),
+    password_hash: await hashOnce(password, cost), created_at: isoSeconds(homefleet.context.clock.now()),
   });
 }
 
@@ -56,8 +65,8 @@ export async function logIn(client: TestClient, username: string, password: stri
  * administrator created through the account service (pass `signedIn: false` for an empty database).
  */
 export async function startServer(options: AppOptions & { signedIn?: boolean } = {}): Promise<TestServer> {
-  const { signedIn = true, ...appOptions } = options;
-  const homefleet = createApp({ dbPath: ':memory:', ...appOptions, config: { authAllowHttp: true, ...appOptions.config } });
+  const { signedIn = true, passwordCost = TEST_PASSWORD_COST, ...appOptions } = options;
+  const homefleet = createApp({ dbPath: ':memory:', ...appOptions, passwordCost, config: { authAllowHttp: true, ...appOptions.config } });
   // Served as the headless server serves it (server/tls/listen.ts), so every test runs the product's HTTP path.
   const server = createListener(homefleet.app, undefined).listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -76,7 +85,7 @@ export async function startServer(options: AppOptions & { signedIn?: boolean } =
     baseUrl,
     client,
     async signIn(role: Role, username = `${role}-${++accountSerial}`) {
-      await addAccount(homefleet, username, role, USER_PASSWORD);
+      await addAccount(homefleet, username, role, USER_PASSWORD, passwordCost);
       return logIn(new TestClient(baseUrl), username, USER_PASSWORD);
     },
     anonymous: () => new TestClient(baseUrl),
