@@ -12,7 +12,7 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
 
   routes.on('GET /api/instances/:vmid/history', { access: 'fleet.read' }, (_req, _res, { params }) => instances.history(params.vmid));
 
-  routes.on('POST /api/instances', { access: 'fleet.operate', body: InstanceInput }, (_req, _res, { body }) => instances.create(body));
+  routes.on('POST /api/instances', { access: 'fleet.operate', body: InstanceInput }, (_req, _res, { body }) => instances.createValid(body));
 
   // The fields given are checked here; merged over the stored instance, the whole is checked again.
   routes.on('PUT /api/instances/:vmid', { access: 'fleet.operate', body: InstanceUpdate }, (_req, _res, { params, body }) => instances.update(params.vmid, body).instance);
