@@ -51,7 +51,6 @@ export const LoginBody = z.lazy(() =>
   }),
 );
 export type LoginBody = wire.LoginRequest;
-type _LoginBody = Agrees<Same<z.infer<typeof LoginBody>, wire.LoginRequest>>;
 
 /** A temporary password "changed" to itself would leave the one the administrator knows in use. */
 export const PasswordChangeBody = z.lazy(() =>
@@ -66,11 +65,9 @@ export const PasswordChangeBody = z.lazy(() =>
     }),
 );
 export type PasswordChangeBody = wire.PasswordChange;
-type _PasswordChangeBody = Agrees<Same<z.infer<typeof PasswordChangeBody>, wire.PasswordChange>>;
 
 export const UserCreateBody = z.lazy(() => z.object({ username: Username(), display_name: DisplayName(), role: RoleName() }));
 export type UserCreateBody = wire.UserCreate;
-type _UserCreateBody = Agrees<Same<z.infer<typeof UserCreateBody>, wire.UserCreate>>;
 
 export const UserPatchBody = z.lazy(() =>
   z.object({
@@ -80,4 +77,3 @@ export const UserPatchBody = z.lazy(() =>
   }),
 );
 export type UserPatchBody = wire.UserPatch;
-type _UserPatchBody = Agrees<Same<z.infer<typeof UserPatchBody>, wire.UserPatch>>;

@@ -21,7 +21,6 @@ export const RuleUpdate = z.lazy(() =>
     .strict(),
 );
 export type RuleUpdate = wire.AlertRuleUpdate;
-type _RuleUpdate = Agrees<Same<z.infer<typeof RuleUpdate>, wire.AlertRuleUpdate>>;
 
 /** GET /api/alerts */
 export const AlertsQuery = z.lazy(() =>

@@ -27,7 +27,6 @@ export const EnrollmentTokenCreate = z.lazy(() =>
 );
 // The wire types are written once, in server/contract; the schemas are checked against them.
 export type EnrollmentTokenCreate = wire.EnrollmentTokenCreate;
-type _EnrollmentTokenCreate = Agrees<Same<z.infer<typeof EnrollmentTokenCreate>, wire.EnrollmentTokenCreate>>;
 
 const hostname = shared(() =>
   z
@@ -63,7 +62,6 @@ export const EnrollBody = z.lazy(() =>
   ),
 );
 export type EnrollBody = wire.EnrollRequest;
-type _EnrollBody = Agrees<Same<z.infer<typeof EnrollBody>, wire.EnrollRequest>>;
 
 /** A bash agent may send numbers as digit strings (uptime straight from /proc/uptime, say); both are taken, whole seconds kept. */
 const count = shared(() =>
@@ -158,7 +156,6 @@ export const HeartbeatBody = z.lazy(() =>
 );
 /** As the server reads it: times in ms, counts as numbers. */
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
-type _HeartbeatBody = Agrees<Same<z.input<typeof HeartbeatBody>, wire.HeartbeatRequest>>;
 
 /** The heartbeat without its guests' fields, which parseHeartbeat checks a slice at a time. */
 const HeartbeatEnvelope = z.lazy(() =>
@@ -207,7 +204,6 @@ export const HostPatch = z.lazy(() =>
     .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' }),
 );
 export type HostPatch = wire.HostPatch;
-type _HostPatch = Agrees<Same<z.infer<typeof HostPatch>, wire.HostPatch>>;
 
 /** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. */
 export const UpgradeRequest = z.lazy(() =>
@@ -216,7 +212,6 @@ export const UpgradeRequest = z.lazy(() =>
     .default({}),
 );
 export type UpgradeRequest = wire.UpgradeRequest;
-type _UpgradeRequest = Agrees<Same<z.infer<typeof UpgradeRequest>, wire.UpgradeRequest>>;
 
 /** POST /api/hosts/:id/drift/apply */
 export const DriftApply = z.lazy(() =>
@@ -236,4 +231,3 @@ export const DriftApply = z.lazy(() =>
     .refine((v) => v.all === true || (v.items && v.items.length > 0), { error: 'give items or all: true' }),
 );
 export type DriftApply = wire.DriftApply;
-type _DriftApply = Agrees<Same<z.infer<typeof DriftApply>, wire.DriftApply>>;

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { REDACTED, REQUIRED_CONFIG, SECRET_FIELDS, type JobBase, type JobKey } from '../contract/jobs.js';
 import type * as wire from '../contract/jobs.js';
-import { shared, type Agrees, type Same } from '../http/validate.js';
+import { shared } from '../http/validate.js';
 
 /** Runs kept per job: on reads, after each run, at start-up and after import. */
 export const RUNS_KEPT = 10;
@@ -94,7 +94,6 @@ export const JobUpdate = z.lazy(() =>
 );
 // The wire types are written once, in server/contract; the schemas are checked against them.
 export type JobUpdate = wire.JobUpdate;
-type _JobUpdate = Agrees<Same<z.infer<typeof JobUpdate>, wire.JobUpdate>>;
 
 /** POST /api/jobs/:id/run: `dry_run=true` previews the changes and writes nothing. */
 export const RunQuery = z.lazy(() =>
@@ -103,7 +102,6 @@ export const RunQuery = z.lazy(() =>
   }),
 );
 export type RunQuery = wire.RunQuery;
-type _RunQuery = Agrees<Same<z.infer<typeof RunQuery>, wire.RunQuery>>;
 
 export interface JobRow extends JobBase {
   /** JSON text of the config object. */

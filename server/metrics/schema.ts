@@ -39,4 +39,3 @@ export const HostMetricsQuery = z.lazy(() => query(HOST_SERIES));
 /** GET /api/hosts/:id/guests/:vmid/metrics */
 export const GuestMetricsQuery = z.lazy(() => query(GUEST_SERIES));
 export type MetricsQuery = z.infer<typeof HostMetricsQuery>;
-type _Query = Agrees<Same<z.input<typeof HostMetricsQuery>, wire.MetricsQuery>>;

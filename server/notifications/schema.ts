@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { idQuery, limitParam } from '../http/page-query.js';
 import { ALERT_RULES, SEVERITIES } from '../contract/alerts.js';
 import { CHANNEL_TYPES, type ChannelInput as WireChannelInput } from '../contract/notifications.js';
-import { oneOf, shared, type Agrees, type Same } from '../http/validate.js';
+import { oneOf, shared } from '../http/validate.js';
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -122,7 +122,6 @@ export const ChannelInput = z.lazy(() =>
   ),
 );
 export type ChannelInput = z.infer<typeof ChannelInput>;
-type _ChannelInput = Agrees<Same<z.input<typeof ChannelInput>, Omit<WireChannelInput, 'min_severity'> & { min_severity?: WireChannelInput['min_severity'] }>>;
 
 export const DeliveriesQuery = z.lazy(() =>
   z.object({

@@ -56,7 +56,6 @@ export const GuestActionBody = z.lazy(() =>
   ),
 );
 export type GuestActionBody = wire.GuestActionRequest;
-type _GuestActionBody = Agrees<Same<z.infer<typeof GuestActionBody>, wire.GuestActionRequest>>;
 
 const isoUtc = shared(() =>
   z
@@ -75,7 +74,6 @@ export const OperationResultBody = z.lazy(() =>
     { error: 'must be a JSON object' },
   ),
 );
-type _OperationResultBody = Agrees<Same<z.infer<typeof OperationResultBody>, wire.OperationResult>>;
 
 /** At most 64 KiB of config text, measured in bytes. */
 export const MAX_CONFIG_BYTES = 64 * 1024;
@@ -94,7 +92,6 @@ export const GuestConfigBody = z.lazy(() =>
     { error: 'must be a JSON object' },
   ),
 );
-type _GuestConfigBody = Agrees<Same<z.infer<typeof GuestConfigBody>, wire.GuestConfigUpload>>;
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
 const clock = shared(() => z.string({ error: 'must be a time HH:MM' }).regex(HHMM, { error: 'must be a time HH:MM (00:00 to 23:59)' }));

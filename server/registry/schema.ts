@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { FLAGS, SORT_KEYS, STACKS, STATES, type SortKey } from '../contract/registry.js';
 import type * as wire from '../contract/registry.js';
-import { shared, type Agrees, type Same } from '../http/validate.js';
+import { shared } from '../http/validate.js';
 import { validationFailed } from '../errors.js';
 
 /** The writable fields, in the order they are stored, shown and compared for history. */
@@ -51,7 +51,6 @@ export const InstanceInput = z.lazy(() =>
 );
 // The wire type is written once, in server/contract; the route map holds the schema to it.
 export type InstanceInput = wire.InstanceInput;
-type _InstanceInput = Agrees<Same<z.infer<typeof InstanceInput>, wire.InstanceInput>>;
 
 /** PUT /api/instances/:vmid: any of the fields, none filled in (an absent one keeps its stored value). */
 export const InstanceUpdate = z.lazy(() =>

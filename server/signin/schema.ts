@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type * as wire from '../contract/signin.js';
-import { isPlainObject, shared, type Agrees, type Same } from '../http/validate.js';
+import { isPlainObject, shared } from '../http/validate.js';
 
 // The wire types are written once, in server/contract/signin.ts; the schemas below are checked against them.
 
@@ -14,10 +14,8 @@ const Code = shared(() =>
 );
 
 export const TotpConfirmBody = z.lazy(() => z.object({ code: Code() }));
-type _TotpConfirm = Agrees<Same<z.infer<typeof TotpConfirmBody>, wire.TotpConfirm>>;
 
 export const TotpRemoveBody = z.lazy(() => z.object({ password: z.string({ error: 'is required' }).max(1024, 'is too long') }));
-type _TotpRemove = Agrees<Same<z.infer<typeof TotpRemoveBody>, wire.TotpRemove>>;
 
 export const TotpLoginBody = z.lazy(() =>
   z
@@ -27,7 +25,6 @@ export const TotpLoginBody = z.lazy(() =>
     })
     .refine((b) => (b.code === undefined) !== (b.recovery_code === undefined), { error: 'send either code or recovery_code', path: ['code'] }),
 );
-type _TotpLogin = Agrees<Same<z.infer<typeof TotpLoginBody>, wire.TotpLogin>>;
 
 const PasskeyName = shared(() =>
   z
@@ -47,13 +44,10 @@ const WebAuthnResponse = shared(() =>
 );
 
 export const PasskeyRegistrationBody = z.lazy(() => z.object({ name: PasskeyName(), response: WebAuthnResponse() }));
-type _PasskeyRegistration = Agrees<Same<z.infer<typeof PasskeyRegistrationBody>, wire.PasskeyRegistration>>;
 
 export const PasskeyRenameBody = z.lazy(() => z.object({ name: PasskeyName() }));
-type _PasskeyRename = Agrees<Same<z.infer<typeof PasskeyRenameBody>, wire.PasskeyRename>>;
 
 export const PasskeySignInBody = z.lazy(() => z.object({ response: WebAuthnResponse() }));
-type _PasskeySignIn = Agrees<Same<z.infer<typeof PasskeySignInBody>, wire.PasskeySignIn>>;
 
 export const PasskeyProofBody = z.lazy(() =>
   z
@@ -63,6 +57,5 @@ export const PasskeyProofBody = z.lazy(() =>
     })
     .refine((b) => b.password === undefined || b.code === undefined, { error: 'send either password or code', path: ['code'] }),
 );
-type _PasskeyProof = Agrees<Same<z.infer<typeof PasskeyProofBody>, wire.PasskeyProof>>;
 
 export const OidcStartQuery = z.lazy(() => z.object({ next: z.string().optional() }));

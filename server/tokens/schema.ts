@@ -24,7 +24,6 @@ export const TokenCreateBody = z.lazy(() =>
   }),
 );
 export type TokenCreateBody = wire.TokenCreate;
-type _TokenCreateBody = Agrees<Same<z.infer<typeof TokenCreateBody>, wire.TokenCreate>>;
 
 /** `GET /api/tokens?user=all`: administrators list everyone's tokens. */
 export const TokenListQuery = z.lazy(() =>
@@ -33,7 +32,6 @@ export const TokenListQuery = z.lazy(() =>
   }),
 );
 export type TokenListQuery = wire.TokenListQuery;
-type _TokenListQuery = Agrees<Same<z.infer<typeof TokenListQuery>, wire.TokenListQuery>>;
 
 /** A token as the API shows it: never the token or its hash. */
 export const ApiTokenView = z.lazy(() =>
@@ -52,4 +50,3 @@ type _ApiToken = Agrees<Same<z.infer<typeof ApiTokenView>, wire.ApiToken>>;
 
 /** The 201 answer of `POST /api/tokens`: the token itself, this once. */
 export const CreatedApiTokenView = z.lazy(() => ApiTokenView.unwrap().extend({ token: z.string().describe('hfp_…: shown this once, never again') }));
-type _CreatedApiToken = Agrees<Same<z.infer<typeof CreatedApiTokenView>, wire.CreatedApiToken>>;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type * as wire from '../contract/usage.js';
-import { shared, type Agrees, type Same } from '../http/validate.js';
+import { shared } from '../http/validate.js';
 
 /** Bounds of the stored texts; a 16 KiB body could hold more, the table should not. */
 export const LIMITS = { shortText: 64, nsapp: 128, status: 32, error: 2000 } as const;
@@ -47,7 +47,6 @@ export const UsageStart = z.lazy(() =>
 );
 // The wire types are written once, in server/contract; the schemas are checked against them.
 export type UsageStart = wire.UsageStart;
-type _UsageStart = Agrees<Same<z.infer<typeof UsageStart>, wire.UsageStart>>;
 
 /** Part B's status update, with its defaults. */
 export const UsageUpdate = z.lazy(() =>
@@ -61,7 +60,6 @@ export const UsageUpdate = z.lazy(() =>
   ),
 );
 export type UsageUpdate = wire.UsageUpdate;
-type _UsageUpdate = Agrees<Same<z.infer<typeof UsageUpdate>, wire.UsageUpdate>>;
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
