@@ -6,7 +6,11 @@ import { fileURLToPath } from 'node:url';
 import type { AppContext } from '../context.js';
 import { removeDatabaseFiles } from '../db/database.js';
 import { checkCopy } from './snapshot-check.js';
+import { CHECK_AT_LOW_PRIORITY } from './snapshot-helper-args.js';
 import type { WorkerMessage } from './snapshot-worker.js';
+
+/** What someone waits for while a snapshot is taken (snapshot-copier's `copy`). */
+export type Waiting = 'check' | 'copy' | 'nothing';
 
 /**
  * Pages copied per event-loop turn when the server's own connection copies (before an import, or
@@ -53,7 +57,7 @@ export function createCopier({ db, logger, commits }: Pick<AppContext, 'db' | 'l
     logger.warn({ reason }, 'the snapshot helper cannot run: snapshots are copied by the server itself');
   }
 
-  function send(source: string, dest: string, urgent: boolean): Copying | undefined {
+  function send(source: string, dest: string, waits: Waiting): Copying | undefined {
     if (unavailable) return undefined;
     if (!workerFile) {
       giveUpHelper('snapshot-worker.js is missing: build the server (node build/build.mjs)');
@@ -61,7 +65,7 @@ export function createCopier({ db, logger, commits }: Pick<AppContext, 'db' | 'l
     }
     let child: ChildProcess;
     try {
-      child = spawn(helperCommand, [workerFile, source, dest], {
+      child = spawn(helperCommand, [workerFile, source, dest, ...(waits === 'copy' ? [CHECK_AT_LOW_PRIORITY] : [])], {
         // ELECTRON_RUN_AS_NODE: in the desktop app, execPath is Electron; this makes it plain Node.
         env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -73,7 +77,7 @@ export function createCopier({ db, logger, commits }: Pick<AppContext, 'db' | 'l
     }
     running.add(child);
     try {
-      if (child.pid && !urgent) os.setPriority(child.pid, 19);
+      if (child.pid && waits === 'nothing') os.setPriority(child.pid, 19);
     } catch {
       // Not allowed here: it runs at normal priority.
     }
@@ -129,9 +133,13 @@ export function createCopier({ db, logger, commits }: Pick<AppContext, 'db' | 'l
   }
 
   return {
-    /** `urgent`: someone waits for it (a person's request, an import), so it runs at normal priority; a scheduled one at the lowest. */
-    copy(source: string, dest: string, urgent: boolean): Copying {
-      const helper = send(source, dest, urgent);
+    /**
+     * `waits`: what someone waits for, which runs at normal priority; the rest at the lowest. A
+     * person's "take one now" waits for the checked snapshot, an import only for the copy, a
+     * scheduled snapshot for nothing.
+     */
+    copy(source: string, dest: string, waits: Waiting): Copying {
+      const helper = send(source, dest, waits);
       if (!helper) return here(dest);
       // A helper that cannot run (an unusual runtime) is not tried again; this snapshot is taken here.
       let fallback: Copying | undefined;

@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { execa } from 'execa';
@@ -109,13 +110,13 @@ describe('the copier', () => {
     const { logger, lines } = capture();
     const withHelper = createCopier({ db, logger }, process.execPath);
     const first = path.join(path.dirname(source), 'first.db');
-    await withHelper.copy(source, first, false).checked;
+    await withHelper.copy(source, first, 'nothing').checked;
     expect(lines).toEqual([]);
 
     const without = createCopier({ db, logger }, process.execPath, path.join(path.dirname(source), 'no-such-worker.js'));
     for (const name of ['second.db', 'third.db']) {
       const dest = path.join(path.dirname(source), name);
-      await without.copy(source, dest, false).checked;
+      await without.copy(source, dest, 'nothing').checked;
       expect(nameIn(dest)).toEqual(['live', 'delete']);
     }
     expect(lines).toEqual([expect.stringContaining('the snapshot helper cannot run: snapshots are copied by the server itself')]);
@@ -139,5 +140,37 @@ describe('the built server', () => {
       expect(all).not.toContain('snapshot helper');
     }
     expect(fs.readdirSync(path.join(path.dirname(dbPath), 'snapshots'))).toHaveLength(1);
+  });
+});
+
+describe('the helper runs at the priority of what someone waits for', () => {
+  it('a scheduled snapshot at the lowest; a person’s “take one now” at normal priority, check included; an import’s check at the lowest', async () => {
+    const dir = path.dirname(tempDbPath());
+    // Speaks the helper's protocol and writes down what it was started with and at which priority.
+    const fake = path.join(dir, 'recording-helper.cjs');
+    fs.writeFileSync(
+      fake,
+      `const os = require('node:os'); const fs = require('node:fs');
+       const [, , source, dest, option] = process.argv;
+       fs.copyFileSync(source, dest);
+       fs.writeFileSync(dest + '.seen', JSON.stringify({ option: option ?? null, priority: os.getPriority() }));
+       process.send({ stage: 'copied' }); process.send({ stage: 'checked' }, () => process.disconnect());`,
+    );
+    const source = databaseWith('live');
+    const db = openRetained(source);
+    const copier = createCopier({ db, logger: createLogger('silent') }, process.execPath, fake);
+    const seen: Record<string, unknown> = {};
+    for (const waits of ['nothing', 'check', 'copy'] as const) {
+      const dest = path.join(dir, `${waits}.db`);
+      await copier.copy(source, dest, waits).checked;
+      seen[waits] = JSON.parse(fs.readFileSync(`${dest}.seen`, 'utf8'));
+    }
+    db.close();
+    const ours = os.getPriority(); // the helper starts at the server's priority (0 unless the suite itself runs niced)
+    expect(seen).toEqual({
+      nothing: { option: null, priority: 19 },
+      check: { option: null, priority: ours },
+      copy: { option: '--check-at-low-priority', priority: ours },
+    });
   });
 });

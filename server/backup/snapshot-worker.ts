@@ -1,19 +1,21 @@
 import os from 'node:os';
 import { openRetained } from '../db/database.js';
 import { checkCopy } from './snapshot-check.js';
+import { CHECK_AT_LOW_PRIORITY } from './snapshot-helper-args.js';
 
 /**
  * The snapshot helper program, started by snapshot-copier.ts as `<node> snapshot-worker.js <source>
  * <dest>` with an IPC channel. It copies the database in one backup step (inside one read transaction,
  * so a consistent picture of one moment; in WAL mode it does not block the server's writes), says
- * `copied`, then checks the copy at the lowest CPU priority and says `checked`, or `failed` with why.
+ * `copied`, then checks the copy (at the lowest CPU priority when given --check-at-low-priority: nobody
+ * waits for that check) and says `checked`, or `failed` with why.
  * Built as its own entry point: dist/server/snapshot-worker.js, and dist/electron/snapshot-worker.cjs
  * for the desktop app.
  */
 
 export type WorkerMessage = { stage: 'copied' } | { stage: 'checked' } | { stage: 'failed'; detail: string };
 
-async function run(source: string, dest: string, send: (message: WorkerMessage) => void): Promise<void> {
+async function run(source: string, dest: string, checkAtLowPriority: boolean, send: (message: WorkerMessage) => void): Promise<void> {
   const db = openRetained(source, { fileMustExist: true, timeout: 5000 });
   try {
     await db.backup(dest, { progress: () => 0x7fffffff });
@@ -21,17 +23,19 @@ async function run(source: string, dest: string, send: (message: WorkerMessage) 
     db.close();
   }
   send({ stage: 'copied' });
-  // Nobody waits for the check.
-  try {
-    os.setPriority(19);
-  } catch {
-    // Not allowed here: it runs at the priority it has.
+  // An import waits for the copy only; a person's "take one now" waits for the check too.
+  if (checkAtLowPriority) {
+    try {
+      os.setPriority(19);
+    } catch {
+      // Not allowed here: it runs at the priority it has.
+    }
   }
   checkCopy(dest);
   send({ stage: 'checked' });
 }
 
-const [source, dest] = process.argv.slice(2);
+const [source, dest, option] = process.argv.slice(2);
 if (!process.send || !source || !dest) {
   process.stderr.write('usage: snapshot-worker <source database> <copy>, started by the server with an IPC channel\n');
   process.exit(2);
@@ -40,7 +44,7 @@ const send = (message: WorkerMessage) => void process.send!(message);
 // The server went away (killed, say): stop too, leaving at most a .partial file.
 const orphaned = () => process.exit(1);
 process.on('disconnect', orphaned);
-run(source, dest, send)
+run(source, dest, option === CHECK_AT_LOW_PRIORITY, send)
   .catch((err: unknown) => {
     process.exitCode = 1;
     send({ stage: 'failed', detail: String((err as Error | undefined)?.message ?? err) });

@@ -116,7 +116,7 @@ export function createSnapshotService(
     fs.writeFileSync(partial, '', { mode: 0o600 });
     // Someone waits for a manual snapshot (its request) and for a pre-import copy (the import): only the
     // scheduled one, which nobody waits for, yields the CPU to everything else.
-    const copying = copier.copy(path.resolve(config.dbPath), partial, kind !== 'scheduled');
+    const copying = copier.copy(path.resolve(config.dbPath), partial, kind === 'manual' ? 'check' : kind === 'scheduled' ? 'nothing' : 'copy');
     copying.checked.catch(() => undefined);
     try {
       await copying.copied;
