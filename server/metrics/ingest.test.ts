@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock, type ManualClock } from '../../test/helpers/clock.js';
+import { describe, expect, it } from 'vitest';
+import { useMetricsService } from '../../test/helpers/metrics.js';
 import { defaultConfig } from '../config.js';
 import { createContext, type AppContext } from '../context.js';
 import { openDatabase } from '../db/database.js';
@@ -12,26 +12,14 @@ import { createMetricsService, type MetricsService } from './service.js';
 
 const START = Date.parse('2026-11-01T00:00:00Z');
 
-let clock: ManualClock;
-let ctx: AppContext;
-let metrics: MetricsService;
-
-beforeEach(() => {
-  clock = manualClock(START);
-  ctx = createContext({ db: openDatabase(':memory:'), config: defaultConfig(), clock, logger: createLogger('silent'), tls: undefined });
-  metrics = createMetricsService(ctx);
-});
-afterEach(async () => {
-  await metrics.close();
-  ctx.db.close();
-});
+const f = useMetricsService(START);
 
 const report = (cpu: number, netRx?: number, guests = 3): MetricsReport => ({
   metrics: { cpu, mem_used: 1e9 + cpu * 1e9, mem_total: 8e9, ...(netRx === undefined ? {} : { net_rx_bytes: netRx }) },
   guests: Array.from({ length: guests }, (_, g) => ({ vmid: 100 + g, cpu: cpu / (g + 1), mem: 1e8 * (g + 1) + cpu })),
 });
-const bucketRows = () => ctx.db.prepare('SELECT key, data FROM metric_buckets ORDER BY key').all();
-const cpuNow = () => metrics.hostSeries(1, { from: START, to: START + 60_000, series: ['cpu'] }).series.cpu;
+const bucketRows = () => f.ctx.db.prepare('SELECT key, data FROM metric_buckets ORDER BY key').all();
+const cpuNow = () => f.metrics.hostSeries(1, { from: START, to: START + 60_000, series: ['cpu'] }).series.cpu;
 
 describe('heartbeat numbers folded into the 1-minute bucket', () => {
   it('stores the same bytes prepared ahead (a slice of guests per turn) and folded into the bucket kept as reading the row back each time', async () => {
@@ -39,22 +27,22 @@ describe('heartbeat numbers folded into the 1-minute bucket', () => {
     const reports = [0.1, 0.37, 0.2, 0.9, 0.55, 0.123456].map((cpu) => report(cpu, undefined, 2_500));
     for (const [i, r] of reports.entries()) {
       // A store of its own each time: nothing kept, the row is decoded.
-      const fresh = createMetricsService(ctx);
-      ctx.transaction(() => fresh.record(1, r, START + i * 10_000))();
+      const fresh = createMetricsService(f.ctx);
+      f.ctx.transaction(() => fresh.record(1, r, START + i * 10_000))();
     }
     const decodedEachTime = bucketRows();
 
-    ctx.db.exec('DELETE FROM metric_buckets');
+    f.ctx.db.exec('DELETE FROM metric_buckets');
     for (const [i, r] of reports.entries()) {
-      const commit = await metrics.prepare(1, r, START + i * 10_000);
-      ctx.transaction(commit)();
+      const commit = await f.metrics.prepare(1, r, START + i * 10_000);
+      f.ctx.transaction(commit)();
     }
     expect(bucketRows()).toEqual(decodedEachTime);
   });
 
   it('a heartbeat whose transaction rolled back leaves no sample behind, also in the bucket the next one folds into', () => {
-    const record = ctx.transaction((cpu: number, fail: boolean) => {
-      metrics.record(1, report(cpu), clock.now());
+    const record = f.ctx.transaction((cpu: number, fail: boolean) => {
+      f.metrics.record(1, report(cpu), f.clock.now());
       if (fail) throw new Error('a later step of the heartbeat failed');
     });
     record(0.2, false);
@@ -64,12 +52,12 @@ describe('heartbeat numbers folded into the 1-minute bucket', () => {
   });
 
   it('two heartbeats of one host prepared together: the second one rates its counters against the first', async () => {
-    metrics.record(1, report(0.1, 0), START);
-    const first = await metrics.prepare(1, report(0.1, 10_000), START + 10_000);
-    const second = await metrics.prepare(1, report(0.1, 40_000), START + 20_000);
-    ctx.transaction(first)();
-    expect(metrics.latest(1)!.host.net_rx).toBe(1_000);
-    ctx.transaction(second)();
-    expect(metrics.latest(1)!.host.net_rx).toBe(3_000);
+    f.metrics.record(1, report(0.1, 0), START);
+    const first = await f.metrics.prepare(1, report(0.1, 10_000), START + 10_000);
+    const second = await f.metrics.prepare(1, report(0.1, 40_000), START + 20_000);
+    f.ctx.transaction(first)();
+    expect(f.metrics.latest(1)!.host.net_rx).toBe(1_000);
+    f.ctx.transaction(second)();
+    expect(f.metrics.latest(1)!.host.net_rx).toBe(3_000);
   });
 });
