@@ -90,7 +90,8 @@ describe('metrics on the dashboard', () => {
       await expect.poll(async () => Number(await cpu.getAttribute('data-points')), { timeout: 15_000 }).toBeGreaterThan(0);
       // The bucket's average and its peak (the same here: the fake host is 30% busy throughout).
       await expect.poll(() => cpu.locator('h3').textContent()).toMatch(/^CPU\s+average 30\.0%\s+peak 30\.0%$/);
-      expect(await cpu.locator('canvas').count()).toBe(1);
+      // The plot is drawn once the chart is in the page, not in the same step.
+      await expect.poll(() => cpu.locator('canvas').count()).toBe(1);
       expect(await page.getByTestId('chart-memory').locator('h3').textContent()).toMatch(/used 7\.8 GiB\s+total 15\.6 GiB/);
       expect(await page.getByTestId('chart-network').count()).toBe(1);
       expect(await page.getByTestId('chart-disk').count()).toBe(1);
