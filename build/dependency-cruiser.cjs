@@ -1,7 +1,9 @@
 // The layers of homefleet and the arrows allowed between them, checked by `npm test`
 // (build/layering.test.ts runs `depcruise --config build/dependency-cruiser.cjs server renderer electron`).
 //
-//   contract   server/contract/: the wire types, enums, role table and live events; zod-free and node-free
+//   contract   server/contract/: the wire types, enums, role table and live events; zod-free and node-free,
+//              except server/contract/inputs/: the zod schemas of what routes take, whose types the rest
+//              of the contract and the dashboard import type-only (erased from the bundle)
 //   kernel     server/{context,config,errors,bus,tasks,time,logger,audit,builtin,private-files,version}.ts,
 //              server/db/, server/http/, server/tls/: what every feature builds on
 //   features   every other folder of server/ (access, backup, events, hosts, jobs, registry, ...)
@@ -14,6 +16,7 @@
 const path = require('node:path');
 
 const CONTRACT = '^server/contract/';
+const INPUTS = '^server/contract/inputs/';
 const KERNEL = '^server/((context|config|errors|bus|tasks|time|logger|audit|builtin|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
 const ROOTS = '^server/(app|services|main|fatal|recover)[.]ts$';
 const TESTS = '([.]test[.]tsx?$|/testing/)';
@@ -54,6 +57,14 @@ module.exports = {
       to: { path: '^(server|electron|build|reporter)/', pathNot: CONTRACT },
     },
     {
+      name: 'renderer-reads-input-schemas-only-as-types',
+      comment:
+        'An input\'s type is its zod schema\'s (server/contract/inputs/): the dashboard takes the type with `import type`, which esbuild erases; a value import would bundle the schema and zod with it.',
+      severity: 'error',
+      from: { path: '^renderer/' },
+      to: { path: INPUTS, dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'renderer-bundles-only-its-libraries',
       comment:
         'What the browser loads: preact, preact-iso, uPlot, and @simplewebauthn/browser (loaded with import() by the passkey prompts only). Anything else from npm (zod!) or a node: module would grow the bundle or fail in the browser. Tests run in node and may use vitest.',
@@ -66,8 +77,24 @@ module.exports = {
       comment:
         'The contract is what the server and the dashboard share: it must load in both, so it imports no server module, no npm package (zod) and no node: module.',
       severity: 'error',
-      from: { path: CONTRACT, pathNot: TESTS },
+      from: { path: CONTRACT, pathNot: [INPUTS, TESTS] },
       to: { pathNot: CONTRACT },
+    },
+    {
+      name: 'contract-reads-input-schemas-only-as-types',
+      comment:
+        'The route map and the answers name an input by its schema\'s type (server/contract/inputs/); a value import would make the contract load zod, in the dashboard too.',
+      severity: 'error',
+      from: { path: CONTRACT, pathNot: [INPUTS, TESTS] },
+      to: { path: INPUTS, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'input-schemas-import-only-zod-and-the-contract',
+      comment:
+        'An input schema is the one declaration of what a route takes, read by the server, the route map and the dashboard\'s types: it is built from zod and the contract\'s names alone. A runtime need (node:net, the server\'s time zone) is a parameter of a schema factory that the server fills in.',
+      severity: 'error',
+      from: { path: INPUTS, pathNot: TESTS },
+      to: { pathNot: [CONTRACT, '(^|/)node_modules/zod/'] },
     },
     {
       name: 'kernel-imports-no-feature',

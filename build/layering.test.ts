@@ -40,6 +40,12 @@ describe('the layers of the source tree (build/dependency-cruiser.cjs)', () => {
     const files: Record<string, string> = {
       'server/contract/wire.ts': 'export interface Thing { id: number }\n',
       'server/contract/zod.ts': "import * as z from 'zod';\nexport const Thing = z.object({ id: z.number() });\n",
+      'server/contract/inputs/thing.ts': "import * as z from 'zod';\nimport type { Thing } from '../wire';\nexport const ThingBody = z.object({ id: z.number() });\nexport type ThingBody = z.output<typeof ThingBody> & Thing;\n",
+      'server/contract/inputs/node.ts': "import { isIP } from 'node:net';\nimport { notFound } from '../../errors';\nexport const ip = { isIP, notFound };\n",
+      'server/contract/map.ts': "import type { ThingBody } from './inputs/thing';\nexport type Body = ThingBody;\n",
+      'server/contract/loads.ts': "import { ThingBody } from './inputs/thing';\nexport const body = ThingBody;\n",
+      'renderer/form.ts': "import type { ThingBody } from '../server/contract/inputs/thing';\nexport const form = (b: ThingBody) => b.id;\n",
+      'renderer/validates.ts': "import { ThingBody } from '../server/contract/inputs/thing';\nexport const check = (b: unknown) => ThingBody.parse(b);\n",
       'server/errors.ts': 'export const notFound = () => new Error("not found");\n',
       'server/http/routes.ts': "import { count } from '../usage/a';\nexport const routes = count;\n",
       'server/registry/schema.ts': "import * as z from 'zod';\nimport type { Thing } from '../contract/wire';\nexport const Name = z.string();\nexport type T = Thing;\n",
@@ -76,6 +82,16 @@ describe('the layers of the source tree (build/dependency-cruiser.cjs)', () => {
     });
     it('on the contract importing anything but the contract (zod)', () => {
       expect(found.violations.some((v) => v.rule.name === 'contract-imports-only-contract' && v.from === 'server/contract/zod.ts'), found.text).toBe(true);
+    });
+    it('on an input schema importing anything but zod and the contract, and not on one that imports only those', () => {
+      expect(has('input-schemas-import-only-zod-and-the-contract', 'server/contract/inputs/node.ts', 'server/errors.ts'), found.text).toBe(true);
+      expect(found.violations.some((v) => v.rule.name === 'input-schemas-import-only-zod-and-the-contract' && v.from === 'server/contract/inputs/node.ts' && v.to.includes('net')), found.text).toBe(true);
+      expect(found.violations.filter((v) => v.from === 'server/contract/inputs/thing.ts')).toEqual([]);
+    });
+    it('on the contract or the dashboard loading an input schema, and not on either taking its type', () => {
+      expect(has('contract-reads-input-schemas-only-as-types', 'server/contract/loads.ts', 'server/contract/inputs/thing.ts'), found.text).toBe(true);
+      expect(has('renderer-reads-input-schemas-only-as-types', 'renderer/validates.ts', 'server/contract/inputs/thing.ts'), found.text).toBe(true);
+      expect(found.violations.filter((v) => v.from === 'server/contract/map.ts' || v.from === 'renderer/form.ts')).toEqual([]);
     });
   });
 });

@@ -2,7 +2,8 @@
 import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
 import { api } from '../api';
 import type { UserAnswer } from '../../server/contract/access';
-import type { Passkey, PasskeyProof } from '../../server/contract/signin';
+import type { PasskeyProof } from '../../server/contract/inputs/signin';
+import type { Passkey } from '../../server/contract/signin';
 
 /** A WebAuthn answer as the JSON object the contract takes. */
 const json = (value: object) => value as Record<string, unknown>;

@@ -1,9 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX = 128;
-
 /** scrypt's cost parameters; stored with each hash, and a hash is verified at the cost it was made with. */
 export interface PasswordCost {
   N: number;

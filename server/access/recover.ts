@@ -6,7 +6,7 @@ import { openDatabase } from '../db/database.js';
 import { systemClock } from '../time.js';
 import type { Db } from '../db/database.js';
 import { createAccountService, type AccountOptions } from './accounts.js';
-import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../contract/inputs/access.js';
 
 /**
  * `npm run recover -- <username>`: sets a new password for an enabled administrator of the database

@@ -6,7 +6,7 @@ import type { RouteTable } from '../http/routes.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import type { AccountService } from './accounts.js';
 import { requireOrigin, requireSecureTransport } from './origin.js';
-import { SetupBody } from './schema.js';
+import { SetupBody } from '../contract/inputs/access.js';
 import { SETUP_PAGE_HEADERS, setupClosedPage, setupFormPage } from './setup-page.js';
 import { secretsEqual } from '../http/secrets.js';
 

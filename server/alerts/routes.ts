@@ -1,5 +1,5 @@
 import type { RouteTable } from '../http/routes.js';
-import { AlertsQuery, RuleUpdate } from './schema.js';
+import { AlertsQuery, RuleUpdate } from '../contract/inputs/alerts.js';
 import type { AlertService } from './service.js';
 
 export function registerAlertRoutes(routes: RouteTable, alerts: AlertService): void {

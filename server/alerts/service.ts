@@ -4,7 +4,7 @@ import { ALERT_RULES, type Alert, type AlertRule, type AlertRuleName, type Alert
 import { notFound, validationFailed } from '../errors.js';
 import { createAlertRepo } from './repo.js';
 import { RULES, THRESHOLDS, type AlertFacts, type RuleSettings } from './rules.js';
-import type { RuleUpdate } from './schema.js';
+import type { AlertRuleUpdate } from '../contract/inputs/alerts.js';
 
 export type AlertChange = 'alert.firing' | 'alert.resolved';
 
@@ -83,7 +83,7 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
     }
   });
 
-  const updateTx = ctx.transaction((rule: AlertRuleName, patch: RuleUpdate): AlertRule => {
+  const updateTx = ctx.transaction((rule: AlertRuleName, patch: AlertRuleUpdate): AlertRule => {
     const stored = repo.settings();
     const before = settingsOf(rule, stored);
     const after: RuleSettings = { ...before, ...patch };
@@ -124,7 +124,7 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
       return ALERT_RULES.map((rule) => present(rule, settingsOf(rule, stored)));
     },
 
-    updateRule(name: string, patch: RuleUpdate): AlertRule {
+    updateRule(name: string, patch: AlertRuleUpdate): AlertRule {
       if (!isRule(name)) throw notFound('alert rule not found');
       const allowed = THRESHOLDS[name];
       for (const field of ['percent', 'days'] as const) {

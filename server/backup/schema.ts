@@ -2,31 +2,17 @@ import * as z from 'zod';
 import type * as wire from '../contract/backup.js';
 import { JOB_KEYS, RUN_STATUSES, type JobRun } from '../contract/jobs.js';
 import { FLAGS, STACKS, STATES } from '../contract/registry.js';
+import { BackupInstance, isoTimestamp } from '../contract/inputs/backup.js';
+import { MAX_SCHEDULE } from '../contract/inputs/jobs.js';
+import { IPV4 } from '../contract/inputs/registry.js';
 import { shared, type Agrees, type Same } from '../http/validate.js';
 // A backup's rows are held to the rules of the features' own writes: their schemas, not copies.
-import { JOB_CONFIG, MAX_SCHEDULE } from '../jobs/schema.js';
-import { InstanceInput, IPV4 } from '../registry/schema.js';
+import { JOB_CONFIG } from '../jobs/schema.js';
 
 export { BACKUP_VERSION } from '../contract/backup.js';
 
-const isoTimestamp = shared(() =>
-  z
-    .string({ error: 'must be an ISO 8601 UTC timestamp' })
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/, { error: 'must be an ISO 8601 UTC timestamp' }),
-);
-
-/**
- * An instance row of a backup: the instance as written by a client (missing flags 0,
- * missing tailscale_ip ""), with its timestamps when the backup has them.
- */
-export const BackupInstance = z.lazy(() =>
-  InstanceInput.unwrap().extend({
-    created_at: isoTimestamp().optional(),
-    updated_at: isoTimestamp().optional(),
-  }),
-);
-export type BackupInstance = wire.BackupInstance;
-type _BackupInstance = Agrees<Same<z.infer<typeof BackupInstance>, wire.BackupInstance>>;
+// An instance row is the registry's own input with its timestamps (server/contract/inputs/backup.ts).
+export { BackupInstance };
 
 const flag = shared(() => z.union([z.literal(0), z.literal(1), z.boolean()], { error: 'must be 0 or 1' }).transform((v) => (v === true || v === 1 ? 1 : 0)));
 

@@ -53,12 +53,6 @@ export interface Account {
   last_login_at: string | null;
 }
 
-/** POST /api/auth/login: any text up to a sane size; a wrong length simply does not match. */
-export interface LoginRequest {
-  username: string;
-  password: string;
-}
-
 /** The answer of POST /api/auth/login, POST /setup (JSON) and PATCH /api/users/:id. */
 export interface UserAnswer {
   user: Account;
@@ -85,34 +79,6 @@ export interface SecondFactorAsked {
   second_factor: SecondFactorKind;
   /** Every step that completes this sign-in, `second_factor` first. */
   second_factors: SecondFactorKind[];
-}
-
-/** POST /api/auth/password. */
-export interface PasswordChange {
-  current_password: string;
-  new_password: string;
-}
-
-/** POST /setup: the first administrator, with the server's setup token. */
-export interface SetupRequest {
-  setup_token: string;
-  username: string;
-  display_name: string;
-  password: string;
-}
-
-/** POST /api/users: the account gets a temporary password, answered once. */
-export interface UserCreate {
-  username: string;
-  display_name: string;
-  role: Role;
-}
-
-/** PATCH /api/users/:id: omitted fields are unchanged. */
-export interface UserPatch {
-  display_name?: string;
-  role?: Role;
-  enabled?: boolean;
 }
 
 /** POST /api/users/:id/reset-password; with `user`, the answer of POST /api/users. */

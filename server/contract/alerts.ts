@@ -31,15 +31,6 @@ export interface AlertRule {
   days?: number;
 }
 
-/** PUT /api/alerts/rules/:rule: any of the rule's settings; a threshold the rule does not have is refused. */
-export interface AlertRuleUpdate {
-  enabled?: boolean;
-  severity?: Severity;
-  for_s?: number;
-  percent?: number;
-  days?: number;
-}
-
 export interface AlertSubject {
   /** host, guest, job, snapshot, certificate */
   type: string;
@@ -61,12 +52,6 @@ export interface Alert {
   /** The measured value when it fired (a percentage, seconds without a heartbeat, days left), or null. */
   value: number | null;
   message: string;
-}
-
-/** ?status=firing|resolved&limit= (default 100, at most 1000) */
-export interface AlertsQuery {
-  status?: AlertStatus;
-  limit?: string;
 }
 
 export const alertEvents = {

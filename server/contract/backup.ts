@@ -1,5 +1,5 @@
 import type { JobBase, JobRun } from './jobs.js';
-import type { HistoryEntry, Instance, InstanceInput } from './registry.js';
+import type { HistoryEntry, Instance } from './registry.js';
 
 /** The format this release writes; 1 and 2 are read too (2 had no jobs, 1 lacked later instance fields). */
 export const BACKUP_VERSION = 3;
@@ -21,12 +21,6 @@ export interface BackupDocument {
   instance_history: BackupHistoryRow[];
   jobs: BackupJob[];
   job_runs: JobRun[];
-}
-
-/** An instance row as an import reads it: older backups may lack its timestamps. */
-export interface BackupInstance extends InstanceInput {
-  created_at?: string;
-  updated_at?: string;
 }
 
 /** POST /api/import */

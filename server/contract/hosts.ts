@@ -1,6 +1,6 @@
 import { liveEvent } from './events.js';
 import type { GuestActionCommand, LogsCommand } from './operations.js';
-import type { GuestMetricsReport, HostMetricsReport } from './metrics.js';
+import type { Guest } from './inputs/hosts.js';
 
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
 export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
@@ -14,23 +14,12 @@ export interface HostEvent {
   agent_version: string;
 }
 
+// A guest is written once, as a heartbeat reports it (inputs/hosts.ts).
+export type { Guest } from './inputs/hosts.js';
+
 export interface HostRef {
   id: number;
   hostname: string;
-}
-
-/** A guest (VM or container) a host reported in its last heartbeat. */
-export interface Guest {
-  vmid: number;
-  name: string;
-  type: 'qemu' | 'lxc';
-  status: string;
-  /** The SHA-256 of its config as the agent uploads it (server/operations/guest-configs.ts), when the agent reported one. */
-  config_sha256?: string | null;
-  /** A Proxmox template: never drift, cannot start; what deploy clones. */
-  template: boolean;
-  /** Proxmox's lock on the guest (`backup`, `migrate`, `snapshot`, …), null when unlocked: actions are refused while it holds. */
-  lock: string | null;
 }
 
 export type DriftItem =
@@ -95,25 +84,6 @@ export interface HostDetail extends HostSummary {
   deletion: Deletion | null;
 }
 
-/** PATCH /api/hosts/:id */
-export interface HostPatch {
-  sync_registry?: boolean;
-  /** Replaced by re-bind tokens (an enrollment token with `host_id`): refused with a 400 that says so. */
-  allow_rebind?: never;
-}
-
-/** POST /api/hosts/:id/upgrade: no version means the manifest's current one; an older version needs `rollback: true`. Answers the HostSummary (202). */
-export interface UpgradeRequest {
-  version?: string;
-  rollback?: boolean;
-}
-
-/** POST /api/hosts/:id/drift/apply: named vmids, or every item that may be applied in bulk. */
-export interface DriftApply {
-  all?: boolean;
-  items?: { vmid: number }[];
-}
-
 /** What a drift apply did, and what it left with the reason (production renames, conflicts). */
 export interface DriftResult {
   applied: DriftItem[];
@@ -143,15 +113,6 @@ export interface EnrollmentToken {
   host_id: number | null;
 }
 
-/** POST /api/hosts/enrollment-tokens, as the server reads it (defaults: 1 day, 1 use). */
-export interface EnrollmentTokenCreate {
-  name: string;
-  expires_in_s: number;
-  max_uses: number;
-  /** A re-bind token: it enrolls only this host's machine id again (onto the same host, with a new host token). */
-  host_id?: number;
-}
-
 /** The 201 of POST /api/hosts/enrollment-tokens: the `hfe_` token (shown once) and the install command that carries it. */
 export interface CreatedEnrollmentToken {
   id: number;
@@ -166,46 +127,12 @@ export interface CreatedEnrollmentToken {
 
 // ---- the agent's side (reporter/host-agent.sh) --------------------------------------------
 
-/** POST /api/agent/enroll, with an `hfe_` token. */
-export interface EnrollRequest {
-  hostname: string;
-  machine_id: string;
-  agent_version: string;
-}
-
 /** The 201 of POST /api/agent/enroll: the `hfh_` host token, shown this once. */
 export interface EnrollAnswer {
   host_id: number;
   host_token: string;
   heartbeat_interval_s: number;
   manifest_public_key: string;
-}
-
-/** A guest as an agent reports it: a bash agent may send the vmid as digits in a string. Metrics: server/contract/metrics.ts. */
-export interface GuestReport extends GuestMetricsReport {
-  vmid: number | string;
-  name?: string;
-  type: 'qemu' | 'lxc';
-  status?: string;
-  /** SHA-256 (hex) of the guest's config as the agent uploads it: a new one is sent to POST /api/agent/guest-configs. */
-  config_sha256?: string | null;
-  /** A Proxmox template (PVE itself says 1 or 0, older nodes "1" or "0": all are taken). Absent: not a template. */
-  template?: boolean | 0 | 1 | '0' | '1' | null;
-  /** Proxmox's lock (`^[a-z][a-z-]{0,31}$`: backup, migrate, snapshot, clone, …); absent or null: not locked. */
-  lock?: string | null;
-}
-
-/** POST /api/agent/heartbeat, with the `hfh_` token, as the agent sends it (times ISO 8601 UTC, counts as numbers or digit strings). */
-export interface HeartbeatRequest {
-  agent_version: string;
-  started_at: string;
-  hostname: string;
-  addresses?: string[];
-  uptime_s?: number | string;
-  hypervisor_version?: string;
-  /** The host's own numbers (server/contract/metrics.ts). */
-  metrics?: HostMetricsReport;
-  guests: GuestReport[];
 }
 
 /** The agent removes itself and confirms with the receipt token at POST /api/agent/receipts/<operation_id>. */

@@ -55,23 +55,6 @@ export interface JobDetail extends JobView {
   runs: JobRun[];
 }
 
-/**
- * PUT /api/jobs/:id: omitted fields are unchanged; `config` is merged over the stored one
- * (`**REDACTED**` keeps a stored secret, null removes a field). A stored secret is kept only while
- * `api_url` stays: an update that changes it must type the secret again, else 400 naming it.
- * Answers the JobView.
- */
-export interface JobUpdate {
-  enabled?: boolean;
-  schedule?: number;
-  config?: Record<string, unknown>;
-}
-
-/** POST /api/jobs/:id/run?dry_run=true previews the changes and writes nothing. */
-export interface RunQuery {
-  dry_run?: 'true' | 'false';
-}
-
 /** POST /api/jobs/:id/run: the run's summary, once it ended. */
 export interface RunAnswer {
   summary: string;

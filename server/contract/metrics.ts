@@ -1,37 +1,5 @@
 import { liveEvent } from './events.js';
 
-/** What a heartbeat may carry about the host itself (PRODUCT.md "Metrics, alerts and notifications"); every field optional. */
-export interface HostMetricsReport {
-  /** 0–1, over the agent's last interval. */
-  cpu?: number | string;
-  mem_used?: number | string;
-  mem_total?: number | string;
-  /** The root filesystem, bytes. */
-  disk_used?: number | string;
-  disk_total?: number | string;
-  load1?: number | string;
-  /** Counters since boot: the server charts their rate. */
-  net_rx_bytes?: number | string;
-  net_tx_bytes?: number | string;
-}
-
-/** Per guest, as `pvesh get /nodes/<node>/qemu|lxc --output-format json` gives them; every field optional. */
-export interface GuestMetricsReport {
-  cpu?: number | string;
-  mem?: number | string;
-  maxmem?: number | string;
-  disk?: number | string;
-  maxdisk?: number | string;
-  uptime_s?: number | string;
-  /** Counters since the guest started: the server charts their rate. */
-  netin?: number | string;
-  netout?: number | string;
-}
-
-/** A report's numbers as the server holds them once read (decimal text turned into numbers): what the metric store takes. */
-export type HostMetricsValues = { [K in keyof HostMetricsReport]: Exclude<HostMetricsReport[K], string> };
-export type GuestMetricsValues = { [K in keyof GuestMetricsReport]: Exclude<GuestMetricsReport[K], string> };
-
 /** The series a host's chart can ask for: bytes, bytes per second (net_rx, net_tx), a 0–1 ratio (cpu), a load average. */
 export const HOST_SERIES = ['cpu', 'mem_used', 'mem_total', 'disk_used', 'disk_total', 'load1', 'net_rx', 'net_tx'] as const;
 export type HostSeries = (typeof HOST_SERIES)[number];
@@ -48,13 +16,6 @@ export interface MetricsAnswer {
   from: string;
   to: string;
   series: Record<string, MetricPoint[]>;
-}
-
-/** ?from=&to= (ISO 8601, default the last hour) and series=cpu,mem_used (default all). */
-export interface MetricsQuery {
-  from?: string;
-  to?: string;
-  series?: string;
 }
 
 /** A guest's last reported values (rates for netin/netout), as the host page's small figures show them. */

@@ -1,7 +1,8 @@
 import type { AlertRuleName, Severity } from './alerts.js';
+import type { ChannelType } from './channel-types.js';
+import type { QuietHours } from './inputs/notifications.js';
 
-export const CHANNEL_TYPES = ['webhook', 'ntfy', 'gotify', 'discord', 'email'] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
+export { CHANNEL_TYPES, type ChannelType } from './channel-types.js';
 
 /** Config fields that are write-only: read back as `**REDACTED**`, kept when that is sent back. */
 export const CHANNEL_SECRET_FIELDS: Readonly<Record<ChannelType, readonly string[]>> = {
@@ -12,24 +13,6 @@ export const CHANNEL_SECRET_FIELDS: Readonly<Record<ChannelType, readonly string
   discord: ['webhook_url'],
   email: ['password'],
 };
-
-export interface QuietHours {
-  /** HH:MM, local time in `timezone`; a window may run past midnight (22:00–07:00). */
-  start: string;
-  end: string;
-  /** IANA name, e.g. Europe/Berlin. */
-  timezone: string;
-}
-
-/** POST /api/notifications/channels and PUT …/:id */
-export interface ChannelInput {
-  name: string;
-  type: ChannelType;
-  config: Record<string, unknown>;
-  rules: 'all' | AlertRuleName[];
-  min_severity: Severity;
-  quiet_hours?: QuietHours | null;
-}
 
 /** A channel as the API shows it: secret config fields as `**REDACTED**`. */
 export interface Channel {
@@ -62,12 +45,6 @@ export interface Delivery {
   created_at: string;
   next_attempt_at: string | null;
   finished_at: string | null;
-}
-
-/** ?limit= (default 100, at most 1000)&channel_id= */
-export interface DeliveriesQuery {
-  limit?: string;
-  channel_id?: string;
 }
 
 /** POST /api/notifications/channels/:id/test: the outcome of one attempt. */

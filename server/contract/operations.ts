@@ -1,10 +1,12 @@
 import { liveEvent } from './events.js';
+import type { MaintenancePolicyInput, OperationStatus } from './inputs/operations.js';
+
+// The statuses and weekdays are named once, with the schemas that take them (inputs/operations.ts).
+export type { OperationStatus, Weekday } from './inputs/operations.js';
 
 /** PRODUCT.md "Guest control through agents": every command an agent receives is an operation. */
 export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall'] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
-export const OPERATION_STATUSES = ['pending', 'sent', 'succeeded', 'failed', 'expired', 'cancelled'] as const;
-export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 /** An operation that is over: it changes no more. */
 export const FINISHED_STATUSES: readonly OperationStatus[] = ['succeeded', 'failed', 'expired', 'cancelled'];
 
@@ -25,18 +27,6 @@ export const ACTION_TIME_LIMITS_S: Record<GuestAction, number> = {
   destroy: 600,
   clone: 1800,
 };
-/** Snapshot names, as `snapshot {name}` and `rollback {snapshot}` take them. */
-export const SNAPSHOT_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
-/** A clone's name: a DNS label or name, as Proxmox takes for `--name` / `--hostname`. */
-export const GUEST_NAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$/;
-
-/** POST /api/hosts/:id/guests/:vmid/actions: `{action, reason?, force?}` and the action's own fields. */
-export type GuestActionRequest = { reason?: string; force?: boolean } & (
-  | { action: 'start' | 'shutdown' | 'stop' | 'reboot' | 'destroy' }
-  | { action: 'snapshot'; name: string }
-  | { action: 'rollback'; snapshot: string }
-  | { action: 'clone'; new_vmid: number; name: string; full?: boolean }
-);
 
 /** The 202 of an action or a log request. */
 export interface OperationAccepted {
@@ -67,14 +57,6 @@ export interface Operation {
   output?: string | null;
 }
 
-/** GET /api/operations?host_id=&vmid=&status=&limit= (limit 1 to 1000, 100 when absent), newest first. */
-export interface OperationListQuery {
-  host_id?: string;
-  vmid?: string;
-  status?: OperationStatus;
-  limit?: string;
-}
-
 // ---- what agents receive and send ------------------------------------------------------------
 
 /** A guest action as the agent reads it: the verb and the fields it builds its own argument list from. */
@@ -101,20 +83,6 @@ export interface CommandsAnswer {
   commands: (GuestActionCommand | LogsCommand)[];
 }
 
-/** POST /api/agent/operations/:operation_id/result (host token): 204, idempotent. */
-export interface OperationResult {
-  exit_code: number;
-  output?: string;
-  finished_at?: string;
-}
-
-/** POST /api/agent/guest-configs (host token): the redacted text of `qm config` / `pct config`, at most 64 KiB. */
-export interface GuestConfigUpload {
-  vmid: number;
-  sha256: string;
-  text: string;
-}
-
 /** GET /api/hosts/:id/guests/:vmid/configs: the kept versions (the last 20), newest first. */
 export interface GuestConfigVersion {
   id: number;
@@ -124,24 +92,6 @@ export interface GuestConfigVersion {
 }
 
 // ---- maintenance ---------------------------------------------------------------------------
-
-export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
-
-/** A window opens at `start` on each of `days` and closes at `end` (the next day when `end` is not after `start`). */
-export interface MaintenanceWindow {
-  days: Weekday[];
-  start: string;
-  end: string;
-}
-
-/** PUT /api/hosts/:id/maintenance, as the server reads it (defaults applied). */
-export interface MaintenancePolicyInput {
-  windows: MaintenanceWindow[];
-  timezone: string;
-  auto_upgrade: boolean;
-  muted: boolean;
-}
 
 /** GET (and the 200 of PUT) /api/hosts/:id/maintenance. */
 export interface MaintenancePolicy extends MaintenancePolicyInput {

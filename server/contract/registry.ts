@@ -1,33 +1,7 @@
 import { liveEvent } from './events.js';
+import type { InstanceInput } from './inputs/registry.js';
 
-export const STATES = ['deployed', 'testing', 'degraded'] as const;
-export type State = (typeof STATES)[number];
-export const STACKS = ['production', 'development'] as const;
-export type Stack = (typeof STACKS)[number];
-export const FLAGS = ['atlas', 'argus', 'semaphore', 'patchmon', 'tailscale', 'andromeda', 'hardware_acceleration'] as const;
-export type Flag = 0 | 1;
-
-/**
- * An instance as a client writes it (POST /api/instances), as the server reads it: `tailscale_ip`
- * ("" when absent) and the flags (0 when absent) may be left out of the body. PUT takes any subset
- * (`InstanceUpdate`), merged over the stored instance and then checked whole.
- */
-export interface InstanceInput {
-  vmid: number;
-  name: string;
-  state: State;
-  stack: Stack;
-  tailscale_ip: string;
-  atlas: Flag;
-  argus: Flag;
-  semaphore: Flag;
-  patchmon: Flag;
-  tailscale: Flag;
-  andromeda: Flag;
-  hardware_acceleration: Flag;
-}
-
-export type InstanceUpdate = Partial<InstanceInput>;
+export { FLAGS, SORT_KEYS, STACKS, STATES, type Flag, type SortKey, type Stack, type State } from './instance-fields.js';
 
 /** An instance as the API returns it. */
 export interface Instance extends InstanceInput {
@@ -63,23 +37,6 @@ export interface HistoryEntry {
   changed_at: string;
   /** Who made the change: a username, `job:<key>`, `agent:<hostname>`, `import`; null when unknown. */
   changed_by: string | null;
-}
-
-export const SORT_KEYS = ['name', 'vmid', 'updated_at', 'created_at'] as const;
-export type SortKey = (typeof SORT_KEYS)[number];
-
-/**
- * GET /api/instances?search=&state=&stack=&host_id=&sort=&order=: forgiving by rule, an unknown `sort` is
- * `name`, only `order=desc` is descending, and an empty filter is no filter. `host_id` is a host's id,
- * or `none` for the instances no host reports.
- */
-export interface InstanceListParams {
-  search?: string | string[];
-  state?: string | string[];
-  stack?: string | string[];
-  host_id?: string | string[];
-  sort?: string | string[];
-  order?: string | string[];
 }
 
 /** GET /api/instances/stacks: the stacks in use, in order. */

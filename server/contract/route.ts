@@ -3,9 +3,10 @@
  * which path parameters are ids, what query and JSON body it takes and what it answers. The server's
  * route table registers handlers by key and is typed by it (server/http/routes.ts), the dashboard's
  * `api()` is typed by it, and the API document is written from it. The types ride on plain data: the
- * map loads in the browser without zod. The server binds each declared query and body to the zod
- * schema that validates it, and the binding fails to compile unless that schema reads exactly the
- * declared type, so what is documented is what is enforced.
+ * map loads in the browser without zod. A query's or body's type is its zod schema's
+ * (server/contract/inputs/, imported type-only here); the server binds that schema to the route, and
+ * the binding fails to compile unless the schema reads exactly the declared type, so what is
+ * documented is what is enforced.
  */
 
 /** One answer of a route: its status, what it is, and the type of its JSON body (`undefined`: none). */

@@ -32,25 +32,9 @@ export interface TotpSetup {
   qr_code: string;
 }
 
-/** POST /api/auth/totp/confirm: the first code from the app turns the factor on. */
-export interface TotpConfirm {
-  code: string;
-}
-
 /** The answer of POST /api/auth/totp/confirm: 10 single-use codes, shown this once. */
 export interface RecoveryCodes {
   recovery_codes: string[];
-}
-
-/** DELETE /api/auth/totp. */
-export interface TotpRemove {
-  password: string;
-}
-
-/** POST /api/auth/login/totp: one of the two. */
-export interface TotpLogin {
-  code?: string;
-  recovery_code?: string;
 }
 
 /** A registered passkey as the API shows it: never the key. */
@@ -64,30 +48,4 @@ export interface Passkey {
    * and password pages mark it, so a passkey added with a stolen password or session is seen after the change.
    */
   added_since_password_change: boolean;
-}
-
-/**
- * POST /api/auth/passkeys/register/options: adding a passkey needs the password, or a current code of
- * the authenticator app, so a stolen session cannot add one (an account that signs in through single
- * sign-on and has neither may send nothing within 5 minutes of signing in).
- */
-export interface PasskeyProof {
-  password?: string;
-  code?: string;
-}
-
-/** POST /api/auth/passkeys/register/verify: what the browser's navigator.credentials.create() answered, and a name for it. */
-export interface PasskeyRegistration {
-  name: string;
-  response: Record<string, unknown>;
-}
-
-/** PATCH /api/auth/passkeys/:id. */
-export interface PasskeyRename {
-  name: string;
-}
-
-/** POST /api/auth/passkeys/verify: what navigator.credentials.get() answered. */
-export interface PasskeySignIn {
-  response: Record<string, unknown>;
 }

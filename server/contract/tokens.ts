@@ -1,18 +1,5 @@
 import type { Role } from './access.js';
 
-/** POST /api/tokens: a role no higher than the creator's own, an optional expiry in the future. */
-export interface TokenCreate {
-  name: string;
-  role: Role;
-  /** ISO 8601 with an offset; omitted or null: never. */
-  expires_at?: string | null;
-}
-
-/** GET /api/tokens?user=all: administrators list everyone's tokens. */
-export interface TokenListQuery {
-  user?: 'all';
-}
-
 /** A personal API token as the API shows it: never the token or its hash. */
 export interface ApiToken {
   id: number;

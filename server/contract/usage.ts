@@ -1,29 +1,5 @@
 import { liveEvent } from './events.js';
-
-/** POST /api/usage/upload: part B's start report, as the server reads it (texts the script could not fill in arrive as ""). */
-export interface UsageStart {
-  ct_type: number | null;
-  type: 'lxc' | 'vm';
-  disk_size: number | null;
-  core_count: number | null;
-  ram_size: number | null;
-  os_type: string;
-  os_version: string;
-  disableip6: string;
-  nsapp: string;
-  method: string;
-  pve_version: string;
-  status: 'installing';
-  /** A UUID, kept lower case. */
-  random_id: string;
-}
-
-/** POST /api/usage/upload/updatestatus: part B's status update (defaults `failed`, "No error message"). */
-export interface UsageUpdate {
-  status: string;
-  error: string;
-  random_id: string;
-}
+import type { UsageStart } from './inputs/usage.js';
 
 /** What the two ingestion routes answer. */
 export interface UsageRecorded {

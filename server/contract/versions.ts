@@ -1,3 +1,7 @@
+/** A version as agents, their releases and the manifest write it: x.y.z, with an optional pre-release (`-rc.1`) or build (`+b7`) suffix. */
+export const VERSION_SOURCE = '(\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?)';
+export const VERSION_PATTERN = new RegExp(`^${VERSION_SOURCE}$`);
+
 /**
  * SemVer 2.0 precedence (semver.org §11), as the agent's `version_lt` (reporter/lib/common.sh) orders
  * them: major, minor and patch as numbers; a pre-release before its release; pre-release identifiers

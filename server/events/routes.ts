@@ -1,14 +1,8 @@
-import * as z from 'zod';
+import { EventsQuery } from '../contract/inputs/events.js';
 import { unauthorized } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import type { StreamCredential } from './credential.js';
 import type { EventHub } from './hub.js';
-
-const EventsQuery = z.lazy(() =>
-  z.object({
-    last_event_id: z.string().optional().describe('The last event id seen, for a new connection that cannot send the Last-Event-ID header'),
-  }),
-);
 
 /** `GET /api/events`: PRODUCT.md's live event stream. */
 export function registerEventRoutes(routes: RouteTable, hub: EventHub): void {

@@ -6,7 +6,7 @@ import { actingAs, type Actor } from '../http/request-context.js';
 import { hostSubject, requireHost, type HostParts, type Who } from './parts.js';
 import type { HostRepo, HostRow } from './repo.js';
 import type { DriftItem } from '../contract/hosts.js';
-import type { DriftApply } from './schema.js';
+import type { DriftApply } from '../contract/inputs/hosts.js';
 
 import type { DriftResult } from '../contract/hosts.js';
 export type { DriftResult };

@@ -4,7 +4,7 @@ import { conflict, invalidToken, notFound } from '../errors.js';
 import { isoMillis } from '../time.js';
 import { announceStatus, hostSubject, type HostParts, type Who } from './parts.js';
 import type { Releases } from '../releases/releases.js';
-import type { EnrollBody, EnrollmentTokenCreate } from './schema.js';
+import type { EnrollmentTokenCreate, EnrollRequest } from '../contract/inputs/hosts.js';
 import { issueToken } from './tokens.js';
 
 /**
@@ -33,7 +33,7 @@ export function createEnrollment(parts: HostParts, releases: Releases) {
     if (repo.revokeEnrollmentToken(id, now)) audit.write({ action: 'enrollment_token.revoke', subject: { type: 'enrollment_token', id: String(id), name: row.name }, summary: `${nameOf()} revoked host enrollment token “${row.name}”` });
   });
 
-  const enrollTx = ctx.transaction((tokenId: number, body: EnrollBody, ip: string | null, now: number) => {
+  const enrollTx = ctx.transaction((tokenId: number, body: EnrollRequest, ip: string | null, now: number) => {
     const existing = repo.liveHostByMachine(body.machine_id);
     // Only a token made for the host re-binds it: a machine id is no secret (viewers read it), and an
     // ordinary token must not take over a host and its history.
@@ -81,7 +81,7 @@ export function createEnrollment(parts: HostParts, releases: Releases) {
 
     revokeEnrollmentToken: (id: number, who: Who) => revokeTokenTx(id, who, ctx.clock.now()),
 
-    enroll(tokenId: number, body: EnrollBody, ip: string | null): EnrollAnswer {
+    enroll(tokenId: number, body: EnrollRequest, ip: string | null): EnrollAnswer {
       const { hostId, token } = enrollTx(tokenId, body, ip, ctx.clock.now());
       return { host_id: hostId, host_token: token, heartbeat_interval_s: view.intervalS, manifest_public_key: releases.publicKeyPem };
     },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { diffGuests, GUESTS_PER_TURN, hashGuests, normalizeGuests, readStoredGuests } from './guest-list.js';
-import type { Guest } from './schema.js';
+import type { Guest } from '../contract/inputs/hosts.js';
 
 const guest = (vmid: number, over: Partial<Guest> = {}): Guest => ({ vmid, name: `g${vmid}`, type: 'qemu', status: 'running', template: false, lock: null, ...over });
 const many = (count: number) => Array.from({ length: count }, (_, i) => guest(100 + i, i % 3 ? {} : { config_sha256: 'a'.repeat(64), lock: 'backup' }));

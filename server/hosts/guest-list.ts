@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Guest } from './schema.js';
+import type { Guest } from '../contract/inputs/hosts.js';
 
 /** Guests hashed or compared per turn of the event loop: a 10,000-guest list takes several turns. */
 export const GUESTS_PER_TURN = 1000;

@@ -7,7 +7,8 @@ import { ONLINE_INTERVALS } from './present.js';
 import type { HostParts } from './parts.js';
 import type { PlacementCache } from './placements.js';
 import type { HostRow } from './repo.js';
-import type { DriftApply, Guest, HeartbeatBody } from './schema.js';
+import type { DriftApply, Guest } from '../contract/inputs/hosts.js';
+import type { HeartbeatBody } from './schema.js';
 import { sha256 } from './tokens.js';
 
 /** A heartbeat's guest list as its transaction takes it, worked out before it a slice per turn. */

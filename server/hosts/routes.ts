@@ -7,14 +7,12 @@ import { actorName, currentContext, type Actor } from '../http/request-context.j
 import type { RouteTable } from '../http/routes.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import { baseUrlOf } from '../releases/routes.js';
-import { DriftApply, EnrollBody, EnrollmentTokenCreate, HeartbeatBody, HostPatch, parseHeartbeat, UpgradeRequest } from './schema.js';
+import { DriftApply, EnrollBody, EnrollmentTokenCreate, HostDeleteQuery, HostPatch, UpgradeRequest } from '../contract/inputs/hosts.js';
+import { HeartbeatBody, parseHeartbeat } from './schema.js';
 import type { HostService, Who } from './service.js';
 import { shellQuote } from '../releases/shell-quote.js';
 import { bearerOfKind, TOKEN_PREFIX, type AgentTokenKind } from './tokens.js';
 import { isLoopbackHost } from '../tls/names.js';
-import * as z from 'zod';
-
-const HostDeleteQuery = z.lazy(() => z.object({ force: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('`true`: remove at once, without waiting for the host\'s receipt') }));
 
 declare module '../http/credentials.js' {
   interface AgentCredentials {

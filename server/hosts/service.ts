@@ -14,7 +14,8 @@ import type { Releases } from '../releases/releases.js';
 import { createRemoval } from './removal.js';
 import { createHostRepo, type HostOperationRows, type HostRow } from './repo.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';
-import type { HeartbeatBody, HostPatch } from './schema.js';
+import type { HostPatch } from '../contract/inputs/hosts.js';
+import type { HeartbeatBody } from './schema.js';
 
 export interface HostsOptions {
   /** Seconds between heartbeats, sent to agents (default 30). */

@@ -62,7 +62,7 @@ type Output<S> = S extends ZodType<infer O> ? O : undefined;
 
 /**
  * The schemas that validate what a route's declaration says it takes: a query schema exactly when it
- * declares a query, a body schema exactly when it declares a body. Feature schemas are `z.lazy(() => ...)`,
+ * declares a query, a body schema exactly when it declares a body. Input schemas are `z.lazy(() => ...)`,
  * built at their first use: registering a route must not build them, as building them all at module
  * evaluation was a tenth of the server's start. `parse`: the route parses its body its own way (the
  * heartbeat, a slice of guests at a time), which its tests hold to the same answers as the schema's.

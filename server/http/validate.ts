@@ -1,6 +1,8 @@
-import * as z from 'zod';
 import type { ZodError, ZodType } from 'zod';
 import { badRequest, validationFailed, type FieldError } from '../errors.js';
+
+// The schema parts the wire's input schemas use (server/contract/inputs/), for the schemas of the server's own.
+export { isPlainObject, oneOf, shared } from '../contract/inputs/parts.js';
 
 /** zod issues as the API's `errors` array: one entry per field, the body itself as `body`. */
 export function fieldErrors(error: ZodError): FieldError[] {
@@ -10,29 +12,11 @@ export function fieldErrors(error: ZodError): FieldError[] {
   }));
 }
 
-/**
- * A schema part several schemas share, built when one of them is first built (they are z.lazy) and
- * the same instance after. A z.lazy of its own would cost every parse a step per field.
- */
-export function shared<T>(build: () => T): () => T {
-  let built: T | undefined;
-  return () => (built ??= build());
-}
-
 /** Parses a value with a schema or throws the 400 `{errors: [...]}` the API promises. */
 export function parseWith<T>(schema: ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (!result.success) throw validationFailed(fieldErrors(result.error));
   return result.data;
-}
-
-/** One of a list of names, or a 400 that lists them: `must be one of viewer, operator, administrator`. */
-export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
-  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A path id (`:vmid`, `:id`) is an integer; anything else is a 400 `invalid <name>` ("invalid vmid"). */
@@ -51,8 +35,9 @@ type Flat<T> = T extends object ? { [K in keyof T]: T[K] } : T;
  */
 export type Same<A, B> = (<T>() => T extends Flat<A> ? 1 : 2) extends (<T>() => T extends Flat<B> ? 1 : 2) ? true : false;
 /**
- * A compile-time check that a zod schema validates exactly the contract's wire type, so the type is
- * written once (server/contract) and zod only checks it: `type _ = Agrees<Same<z.infer<typeof X>, contract.X>>`.
+ * A compile-time check that a zod schema reads exactly a type written elsewhere:
+ * `type _ = Agrees<Same<z.infer<typeof X>, contract.X>>`. Inputs need none (their type is their
+ * schema's, server/contract/inputs/); the backup's rows do, held to the answer types the export writes.
  * A mismatch fails `tsc` with "Type 'false' does not satisfy the constraint 'true'" on that line.
  */
 export type Agrees<T extends true> = T;

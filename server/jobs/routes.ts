@@ -1,5 +1,5 @@
 import type { RouteTable } from '../http/routes.js';
-import { JobUpdate, RunQuery } from './schema.js';
+import { JobUpdate, RunQuery } from '../contract/inputs/jobs.js';
 import type { JobService } from './service.js';
 
 export function registerJobRoutes(routes: RouteTable, jobs: JobService): void {

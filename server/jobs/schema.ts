@@ -1,12 +1,10 @@
 import * as z from 'zod';
 import { REDACTED, REQUIRED_CONFIG, SECRET_FIELDS, type JobBase, type JobKey } from '../contract/jobs.js';
-import type * as wire from '../contract/jobs.js';
 import { shared } from '../http/validate.js';
 
 /** Runs kept per job: on reads, after each run, at start-up and after import. */
 export const RUNS_KEPT = 10;
 export const DEFAULT_SCHEDULE = 15;
-export const MAX_SCHEDULE = 10_080;
 
 
 /** The jobs created on start (file databases only), disabled, with empty config. */
@@ -76,32 +74,6 @@ export const JOB_CONFIG: Record<JobKey, z.ZodType<Record<string, unknown>>> = {
     ),
   ),
 };
-
-/** PUT /api/jobs/:id. Omitted fields are unchanged; unknown top-level fields are ignored. */
-export const JobUpdate = z.lazy(() =>
-  z.object(
-    {
-      enabled: z.boolean({ error: 'must be true or false' }).optional(),
-      schedule: z
-        .int({ error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-        .min(1, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-        .max(MAX_SCHEDULE, { error: `must be an integer from 1 to ${MAX_SCHEDULE}` })
-        .optional(),
-      config: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
-    },
-    { error: 'must be a JSON object' },
-  ),
-);
-// The wire types are written once, in server/contract; the schemas are checked against them.
-export type JobUpdate = wire.JobUpdate;
-
-/** POST /api/jobs/:id/run: `dry_run=true` previews the changes and writes nothing. */
-export const RunQuery = z.lazy(() =>
-  z.object({
-    dry_run: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('`true`: answer what a run would change, writing nothing'),
-  }),
-);
-export type RunQuery = wire.RunQuery;
 
 export interface JobRow extends JobBase {
   /** JSON text of the config object. */

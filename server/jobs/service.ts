@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { conflict, HttpError, notFound, validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
 import { JOB_KEYS, REDACTED, SECRET_FIELDS, type DryRun, type JobDetail, type JobKey, type JobRun, type JobView, type RunAnswer, type RunStatus } from '../contract/jobs.js';
+import type { JobUpdate } from '../contract/inputs/jobs.js';
 import type { Instance } from '../contract/registry.js';
 import type { InstanceService } from '../registry/service.js';
 import { within } from '../tasks.js';
@@ -24,7 +25,6 @@ import {
   redactConfig,
   scrubSecrets,
   type JobRow,
-  type JobUpdate,
 } from './schema.js';
 
 export interface JobsOptions {

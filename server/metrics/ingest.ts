@@ -1,4 +1,5 @@
-import type { GuestLatest, GuestMetricsValues as GuestMetrics, HostMetricsLatest, HostMetricsValues as HostMetrics, HostSeries } from '../contract/metrics.js';
+import type { GuestMetricsValues as GuestMetrics, HostMetricsValues as HostMetrics } from '../contract/inputs/metrics.js';
+import type { GuestLatest, HostMetricsLatest, HostSeries } from '../contract/metrics.js';
 import { HOST_SERIES } from '../contract/metrics.js';
 import { isoMillis } from '../time.js';
 import { decodeFrame, encodeFrame, foldPacked, indexOf, roundAsStored, SLOTS, WIDTH, type Frame } from './frame.js';

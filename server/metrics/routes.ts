@@ -1,7 +1,7 @@
 import { notFound } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
 import type { FleetGaugeSources } from './prometheus.js';
-import { GuestMetricsQuery, HostMetricsQuery } from './schema.js';
+import { GuestMetricsQuery, HostMetricsQuery } from '../contract/inputs/metrics.js';
 import type { MetricsService } from './service.js';
 
 export interface MetricRouteDeps {

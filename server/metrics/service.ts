@@ -5,7 +5,7 @@ import { createIngest, type MetricsReport } from './ingest.js';
 import { createQuery } from './query.js';
 import { createMetricRepo } from './repo.js';
 import { createRollups } from './rollup.js';
-import type { MetricsQuery } from './schema.js';
+import type { MetricsRange } from '../contract/inputs/metrics.js';
 import { createStoreReader } from './store.js';
 
 export interface MetricsOptions {
@@ -32,7 +32,7 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
   let running: Promise<void> | undefined;
   let closed = false;
 
-  function range(q: MetricsQuery): [number, number] {
+  function range(q: MetricsRange): [number, number] {
     const now = ctx.clock.now();
     const to = q.to ?? now;
     const from = q.from ?? to - HOUR_MS;
@@ -64,13 +64,13 @@ export function createMetricsService(ctx: AppContext, options: MetricsOptions = 
 
     latest: (hostId: number): HostMetricsLatest | undefined => ingest.latest(hostId),
 
-    hostSeries(hostId: number, q: MetricsQuery) {
+    hostSeries(hostId: number, q: MetricsRange) {
       const [from, to] = range(q);
       const names = q.series ?? HOST_SERIES;
       return query.series(hostId, 0, from, to, ctx.clock.now(), names.map((n) => [n, HOST_SERIES.indexOf(n as (typeof HOST_SERIES)[number])] as const));
     },
 
-    guestSeries(hostId: number, vmid: number, q: MetricsQuery) {
+    guestSeries(hostId: number, vmid: number, q: MetricsRange) {
       const [from, to] = range(q);
       const names = q.series ?? GUEST_SERIES;
       return query.series(hostId, vmid, from, to, ctx.clock.now(), names.map((n) => [n, GUEST_SERIES.indexOf(n as (typeof GUEST_SERIES)[number])] as const));

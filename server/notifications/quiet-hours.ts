@@ -1,4 +1,4 @@
-import type { QuietHours } from '../contract/notifications.js';
+import type { QuietHours } from '../contract/inputs/notifications.js';
 
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 

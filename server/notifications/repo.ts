@@ -1,5 +1,6 @@
 import type { Severity } from '../contract/alerts.js';
-import type { Channel, ChannelType, Delivery, DeliveryEvent, DeliveryStatus, QuietHours } from '../contract/notifications.js';
+import type { QuietHours } from '../contract/inputs/notifications.js';
+import type { Channel, ChannelType, Delivery, DeliveryEvent, DeliveryStatus } from '../contract/notifications.js';
 import type { Db } from '../db/database.js';
 import { isoMillis } from '../time.js';
 

@@ -1,5 +1,5 @@
 import type { RouteTable } from '../http/routes.js';
-import { ChannelInput, DeliveriesQuery } from './schema.js';
+import { ChannelInput, DeliveriesQuery } from '../contract/inputs/notifications.js';
 import type { NotificationService } from './service.js';
 
 export function registerNotificationRoutes(routes: RouteTable, notifications: NotificationService): void {

@@ -1,10 +1,6 @@
 import * as z from 'zod';
-import { idQuery, limitParam } from '../http/page-query.js';
-import { ALERT_RULES, SEVERITIES } from '../contract/alerts.js';
-import { CHANNEL_TYPES, type ChannelInput as WireChannelInput } from '../contract/notifications.js';
-import { oneOf, shared } from '../http/validate.js';
-
-const CONTROL = /[\u0000-\u001f\u007f]/;
+import { CONTROL, plain } from '../contract/inputs/notifications.js';
+import { shared } from '../http/validate.js';
 
 /** An outbound URL: http or https only, no credentials in it (they belong in the secret fields). */
 const httpUrl = shared(() =>
@@ -33,14 +29,6 @@ const headerSecret = shared(() =>
     .max(1000, { error: 'must be at most 1000 characters' })
     .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters (line breaks, tabs)' }),
 );
-
-const plain = (max: number) =>
-  z
-    .string({ error: 'must be a string' })
-    .trim()
-    .min(1, { error: 'must not be empty' })
-    .max(max, { error: `must be at most ${max} characters` })
-    .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' });
 
 const address = shared(() => plain(320).refine((v) => /^[^\s@<>,;"]+@[^\s@<>,;"]+$/.test(v), { error: 'must be an e-mail address() such as ops@example.org' }));
 
@@ -76,56 +64,3 @@ export const CHANNEL_CONFIGS = {
     ),
   ),
 } as const;
-
-const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
-
-export const QuietHours = z.lazy(() =>
-  z
-    .object(
-      {
-        start: z.string({ error: 'must be a time HH:MM' }).regex(HHMM, { error: 'must be a time HH:MM' }),
-        end: z.string({ error: 'must be a time HH:MM' }).regex(HHMM, { error: 'must be a time HH:MM' }),
-        timezone: z
-          .string({ error: 'must be an IANA time zone such as Europe/Berlin' })
-          .max(64)
-          .refine(
-            (tz) => {
-              try {
-                new Intl.DateTimeFormat('en', { timeZone: tz });
-                return true;
-              } catch {
-                return false;
-              }
-            },
-            { error: 'must be an IANA time zone such as Europe/Berlin' },
-          ),
-      },
-      { error: 'must be an object {start, end, timezone}' },
-    )
-    .refine((q) => q.start !== q.end, { error: 'start and end must differ', path: ['end'] }),
-);
-
-/** POST /api/notifications/channels, PUT …/:id: `config` is checked against the type's schema by the service (after stored secrets are put back). */
-export const ChannelInput = z.lazy(() =>
-  z.object(
-    {
-      name: plain(100),
-      type: oneOf(CHANNEL_TYPES),
-      config: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
-      rules: z.union([z.literal('all'), z.array(oneOf(ALERT_RULES), { error: `must be "all" or a list of rules` }).max(ALERT_RULES.length)], {
-        error: `must be "all" or a list of rules (${ALERT_RULES.join(', ')})`,
-      }),
-      min_severity: oneOf(SEVERITIES).default('info'),
-      quiet_hours: QuietHours.nullable().optional(),
-    },
-    { error: 'must be a JSON object' },
-  ),
-);
-export type ChannelInput = z.infer<typeof ChannelInput>;
-
-export const DeliveriesQuery = z.lazy(() =>
-  z.object({
-    limit: limitParam(100),
-    channel_id: idQuery().optional(),
-  }),
-);

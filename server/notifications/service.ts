@@ -10,7 +10,8 @@ import { isoMillis } from '../time.js';
 import { createDeliveryQueue, type DeliveryOptions } from './queue.js';
 import { inQuietHours } from './quiet-hours.js';
 import { createNotificationRepo, type StoredChannel } from './repo.js';
-import { CHANNEL_CONFIGS, type ChannelInput } from './schema.js';
+import type { ChannelInput } from '../contract/inputs/notifications.js';
+import { CHANNEL_CONFIGS } from './schema.js';
 import { configChanges, keepSecrets, redact, requireSecretsRetyped } from './secrets.js';
 
 export interface NotificationDeps {

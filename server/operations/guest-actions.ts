@@ -4,7 +4,7 @@ import { DISRUPTIVE_ACTIONS, TEMPLATE_ACTIONS, type OperationAccepted } from '..
 import { conflict, HttpError, notFound } from '../errors.js';
 import type { CommandChannel } from './command-channel.js';
 import type { Maintenance } from './maintenance.js';
-import type { GuestActionBody } from './schema.js';
+import type { GuestActionRequest } from '../contract/inputs/operations.js';
 import { requireHost, type Who } from '../hosts/parts.js';
 import { announceOperation, type OperationParts } from './parts.js';
 import type { HostRow } from '../hosts/repo.js';
@@ -13,7 +13,7 @@ import type { HostRow } from '../hosts/repo.js';
 export const PRODUCTION_DESTROY = 'production instances cannot be destroyed; change the stack to development first';
 
 /** The fields of the action that go into the command (the agent builds its argument list from them). */
-function paramsOf(body: GuestActionBody): Record<string, unknown> {
+function paramsOf(body: GuestActionRequest): Record<string, unknown> {
   switch (body.action) {
     case 'snapshot':
       return { name: body.name };
@@ -42,7 +42,7 @@ export function requireReachable(parts: OperationParts, host: HostRow, now: numb
 export function createGuestActions(parts: OperationParts, maintenance: Maintenance, channel: CommandChannel) {
   const { ctx, repo, ops, audit, instances } = parts;
 
-  const requestTx = ctx.transaction((hostId: number, vmid: number, body: GuestActionBody, who: Who, now: number): string => {
+  const requestTx = ctx.transaction((hostId: number, vmid: number, body: GuestActionRequest, who: Who, now: number): string => {
     const host = requireHost(repo, hostId);
     const guest = repo.guestOf(hostId, vmid);
     if (!guest || host.state === 'deleted') throw notFound('guest not found');
@@ -103,7 +103,7 @@ export function createGuestActions(parts: OperationParts, maintenance: Maintenan
   }
 
   return {
-    request(hostId: number, vmid: number, body: GuestActionBody, who: Who): OperationAccepted {
+    request(hostId: number, vmid: number, body: GuestActionRequest, who: Who): OperationAccepted {
       try {
         return { operation_id: requestTx(hostId, vmid, body, who, ctx.clock.now()), status: 'pending' };
       } catch (err) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { GuestConfigUpload, GuestConfigVersion } from '../contract/operations.js';
+import type { GuestConfigUpload } from '../contract/inputs/operations.js';
+import type { GuestConfigVersion } from '../contract/operations.js';
 import type { Db } from '../db/database.js';
 import { notFound, unprocessable, validationFailed } from '../errors.js';
 import { isoMillis } from '../time.js';

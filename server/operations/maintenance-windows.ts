@@ -1,4 +1,4 @@
-import { WEEKDAYS, type MaintenanceWindow, type Weekday } from '../contract/operations.js';
+import { WEEKDAYS, type MaintenanceWindow, type Weekday } from '../contract/inputs/operations.js';
 
 /** The server's own time zone: a policy without one is read in it. */
 export const serverTimeZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';

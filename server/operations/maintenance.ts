@@ -1,5 +1,6 @@
 import { nameOf, type AuditChange } from '../audit.js';
-import type { MaintenancePolicy, MaintenancePolicyInput, MaintenanceWindow } from '../contract/operations.js';
+import type { MaintenancePolicyInput, MaintenanceWindow } from '../contract/inputs/operations.js';
+import type { MaintenancePolicy } from '../contract/operations.js';
 import type { Db } from '../db/database.js';
 import { conflict } from '../errors.js';
 import { isoMillis } from '../time.js';

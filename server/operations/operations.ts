@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { nameOf } from '../audit.js';
 import type { AgentCommand } from '../contract/hosts.js';
-import type { Operation, OperationAccepted, OperationResult } from '../contract/operations.js';
+import type { OperationQuery, OperationResult } from '../contract/inputs/operations.js';
+import type { Operation, OperationAccepted } from '../contract/operations.js';
 import { conflict, forbidden, invalidToken, notFound } from '../errors.js';
 import type { CommandChannel } from './command-channel.js';
 import { kindOf, polledCommandsFor } from './commands/index.js';
 import { requireReachable } from './guest-actions.js';
 import { presentOperation } from './view.js';
-import type { OperationQuery } from './schema.js';
 import { requireHost, type Who } from '../hosts/parts.js';
 import { announceOperation, type OperationParts } from './parts.js';
 

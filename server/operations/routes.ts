@@ -5,7 +5,8 @@ import { forbidden } from '../errors.js';
 import { agentCredentialOf, userOf } from '../http/locals.js';
 import { actorName, currentContext } from '../http/request-context.js';
 import type { RouteTable } from '../http/routes.js';
-import { AgainstQuery, GuestActionBody, GuestConfigBody, MaintenanceBody, OperationListQuery, OperationResultBody, WaitQuery } from './schema.js';
+import { AgainstQuery, GuestActionBody, GuestConfigBody, OperationListQuery, OperationResultBody, WaitQuery } from '../contract/inputs/operations.js';
+import { MaintenanceBody } from './schema.js';
 import type { OperationService } from './service.js';
 import { bearerOfKind, sha256 } from '../hosts/tokens.js';
 

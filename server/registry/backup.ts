@@ -1,4 +1,5 @@
-import type { BackupHistoryRow, BackupInstance } from '../contract/backup.js';
+import type { BackupHistoryRow } from '../contract/backup.js';
+import type { BackupInstance } from '../contract/inputs/backup.js';
 import type { Instance } from '../contract/registry.js';
 import type { Db } from '../db/database.js';
 import { isoMillis, isoSeconds } from '../time.js';

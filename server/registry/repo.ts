@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database.js';
-import type { Flag, HistoryEntry, Instance, InstanceHost, InstanceInput, PlacedInstance, SortKey } from '../contract/registry.js';
+import type { InstanceInput } from '../contract/inputs/registry.js';
+import type { Flag, HistoryEntry, Instance, InstanceHost, PlacedInstance, SortKey } from '../contract/registry.js';
 import type { ListQuery } from './schema.js';
 
 export const COLUMNS =

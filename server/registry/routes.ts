@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { RouteTable } from '../http/routes.js';
-import { InstanceInput, InstanceListQuery, InstanceUpdate } from './schema.js';
+import { InstanceInput, InstanceUpdate } from '../contract/inputs/registry.js';
+import { InstanceListQuery } from './schema.js';
 import type { InstanceService } from './service.js';
 
 export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, instances: InstanceService): void {

@@ -6,7 +6,8 @@ import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createInstanceRepo, type Placement, type Placements, type StoredInstance, type TailnetFacts } from './repo.js';
 import type { HistoryEntry, Instance, PlacedInstance } from '../contract/registry.js';
-import { InstanceInput, WRITABLE_FIELDS, type ListQuery } from './schema.js';
+import { InstanceInput } from '../contract/inputs/registry.js';
+import { WRITABLE_FIELDS, type ListQuery } from './schema.js';
 import { FLAGS } from '../contract/registry.js';
 
 const NUMERIC: ReadonlySet<string> = new Set(['vmid', ...FLAGS]);

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Manifest, ManifestAgent } from '../contract/hosts.js';
-import { compareVersions } from '../contract/versions.js';
+import { compareVersions, VERSION_PATTERN, VERSION_SOURCE as VERSION } from '../contract/versions.js';
 import type { Clock } from '../time.js';
 import { assembleScript, includedFiles } from './assemble.js';
 import { shellQuote } from './shell-quote.js';
@@ -15,13 +15,11 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const MANIFEST_LIFETIME_MS = 7 * DAY_MS;
 export const MANIFEST_FORMAT = 1;
 
-const VERSION = '(\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?)';
 const VERSION_LINE = new RegExp(`^\\s*(?:readonly\\s+|declare\\s+-r\\s+)?HOMEFLEET_AGENT_VERSION=["']?${VERSION}["']?\\s*$`, 'm');
 const VERSION_COMMENT = new RegExp(`^#\\s*homefleet-agent-version:\\s*${VERSION}\\s*$`, 'm');
 const setting = (name: string) => new RegExp(`^\\s*(?:readonly\\s+)?${name}=["']?${VERSION}["']?\\s*$`, 'm');
 const MIN_CONTROLLER = setting('HOMEFLEET_MIN_CONTROLLER_VERSION');
 const UPGRADABLE_FROM = setting('HOMEFLEET_AGENT_UPGRADABLE_FROM');
-export const VERSION_PATTERN = new RegExp(`^${VERSION}$`);
 
 /** The version an agent script declares (`HOMEFLEET_AGENT_VERSION="x.y.z"` near its top), or undefined. */
 export function agentVersionOf(script: string): string | undefined {

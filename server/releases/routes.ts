@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import type { AppContext } from '../context.js';
 import { badRequest, notFound } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
-import { VERSION_PATTERN, type Releases } from './releases.js';
+import { VERSION_PATTERN } from '../contract/versions.js';
+import type { Releases } from './releases.js';
 
 
 /** The address this request reached the controller at: the configured public origin, else scheme and Host. */

@@ -9,7 +9,7 @@ import { FLOW_COOKIE, FLOW_MS, SignInRefused } from './oidc.js';
 import { PASSKEY_COOKIE, PASSKEY_STEP_COOKIE } from './passkey-signin.js';
 import { CHALLENGE_MS } from './passkeys.js';
 import { nextPath } from './roles.js';
-import { OidcStartQuery, PasskeyProofBody, PasskeyRegistrationBody, PasskeyRenameBody, PasskeySignInBody, TotpConfirmBody, TotpLoginBody, TotpRemoveBody } from './schema.js';
+import { OidcStartQuery, PasskeyProofBody, PasskeyRegistrationBody, PasskeyRenameBody, PasskeySignInBody, TotpConfirmBody, TotpLoginBody, TotpRemoveBody } from '../contract/inputs/signin.js';
 import type { SignIn } from './service.js';
 
 

@@ -3,7 +3,8 @@ import { createSealer, verifyPassword, type AccountService, type ThrottleKey } f
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Role } from '../contract/access.js';
-import type { PasskeyProof, SignInMethods, UserSecondFactors } from '../contract/signin.js';
+import type { PasskeyProof } from '../contract/inputs/signin.js';
+import type { SignInMethods, UserSecondFactors } from '../contract/signin.js';
 import { HttpError, validationFailed } from '../errors.js';
 import type { Principal, SessionRef, SessionUser } from '../http/credentials.js';
 import { createOidc } from './oidc.js';

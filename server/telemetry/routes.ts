@@ -5,7 +5,7 @@ import type { TelemetryAccepted, TelemetryEvent } from '../contract/telemetry.js
 import { HttpError, serviceUnavailable, unsupportedMediaType, validationFailed } from '../errors.js';
 import { jsonBody } from '../http/body.js';
 import type { RouteTable } from '../http/routes.js';
-import { PageQuery } from '../http/page-query.js';
+import { PageQuery } from '../contract/inputs/page.js';
 import { bearerCredential, secretsEqual } from '../http/secrets.js';
 import { parseWith, shared } from '../http/validate.js';
 import { isoMillis } from '../time.js';

@@ -1,6 +1,7 @@
 import { userOf } from '../http/locals.js';
 import type { RouteTable } from '../http/routes.js';
-import { ApiTokenView, CreatedApiTokenView, TokenCreateBody, TokenListQuery } from './schema.js';
+import { TokenCreateBody, TokenListQuery } from '../contract/inputs/tokens.js';
+import { ApiTokenView, CreatedApiTokenView } from './schema.js';
 import * as z from 'zod';
 import type { TokenService } from './service.js';
 

@@ -8,7 +8,7 @@ import type { Clock } from '../time.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createTokenRepo, type ApiTokenRow, type ApiTokenWithOwner } from './repo.js';
 import type { ApiToken, CreatedApiToken } from '../contract/tokens.js';
-import type { TokenCreateBody } from './schema.js';
+import type { TokenCreate } from '../contract/inputs/tokens.js';
 
 export const TOKEN_PREFIX = 'hfp_';
 /** `hfp_` and 32 random bytes in base64url: anything else is not one of ours and is refused without a lookup. */
@@ -85,7 +85,7 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
       return (all ? allWithOwners() : repo.ofAccount(by.id).map((row) => ({ ...row, username: by.username }))).map(presentToken);
     },
 
-    create(input: TokenCreateBody, by: SessionUser): CreatedApiToken {
+    create(input: TokenCreate, by: SessionUser): CreatedApiToken {
       if (roleRank(input.role) > roleRank(by.role)) throw validationFailed([{ field: 'role', message: `cannot be higher than your own role (${by.role})` }]);
       const expires = input.expires_at ? Date.parse(input.expires_at) : null;
       if (expires !== null && expires <= clock.now()) throw validationFailed([{ field: 'expires_at', message: 'must be in the future' }]);

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
-import type { UsageCount, UsageReport, UsageStart, UsageUpdate } from '../contract/usage.js';
+import type { UsageStart, UsageUpdate } from '../contract/inputs/usage.js';
+import type { UsageCount, UsageReport } from '../contract/usage.js';
 
 const COLUMNS =
   'id, random_id, type, ct_type, disk_size, core_count, ram_size, os_type, os_version, disableip6, nsapp, method, pve_version, status, error, created_at, updated_at';

@@ -1,17 +1,12 @@
 import type { RequestHandler } from 'express';
 import { tooManyRequests, unsupportedMediaType } from '../errors.js';
-import { limitParam, pageQuery } from '../http/page-query.js';
 import type { RouteTable } from '../http/routes.js';
 import type { RetentionPolicy, UsageList, UsageRecorded, UsageStats, UsageSummary } from '../contract/usage.js';
-import { DEFAULT_PAGE, MAX_PAGE, UsageStart, UsageUpdate } from './schema.js';
+import { UsageListQuery, UsageStart, UsageStatsQuery, UsageUpdate } from '../contract/inputs/usage.js';
 import type { UsageService } from './service.js';
-import { DEFAULT_STATS_DAYS, MAX_STATS_DAYS, type createUsageStats } from './stats.js';
+import type { createUsageStats } from './stats.js';
 import type { Clock } from '../time.js';
 import { fixedWindowThrottle } from './throttle.js';
-import * as z from 'zod';
-
-const UsageListQuery = z.lazy(() => pageQuery(DEFAULT_PAGE, MAX_PAGE));
-const UsageStatsQuery = z.lazy(() => z.object({ days: limitParam(DEFAULT_STATS_DAYS, MAX_STATS_DAYS).describe(`Days the charts cover, 1 to ${MAX_STATS_DAYS} (default ${DEFAULT_STATS_DAYS})`) }));
 
 /** Ingestion is open to anyone (part B: no authentication), so each peer address gets a budget. */
 export const INGEST_LIMIT = { limit: 60, windowMs: 60_000 } as const;

@@ -2,7 +2,8 @@ import type { AppContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { isoSeconds } from '../time.js';
 import { createUsageRepo } from './repo.js';
-import type { UsageCounts, UsageList, UsageStart, UsageUpdate } from '../contract/usage.js';
+import type { UsageStart, UsageUpdate } from '../contract/inputs/usage.js';
+import type { UsageCounts, UsageList } from '../contract/usage.js';
 
 export type UsageService = ReturnType<typeof createUsageService>;
 

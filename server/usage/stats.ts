@@ -4,8 +4,6 @@ import { isoSeconds } from '../time.js';
 
 /** An install still `installing` this long after its start report is counted as stuck, not in progress. */
 export const STUCK_AFTER_MS = 60 * 60 * 1000;
-export const DEFAULT_STATS_DAYS = 90;
-export const MAX_STATS_DAYS = 366;
 
 // Anything that is neither done nor still installing is a failure ("failed" by default, part B).
 const FAILED = "status NOT IN ('done', 'installing')";

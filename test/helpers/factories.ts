@@ -1,4 +1,4 @@
-import type { InstanceInput } from '../../server/contract/registry.js';
+import type { InstanceInput } from '../../server/contract/inputs/registry.js';
 
 let nextVmid = 1000;
 

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Confirm, Notice } from '../../components/ui';
 import { plural, sentence } from '../../format';
-import type { DriftApply, DriftItem, DriftResult, HostDetail } from '../../../server/contract/hosts';
+import type { DriftItem, DriftResult, HostDetail } from '../../../server/contract/hosts';
+import type { DriftApply } from '../../../server/contract/inputs/hosts';
 
 type Outcome =
   | { kind: 'error' | 'success'; text: string }

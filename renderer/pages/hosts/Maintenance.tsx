@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Notice } from '../../components/ui';
-import type { MaintenancePolicy, MaintenancePolicyInput, MaintenanceWindow, Weekday } from '../../../server/contract/operations';
+import type { MaintenancePolicyInput, MaintenanceWindow, Weekday } from '../../../server/contract/inputs/operations';
+import type { MaintenancePolicy } from '../../../server/contract/operations';
 
 /** "sat,sun 22:00-04:00", one window a line. */
 const windowLine = (w: MaintenanceWindow) => `${w.days.join(',')} ${w.start}-${w.end}`;

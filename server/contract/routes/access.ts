@@ -1,9 +1,12 @@
 import { answer, input, route } from '../route.js';
-import type { Account, CreatedUser, LoginRequest, PasswordChange, SecondFactorAsked, SessionAnswer, TemporaryPassword, UserAnswer, UserCreate, UserPatch } from '../access.js';
+import type { Account, CreatedUser, SecondFactorAsked, SessionAnswer, TemporaryPassword, UserAnswer } from '../access.js';
+import type { LoginRequest, PasswordChange, UserCreate, UserPatch } from '../inputs/access.js';
 import type { AuditEntry } from '../audit.js';
-import type { PageQueryInput } from '../common.js';
-import type { Passkey, PasskeyProof, PasskeyRegistration, PasskeyRename, PasskeySignIn, RecoveryCodes, SignInMethods, TotpConfirm, TotpLogin, TotpRemove, TotpSetup, TotpStatus, UserSecondFactors } from '../signin.js';
-import type { ApiToken, CreatedApiToken, TokenCreate, TokenListQuery } from '../tokens.js';
+import type { PageQueryInput } from '../inputs/page.js';
+import type { OidcStart, PasskeyProof, PasskeyRegistration, PasskeyRename, PasskeySignIn, TotpConfirm, TotpLogin, TotpRemove } from '../inputs/signin.js';
+import type { Passkey, RecoveryCodes, SignInMethods, TotpSetup, TotpStatus, UserSecondFactors } from '../signin.js';
+import type { TokenCreate, TokenListQuery } from '../inputs/tokens.js';
+import type { ApiToken, CreatedApiToken } from '../tokens.js';
 
 /** WebAuthn options as @simplewebauthn/server makes them and @simplewebauthn/browser takes them (JSON; the contract names only the challenge). */
 export interface WebAuthnOptions {
@@ -24,7 +27,7 @@ export const accessRoutes = {
   'GET /api/audit': route({ query: input<PageQueryInput>(), answers: [answer<AuditEntry[]>(200, 'Audit entries, newest first')] }),
 
   'GET /api/auth/methods': route({ answers: [answer<SignInMethods>(200, 'The ways to sign in')] }),
-  'GET /api/auth/oidc/start': route({ query: input<{ next?: string }>(), answers: [answer(302, 'To the identity provider')] }),
+  'GET /api/auth/oidc/start': route({ query: input<OidcStart>(), answers: [answer(302, 'To the identity provider')] }),
   'GET /api/auth/oidc/callback': route({ answers: [answer(303, 'Signed in, to the page asked for (or to the sign-in page with `sso_error`)')] }),
   'POST /api/auth/login/totp': route({ body: input<TotpLogin>(), answers: [answer<UserAnswer>(200, 'Signed in')] }),
   'GET /api/auth/totp': route({ answers: [answer<TotpStatus>(200, 'Whether TOTP is set up')] }),

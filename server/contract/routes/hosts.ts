@@ -1,18 +1,10 @@
 import { answer, input, route } from '../route.js';
-import type { CreatedEnrollmentToken, DriftApply, DriftResult, EnrollAnswer, EnrollmentToken, EnrollmentTokenCreate, EnrollRequest, HeartbeatAnswer, HeartbeatRequest, HostDetail, HostPatch, HostRemoval, HostSummary, Manifest, UpgradeRequest } from '../hosts.js';
-import type { MetricsAnswer, MetricsQuery, HostMetricsLatest } from '../metrics.js';
-import type {
-  CommandsAnswer,
-  GuestActionRequest,
-  GuestConfigUpload,
-  GuestConfigVersion,
-  MaintenancePolicy,
-  MaintenancePolicyInput,
-  Operation,
-  OperationAccepted,
-  OperationListQuery,
-  OperationResult,
-} from '../operations.js';
+import type { CreatedEnrollmentToken, DriftResult, EnrollAnswer, EnrollmentToken, HeartbeatAnswer, HostDetail, HostRemoval, HostSummary, Manifest } from '../hosts.js';
+import type { DriftApply, EnrollmentTokenCreate, EnrollRequest, HeartbeatRequest, HostDelete, HostPatch, UpgradeRequest } from '../inputs/hosts.js';
+import type { MetricsQuery } from '../inputs/metrics.js';
+import type { MetricsAnswer, HostMetricsLatest } from '../metrics.js';
+import type { Against, GuestActionRequest, GuestConfigUpload, MaintenancePolicyInput, OperationListQuery, OperationResult, Wait } from '../inputs/operations.js';
+import type { CommandsAnswer, GuestConfigVersion, MaintenancePolicy, Operation, OperationAccepted } from '../operations.js';
 
 /** Hosts, their agents, operations, guest configs, maintenance, metrics and the agent's release files. */
 export const hostRoutes = {
@@ -27,7 +19,7 @@ export const hostRoutes = {
   'PATCH /api/hosts/:id': route({ ids: ['id'], body: input<HostPatch>(), answers: [answer<HostDetail>(200, 'The updated host')] }),
   'DELETE /api/hosts/:id': route({
     ids: ['id'],
-    query: input<{ force?: 'true' | 'false' }>(),
+    query: input<HostDelete>(),
     answers: [answer<HostRemoval>(202, 'Removal started: the uninstall goes out at the next heartbeat'), answer<HostRemoval>(200, 'Removed by force')],
   }),
   'POST /api/hosts/:id/revoke-token': route({ ids: ['id'], answers: [answer(204, 'Host token revoked')] }),
@@ -50,13 +42,13 @@ export const hostRoutes = {
   'GET /api/hosts/:id/guests/:vmid/configs/:cid': route({ ids: ['id', 'vmid', 'cid'], answers: [answer(200, 'The config text', 'text/plain')] }),
   'GET /api/hosts/:id/guests/:vmid/configs/:cid/diff': route({
     ids: ['id', 'vmid', 'cid'],
-    query: input<{ against?: number }>(),
+    query: input<Against>(),
     answers: [answer(200, 'A unified diff', 'text/plain'), answer<{ error: string }>(422, 'The versions differ in more than 1,000 lines: `{"error":"the versions differ too much to show a diff"}`')],
   }),
   'GET /api/hosts/:id/maintenance': route({ ids: ['id'], answers: [answer<MaintenancePolicy>(200, "The host's maintenance policy")] }),
   'PUT /api/hosts/:id/maintenance': route({ ids: ['id'], body: input<MaintenancePolicyInput>(), answers: [answer<MaintenancePolicy>(200, 'The policy as stored')] }),
   'GET /api/agent/commands': route({
-    query: input<{ wait: number }>(),
+    query: input<Wait>(),
     answers: [answer<CommandsAnswer>(200, 'Guest actions and log requests for this host'), answer(204, 'None came within the wait')],
   }),
   'POST /api/agent/operations/:operation_id/result': route({ body: input<OperationResult>(), answers: [answer(204, 'Result taken (a repeat changes nothing)')] }),

@@ -1,9 +1,13 @@
 import { answer, input, route } from '../route.js';
 import type { BackupDocument, ImportAnswer, SnapshotList, SnapshotTaken } from '../backup.js';
-import type { Alert, AlertRule, AlertRuleUpdate, AlertsQuery } from '../alerts.js';
-import type { DryRun, JobDetail, JobUpdate, JobView, RunAnswer, RunQuery } from '../jobs.js';
-import type { ChannelInput, Channel, DeliveriesQuery, Delivery, TestOutcome } from '../notifications.js';
-import type { HistoryEntry, Instance, InstanceInput, InstanceListParams, InstanceUpdate, PlacedInstance, StackList } from '../registry.js';
+import type { Alert, AlertRule } from '../alerts.js';
+import type { AlertRuleUpdate, AlertsQuery } from '../inputs/alerts.js';
+import type { JobUpdate, RunQuery } from '../inputs/jobs.js';
+import type { DryRun, JobDetail, JobView, RunAnswer } from '../jobs.js';
+import type { ChannelInput, DeliveriesQuery } from '../inputs/notifications.js';
+import type { Channel, Delivery, TestOutcome } from '../notifications.js';
+import type { InstanceInput, InstanceListParams, InstanceUpdate } from '../inputs/registry.js';
+import type { HistoryEntry, Instance, PlacedInstance, StackList } from '../registry.js';
 
 /** The registry, its sync jobs, backup and snapshots, alerts and notifications. */
 export const registryRoutes = {

@@ -1,8 +1,11 @@
 import { answer, input, route } from '../route.js';
-import type { Health, PageQueryInput } from '../common.js';
+import type { Health } from '../common.js';
+import type { EventsQuery } from '../inputs/events.js';
+import type { PageQueryInput } from '../inputs/page.js';
 import type { TaskList } from '../tasks.js';
 import type { TelemetryAccepted, TelemetryEvent } from '../telemetry.js';
-import type { UsageList, UsageRecorded, UsageStart, UsageStats, UsageSummary, UsageUpdate } from '../usage.js';
+import type { UsageStart, UsageStatsQuery, UsageUpdate } from '../inputs/usage.js';
+import type { UsageList, UsageRecorded, UsageStats, UsageSummary } from '../usage.js';
 
 /** Health, the live event stream, the API document, usage reports, telemetry and the dashboard's files. */
 export const systemRoutes = {
@@ -11,7 +14,7 @@ export const systemRoutes = {
     answers: [answer<TaskList>(200, '`{tasks: [{name, interval_ms, running, runs, failures, skipped, last_started_at, last_ended_at, last_failed_at, next_run_at}]}`: the background tasks')],
   }),
   'GET /api/events': route({
-    query: input<{ last_event_id?: string }>(),
+    query: input<EventsQuery>(),
     answers: [
       answer(
         200,
@@ -26,7 +29,7 @@ export const systemRoutes = {
   'POST /api/usage/upload/updatestatus': route({ body: input<UsageUpdate>(), answers: [answer<UsageRecorded>(200, 'Updated')] }),
   'GET /api/usage': route({ query: input<PageQueryInput>(), answers: [answer<UsageList>(200, 'Usage reports, newest first, with the counts')] }),
   'GET /api/usage/summary': route({ answers: [answer<UsageSummary>(200, 'The counts and the retention policy')] }),
-  'GET /api/usage/stats': route({ query: input<{ days?: string }>(), answers: [answer<UsageStats>(200, 'Aggregates for the usage charts')] }),
+  'GET /api/usage/stats': route({ query: input<UsageStatsQuery>(), answers: [answer<UsageStats>(200, 'Aggregates for the usage charts')] }),
 
   'POST /api/telemetry': route({ answers: [answer<TelemetryAccepted>(202, 'Accepted')] }),
   'GET /api/telemetry': route({ query: input<PageQueryInput>(), answers: [answer<TelemetryEvent[]>(200, 'Telemetry events, newest first')] }),

@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
 import * as z from 'zod';
-import { IPV4 } from '../../registry/schema.js';
+import { IPV4 } from '../../contract/inputs/registry.js';
 import { TAILSCALE_API_URL } from '../destination.js';
 import { expectShape } from '../http.js';
 import { nameKeys } from '../matcher.js';

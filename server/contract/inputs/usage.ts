@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type * as wire from '../contract/usage.js';
-import { shared } from '../http/validate.js';
+import { limitParam, pageQuery } from './page.js';
+import { shared } from './parts.js';
 
 /** Bounds of the stored texts; a 16 KiB body could hold more, the table should not. */
 export const LIMITS = { shortText: 64, nsapp: 128, status: 32, error: 2000 } as const;
@@ -24,7 +24,7 @@ const randomId = shared(() =>
     .transform((id) => id.toLowerCase()),
 );
 
-/** Part B's start report; texts the script could not fill in arrive as "". */
+/** POST /api/usage/upload: part B's start report, as the server reads it (texts the script could not fill in arrive as ""; random_id, a UUID, kept lower case). */
 export const UsageStart = z.lazy(() =>
   z.object(
     {
@@ -45,10 +45,9 @@ export const UsageStart = z.lazy(() =>
     { error: 'must be a JSON object' },
   ),
 );
-// The wire types are written once, in server/contract; the schemas are checked against them.
-export type UsageStart = wire.UsageStart;
+export type UsageStart = z.output<typeof UsageStart>;
 
-/** Part B's status update, with its defaults. */
+/** POST /api/usage/upload/updatestatus: part B's status update (defaults `failed`, "No error message"). */
 export const UsageUpdate = z.lazy(() =>
   z.object(
     {
@@ -59,7 +58,15 @@ export const UsageUpdate = z.lazy(() =>
     { error: 'must be a JSON object' },
   ),
 );
-export type UsageUpdate = wire.UsageUpdate;
+export type UsageUpdate = z.output<typeof UsageUpdate>;
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
+export const DEFAULT_STATS_DAYS = 90;
+export const MAX_STATS_DAYS = 366;
+
+/** GET /api/usage?limit=&before=: pages of 50, at most 500. */
+export const UsageListQuery = z.lazy(() => pageQuery(DEFAULT_PAGE, MAX_PAGE));
+/** GET /api/usage/stats?days=: the days the charts cover. */
+export const UsageStatsQuery = z.lazy(() => z.object({ days: limitParam(DEFAULT_STATS_DAYS, MAX_STATS_DAYS).describe(`Days the charts cover, 1 to ${MAX_STATS_DAYS} (default ${DEFAULT_STATS_DAYS})`) }));
+export type UsageStatsQuery = z.input<typeof UsageStatsQuery>;

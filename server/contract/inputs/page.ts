@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { shared } from './validate.js';
+import { shared } from './parts.js';
 
 /**
  * `limit` of every list that takes one: a whole number from 1 to `max` (1000 unless the list says),
@@ -33,3 +33,8 @@ export function pageQuery(fallback: number, max = 1000) {
 /** The paged lists of 100 (audit, telemetry). */
 export const PageQuery = z.lazy(() => pageQuery(100));
 export type PageQuery = z.output<typeof PageQuery>;
+/**
+ * `?limit=&before=` of the paged lists (audit, telemetry, usage) as a client sends them: newest first,
+ * the next page is `before` the last id.
+ */
+export type PageQueryInput = z.input<typeof PageQuery>;

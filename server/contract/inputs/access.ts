@@ -1,8 +1,9 @@
 import * as z from 'zod';
-import { ROLES } from '../contract/access.js';
-import type * as wire from '../contract/access.js';
-import { oneOf, shared, type Agrees, type Same } from '../http/validate.js';
-import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
+import { ROLES } from '../access.js';
+import { oneOf, shared } from './parts.js';
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 128;
 
 const Username = shared(() =>
   z
@@ -30,8 +31,7 @@ const Password = shared(() =>
 
 const RoleName = shared(() => oneOf(ROLES));
 
-// The wire types are written once, in server/contract; the schemas below are checked against them.
-
+/** POST /setup: the first administrator, with the server's setup token. */
 export const SetupBody = z.lazy(() =>
   z.object({
     setup_token: z.string({ error: 'is required' }).max(1024, 'is too long'),
@@ -40,19 +40,18 @@ export const SetupBody = z.lazy(() =>
     password: Password(),
   }),
 );
-export type SetupBody = wire.SetupRequest;
-type _SetupBody = Agrees<Same<z.infer<typeof SetupBody>, wire.SetupRequest>>;
+export type SetupRequest = z.output<typeof SetupBody>;
 
-/** Login takes any text up to a sane size; a wrong length simply does not match. */
+/** POST /api/auth/login: any text up to a sane size; a wrong length simply does not match. */
 export const LoginBody = z.lazy(() =>
   z.object({
     username: z.string({ error: 'is required' }).max(256, 'is too long'),
     password: z.string({ error: 'is required' }).max(1024, 'is too long'),
   }),
 );
-export type LoginBody = wire.LoginRequest;
+export type LoginRequest = z.output<typeof LoginBody>;
 
-/** A temporary password "changed" to itself would leave the one the administrator knows in use. */
+/** POST /api/auth/password. A temporary password "changed" to itself would leave the one the administrator knows in use. */
 export const PasswordChangeBody = z.lazy(() =>
   z
     .object({
@@ -64,11 +63,13 @@ export const PasswordChangeBody = z.lazy(() =>
       path: ['new_password'],
     }),
 );
-export type PasswordChangeBody = wire.PasswordChange;
+export type PasswordChange = z.output<typeof PasswordChangeBody>;
 
+/** POST /api/users: the account gets a temporary password, answered once. */
 export const UserCreateBody = z.lazy(() => z.object({ username: Username(), display_name: DisplayName(), role: RoleName() }));
-export type UserCreateBody = wire.UserCreate;
+export type UserCreate = z.output<typeof UserCreateBody>;
 
+/** PATCH /api/users/:id: omitted fields are unchanged. */
 export const UserPatchBody = z.lazy(() =>
   z.object({
     display_name: DisplayName().optional(),
@@ -76,4 +77,4 @@ export const UserPatchBody = z.lazy(() =>
     enabled: z.boolean({ error: 'must be true or false' }).optional(),
   }),
 );
-export type UserPatchBody = wire.UserPatch;
+export type UserPatch = z.output<typeof UserPatchBody>;

@@ -1,11 +1,9 @@
 import * as z from 'zod';
-import { limitParam } from '../http/page-query.js';
-import type * as wire from '../contract/alerts.js';
-import { SEVERITIES } from '../contract/alerts.js';
-import type { Agrees, Same } from '../http/validate.js';
-import { oneOf } from '../http/validate.js';
+import { SEVERITIES } from '../alerts.js';
+import { limitParam } from './page.js';
+import { oneOf } from './parts.js';
 
-/** PUT /api/alerts/rules/:rule; whether the rule has `percent` or `days` is checked by the service. */
+/** PUT /api/alerts/rules/:rule: any of the rule's settings; whether the rule has `percent` or `days` (a threshold it lacks is refused) is checked by the service. */
 export const RuleUpdate = z.lazy(() =>
   z
     .object(
@@ -20,12 +18,14 @@ export const RuleUpdate = z.lazy(() =>
     )
     .strict(),
 );
-export type RuleUpdate = wire.AlertRuleUpdate;
+export type AlertRuleUpdate = z.output<typeof RuleUpdate>;
 
-/** GET /api/alerts */
+/** GET /api/alerts?status=&limit= */
 export const AlertsQuery = z.lazy(() =>
   z.object({
     status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }).optional(),
     limit: limitParam(100),
   }),
 );
+/** As a client sends it (limit 1 to 1000, 100 when absent). */
+export type AlertsQuery = z.input<typeof AlertsQuery>;
