@@ -160,6 +160,6 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: path.join(__dirname, '..', 'tsconfig.json') },
     enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.d.ts', '.json'] },
-    exclude: { path: '^(dist|node_modules)/' },
+    exclude: { path: '^dist/' },
   },
 };
