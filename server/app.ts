@@ -32,6 +32,7 @@ import type { Monitoring, MonitoringOptions } from './monitoring/service.js';
 import { registerNotificationRoutes } from './notifications/routes.js';
 import type { JobService, JobsOptions } from './jobs/service.js';
 import { createLogger, requestLogger, type Logger } from './logger.js';
+import { registerProvisioningRoutes } from './provisioning/routes.js';
 import { registerRegistryRoutes } from './registry/routes.js';
 import type { InstanceService } from './registry/service.js';
 import { createServices } from './services.js';
@@ -162,6 +163,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   });
   registerAlertRoutes(routes, services.alerts);
   registerNotificationRoutes(routes, services.notifications);
+  registerProvisioningRoutes(routes, services.serverKeys, services.cloudConfigs);
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.

@@ -31,6 +31,9 @@ export type AuditAction =
   // alerts and notifications (server/alerts, server/notifications)
   | `alert_rule.${string}`
   | `notification_channel.${string}`
+  // server keys and cloud configs (server/provisioning)
+  | `server_key.${string}`
+  | `cloud_config.${string}`
   // an instance changed by no request: a sync job's run
   | `instance.${string}`;
 

@@ -15,6 +15,7 @@ import { createJobService, type JobsOptions } from './jobs/service.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
 import { createHostOperationRows } from './operations/host-repo.js';
 import { createOperationService } from './operations/service.js';
+import { createProvisioning } from './provisioning/service.js';
 import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
 import { createRegistryBackup } from './registry/backup.js';
 import { createInstanceService } from './registry/service.js';
@@ -53,6 +54,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const signIn = createSignIn(context, accounts, audit, signInRepo);
   const tokens = createTokenService(context, audit, accounts.repo);
   const instances = createInstanceService(context, audit);
+  const { serverKeys, cloudConfigs } = createProvisioning(context, audit);
   const jobs = createJobService(context, instances, audit, options.jobs);
   const backup = createBackupService(context, audit, { registry: createRegistryBackup(context.db), jobs: createJobsBackup(context.db) });
   const snapshots = createSnapshotService(context, options.snapshots);
@@ -111,7 +113,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   };
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {

@@ -37,6 +37,8 @@ export const TABLE_OWNERS = {
   totp_factors: 'signin/',
   recovery_codes: 'signin/',
   passkeys: 'signin/',
+  server_keys: 'provisioning/',
+  cloud_configs: 'provisioning/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;

@@ -14,6 +14,7 @@ import passwordChangedAt from './0013-password-changed-at.sql';
 import guestTemplates from './0014-guest-templates.sql';
 import tailnetFacts from './0015-tailnet-facts.sql';
 import changeLog from './0016-change-log.sql';
+import provisioning from './0017-provisioning.sql';
 
 export interface Migration {
   version: number;
@@ -42,4 +43,5 @@ export const migrations: readonly Migration[] = [
   { version: 14, name: 'guest-templates', sql: guestTemplates },
   { version: 15, name: 'tailnet-facts', sql: tailnetFacts },
   { version: 16, name: 'change-log', sql: changeLog },
+  { version: 17, name: 'provisioning', sql: provisioning },
 ];
