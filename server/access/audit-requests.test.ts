@@ -7,6 +7,7 @@ import { TOTP } from 'otpauth';
 import { TestClient as Client } from '../../test/helpers/http.js';
 import { ADMIN_PASSWORD, logIn, USER_PASSWORD, type TestServer } from '../../test/helpers/server.js';
 import { softPasskey } from '../../test/helpers/webauthn.js';
+import { ed25519Line } from '../../test/helpers/ssh-keys.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { AuditEntry } from '../audit.js';
 
@@ -199,6 +200,20 @@ const writes: Record<string, () => Promise<Send>> = {
   'POST /api/notifications/channels/:id/test': async () => {
     const { id } = (await server.client.post('/api/notifications/channels', { name: 'hook', type: 'webhook', config: { url: mock.url }, rules: 'all' })).body;
     return (h) => server.client.post(`/api/notifications/channels/${id}/test`, undefined, h);
+  },
+  'POST /api/server-keys': async () => (h) => server.client.post('/api/server-keys', { name: 'laptop', public_key: ed25519Line() }, h),
+  'DELETE /api/server-keys/:id': async () => {
+    const { id } = (await server.client.post('/api/server-keys', { name: 'laptop', public_key: ed25519Line() })).body;
+    return (h) => server.client.delete(`/api/server-keys/${id}`, h);
+  },
+  'POST /api/cloud-configs': async () => (h) => server.client.post('/api/cloud-configs', { name: 'base', body: '#cloud-config\n' }, h),
+  'PUT /api/cloud-configs/:id': async () => {
+    const { id } = (await server.client.post('/api/cloud-configs', { name: 'base', body: '#cloud-config\n' })).body;
+    return (h) => server.client.put(`/api/cloud-configs/${id}`, { name: 'base 2', body: '#cloud-config\nhostname: a\n' }, h);
+  },
+  'DELETE /api/cloud-configs/:id': async () => {
+    const { id } = (await server.client.post('/api/cloud-configs', { name: 'base', body: '#cloud-config\n' })).body;
+    return (h) => server.client.delete(`/api/cloud-configs/${id}`, h);
   },
 };
 
