@@ -5,6 +5,7 @@ import type { SnapshotKind, SnapshotList } from '../../server/contract/backup';
 import { plural } from '../format';
 import { previewBackup, type Preview } from '../backupPreview';
 import { Lazy } from '../components/Lazy';
+import { useSession } from '../session';
 
 const KIND_LABEL: Record<SnapshotKind, string> = { scheduled: 'scheduled', manual: 'taken by hand', 'pre-import': 'before an import' };
 
@@ -111,7 +112,30 @@ async function awaitPreImportSnapshot(known: Set<string>, reload: () => Promise<
   }
 }
 
+/** Its own chunk, as the notification settings: server keys for administrators, cloud configs for operators too. */
+const provisioning = (admin: boolean) => () =>
+  import('./Provisioning').then((m) => () => (
+    <>
+      {admin && <m.ServerKeySettings />}
+      <m.CloudConfigSettings />
+    </>
+  ));
+
+/** Administrators see every section; operators (content.manage) only the cloud configs. */
 export function SettingsPage() {
+  const session = useSession();
+  if (session.can('settings.manage')) return <AdminSettings />;
+  return (
+    <section>
+      <PageTitle title="Settings" />
+      <div class="detail-grid">
+        <Lazy load={provisioning(false)} />
+      </div>
+    </section>
+  );
+}
+
+function AdminSettings() {
   const snapshots = useLoad(() => api('GET /api/snapshots'), []);
   const [preview, setPreview] = useState<Preview>();
   const [error, setError] = useState<string>();
@@ -232,6 +256,7 @@ export function SettingsPage() {
             ))
           }
         />
+        <Lazy key="provisioning" load={provisioning(true)} />
       </div>
     </section>
   );

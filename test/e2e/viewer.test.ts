@@ -50,10 +50,10 @@ describe('what each role is offered, and what the server refuses', () => {
     expect((await dash.server.client.get('/api/instances/901')).body.state).toBe('deployed');
   });
 
-  it('an operator gets write controls and telemetry, but no settings, users or audit', async () => {
+  it('an operator gets write controls, telemetry and Settings → Cloud configs, but no other settings, users or audit', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', '/instances');
-    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Hosts', 'Alerts', 'Usage', 'Telemetry']);
+    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Hosts', 'Alerts', 'Usage', 'Telemetry', 'Settings']);
     await expect.poll(() => page.getByRole('link', { name: 'New instance' }).count()).toBe(1);
     await page.goto('/telemetry');
     await expect.poll(() => page.getByText('No telemetry events yet').isVisible()).toBe(true);
@@ -67,7 +67,10 @@ describe('what each role is offered, and what the server refuses', () => {
     await expect.poll(() => page.locator('table.log tbody tr').count()).toBe(1);
     await expect.poll(() => page.locator('table.log tbody td.detail').textContent()).toBe('{"event":"match_end","map":"de_dust2"}');
     await page.goto('/settings');
-    await expect.poll(() => page.getByText('Your role cannot use this page.').isVisible()).toBe(true);
+    await page.getByRole('heading', { name: 'Cloud configs' }).waitFor();
+    for (const other of ['Export', 'Database snapshots', 'Notifications', 'Server keys']) {
+      expect(await page.getByRole('heading', { name: other, exact: true }).count(), other).toBe(0);
+    }
     expect((await pageFetch(page, 'POST', '/api/import', { instances: [] })).status).toBe(403);
   });
 
