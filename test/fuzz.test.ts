@@ -8,6 +8,7 @@ import { openDatabase, openRetained, type Db } from '../server/db/database.js';
 import { systemClock } from '../server/time.js';
 import { sendBytes as sendTo, startBuiltServer, type Answer, type BuiltServer } from './helpers/built-server.js';
 import { buildInstance } from './helpers/factories.js';
+import { ed25519Line, skEcdsaLine } from './helpers/ssh-keys.js';
 import { ADMIN_PASSWORD } from './helpers/server.js';
 import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
 
@@ -99,6 +100,10 @@ function seedBody(route: Route, rng: Rng): unknown {
     const type = rng.pick(['webhook', 'ntfy', 'gotify', 'discord', 'email']);
     const config = { url: LOOPBACK_URL, server: LOOPBACK_URL, webhook_url: LOOPBACK_URL, topic: 't', token: 'tok', secret: 'se\ncret', host: '127.0.0.1', port: 9, from: 'a@example.org', to: 'b@example.org' };
     return { name: `channel ${rng.int(1000)}`, type, config, rules: rng.chance(0.5) ? 'all' : ['host.offline'], min_severity: rng.pick(['info', 'warning', 'critical']), ...(rng.chance(0.3) ? { quiet_hours: { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' } } : {}) };
+  }
+  if (key === 'POST /api/server-keys') return { name: `key ${rng.int(1000)}`, public_key: rng.pick([ed25519Line(), skEcdsaLine(), '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE=\n-----END OPENSSH PRIVATE KEY-----\n']) };
+  if (key === 'POST /api/cloud-configs' || key === 'PUT /api/cloud-configs/:id') {
+    return { name: `config ${rng.int(1000)}`, description: 'fuzzed', body: rng.pick(['#cloud-config\npackages: [curl]\n', '#cloud-config\nusers: [{ssh_authorized_keys: [x]}]\n', '#cloud-config\na: &a [*a]\n']) };
   }
   if (key === 'PUT /api/alerts/rules/:rule') return { enabled: rng.chance(0.5), severity: rng.pick(['info', 'warning', 'critical']), for_s: rng.int(1000), percent: 1 + rng.int(100) };
   if (key === 'POST /api/usage/upload/updatestatus') return { status: 'done', error: 'none', random_id: crypto.randomUUID() };
