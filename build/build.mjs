@@ -297,6 +297,7 @@ const LAZY_MODULES = {
   otpauth: resolvePackage('otpauth'),
   qrcode: resolvePackage('qrcode'),
   nodemailer: resolvePackage('nodemailer'),
+  sshpk: resolvePackage('sshpk'),
 };
 
 /** Leaves each import() of a LAZY_MODULES entry to a require of its own file at run time. */

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { parseDocument } from 'yaml';
 
 export const MAX_CLOUD_CONFIG_BYTES = 64 * 1024;
 export const HEADER = '#cloud-config';
@@ -14,13 +13,16 @@ export interface CheckedBody {
 /**
  * A cloud config's body held to PRODUCT.md: cloud-init user-data of at most 64 KiB, first line
  * exactly `#cloud-config`, YAML that parses, and no `ssh_authorized_keys` or `ssh_keys` anywhere.
- * Returns the message for the `body` field when it is not, never quoting the body.
+ * Returns the message for the `body` field when it is not, never quoting the body. The YAML parser
+ * is loaded on first use (server/jobs/inventory-yaml.ts says why).
  */
-export function checkCloudConfig(body: string): CheckedBody | { invalid: string } {
+export async function checkCloudConfig(body: string): Promise<CheckedBody | { invalid: string }> {
   const size = Buffer.byteLength(body, 'utf8');
   if (size > MAX_CLOUD_CONFIG_BYTES) return { invalid: 'must be at most 64 KiB' };
   const firstLine = body.split('\n', 1)[0]!.replace(/\r$/, '');
   if (firstLine !== HEADER) return { invalid: `must start with the line ${HEADER}` };
+  // yaml is CommonJS: its exports are the default export of a bundled import.
+  const { parseDocument } = (await import('yaml')).default;
   let value: unknown;
   try {
     // The yaml package's alias limit (100) keeps a "billion laughs" document from growing in memory.

@@ -4,7 +4,7 @@ import type { CloudConfigInput } from '../contract/inputs/provisioning.js';
 import type { CloudConfig, CloudConfigSummary } from '../contract/provisioning.js';
 import { conflict, notFound, validationFailed } from '../errors.js';
 import { isoSeconds } from '../time.js';
-import { checkCloudConfig } from './cloud-config.js';
+import { checkCloudConfig, type CheckedBody } from './cloud-config.js';
 import type { CloudConfigRow, CloudConfigValues, ProvisioningRepo } from './repo.js';
 
 const summary = (row: Omit<CloudConfigRow, 'body'>): CloudConfigSummary => ({
@@ -20,6 +20,8 @@ const present = (row: CloudConfigRow): CloudConfig => ({ ...summary(row), body: 
 
 const subject = (row: { id: number; name: string }) => ({ type: 'cloud_config', id: String(row.id), name: row.name });
 
+type CheckedInput = CloudConfigInput & CheckedBody;
+
 const NAME_TAKEN = 'a cloud config of that name already exists';
 
 /** Field by field for the change log; the body only by its size and hash, never its text. */
@@ -34,11 +36,21 @@ function changesOf(before: Partial<CloudConfigValues>, after: CloudConfigValues)
  * unique whatever their case, so a person picks one by name without doubt.
  */
 export function createCloudConfigs(ctx: Pick<AppContext, 'transaction' | 'clock'>, repo: ProvisioningRepo, audit: AuditLog) {
-  function values(input: CloudConfigInput): CloudConfigValues {
-    const checked = checkCloudConfig(input.body);
-    if ('invalid' in checked) throw validationFailed([{ field: 'body', message: checked.invalid }]);
-    return { name: input.name, description: input.description, body: input.body, ...checked, updated_by: nameOf(), updated_at: isoSeconds(ctx.clock.now()) };
+  /** Checked before the transaction (the YAML parser may have to load); stamped inside it. */
+  async function checked(input: CloudConfigInput): Promise<CheckedInput> {
+    const result = await checkCloudConfig(input.body);
+    if ('invalid' in result) throw validationFailed([{ field: 'body', message: result.invalid }]);
+    return { ...input, ...result };
   }
+  const values = (input: CheckedInput): CloudConfigValues => ({
+    name: input.name,
+    description: input.description,
+    body: input.body,
+    size: input.size,
+    sha256: input.sha256,
+    updated_by: nameOf(),
+    updated_at: isoSeconds(ctx.clock.now()),
+  });
 
   /** The name's UNIQUE index decides between parallel writes. */
   function unique<T>(write: () => T): T {
@@ -50,7 +62,7 @@ export function createCloudConfigs(ctx: Pick<AppContext, 'transaction' | 'clock'
     }
   }
 
-  const createTx = ctx.transaction((input: CloudConfigInput): CloudConfig => {
+  const createTx = ctx.transaction((input: CheckedInput): CloudConfig => {
     const value = values(input);
     const id = unique(() => repo.insertConfig(value));
     audit.write({
@@ -62,7 +74,7 @@ export function createCloudConfigs(ctx: Pick<AppContext, 'transaction' | 'clock'
     return present({ id, ...value });
   });
 
-  const updateTx = ctx.transaction((id: number, input: CloudConfigInput): CloudConfig => {
+  const updateTx = ctx.transaction((id: number, input: CheckedInput): CloudConfig => {
     const before = repo.config(id);
     if (!before) throw notFound('cloud config not found');
     const value = values(input);
@@ -94,8 +106,8 @@ export function createCloudConfigs(ctx: Pick<AppContext, 'transaction' | 'clock'
       const row = repo.config(id);
       return row && present(row);
     },
-    create: createTx,
-    update: updateTx,
+    create: async (input: CloudConfigInput): Promise<CloudConfig> => createTx(await checked(input)),
+    update: async (id: number, input: CloudConfigInput): Promise<CloudConfig> => updateTx(id, await checked(input)),
     remove: deleteTx,
   };
 }

@@ -5,7 +5,7 @@ import type { ServerKey, ServerKeyChoice } from '../contract/provisioning.js';
 import { badRequest, conflict, notFound, validationFailed } from '../errors.js';
 import { isoSeconds } from '../time.js';
 import type { ProvisioningRepo, ServerKeyRow } from './repo.js';
-import { parsePublicKey, PRIVATE_KEY_ERROR } from './ssh-key.js';
+import { parsePublicKey, PRIVATE_KEY_ERROR, type PublicKey } from './ssh-key.js';
 
 export const presentKey = (row: ServerKeyRow): ServerKey => ({
   id: row.id,
@@ -26,13 +26,9 @@ const subject = (row: { id: number; name: string }) => ({ type: 'server_key', id
  * mistake is refused before anything is kept.
  */
 export function createServerKeys(ctx: Pick<AppContext, 'transaction' | 'clock'>, repo: ProvisioningRepo, audit: AuditLog) {
-  const createTx = ctx.transaction((input: ServerKeyInput): ServerKey => {
-    const parsed = parsePublicKey(input.public_key);
-    if ('private' in parsed) throw badRequest(PRIVATE_KEY_ERROR);
-    if ('invalid' in parsed) throw validationFailed([{ field: 'public_key', message: parsed.invalid }]);
-    const { key } = parsed;
+  const insertTx = ctx.transaction((name: string, key: PublicKey): ServerKey => {
     const row = {
-      name: input.name,
+      name,
       type: key.type,
       bits: key.bits,
       fingerprint: key.fingerprint,
@@ -81,7 +77,12 @@ export function createServerKeys(ctx: Pick<AppContext, 'transaction' | 'clock'>,
       const row = repo.key(id);
       return row && { ...presentKey(row), public_key: row.public_key };
     },
-    create: createTx,
+    async create(input: ServerKeyInput): Promise<ServerKey> {
+      const parsed = await parsePublicKey(input.public_key);
+      if ('private' in parsed) throw badRequest(PRIVATE_KEY_ERROR);
+      if ('invalid' in parsed) throw validationFailed([{ field: 'public_key', message: parsed.invalid }]);
+      return insertTx(input.name, parsed.key);
+    },
     remove: deleteTx,
   };
 }

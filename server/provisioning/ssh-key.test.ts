@@ -15,30 +15,30 @@ describe('parsePublicKey', () => {
     ['ecdsa-sha2-nistp521', ['-t', 'ecdsa', '-b', '521'], 521],
     ['ssh-rsa', ['-t', 'rsa', '-b', '2048'], 2048],
     ['ssh-rsa', ['-t', 'rsa', '-b', '3072'], 3072],
-  ])('reads a %s key from ssh-keygen with the fingerprint ssh-keygen -l prints', (type, args, bits) => {
+  ])('reads a %s key from ssh-keygen with the fingerprint ssh-keygen -l prints', async (type, args, bits) => {
     const made = sshKeygen(args, 'alice@laptop');
-    expect(key(parsePublicKey(made.pub))).toEqual({ type, bits, fingerprint: made.listed.fingerprint, comment: 'alice@laptop', line: made.pub });
+    expect(key(await parsePublicKey(made.pub))).toEqual({ type, bits, fingerprint: made.listed.fingerprint, comment: 'alice@laptop', line: made.pub });
     expect(made.listed.bits).toBe(bits);
   });
 
   it.each([
     ['sk-ssh-ed25519@openssh.com', skEd25519Line],
     ['sk-ecdsa-sha2-nistp256@openssh.com', skEcdsaLine],
-  ])('reads a %s security key by its wire form, fingerprinted as ssh-keygen -l does', (type, make) => {
+  ])('reads a %s security key by its wire form, fingerprinted as ssh-keygen -l does', async (type, make) => {
     const pub = make();
     const listed = listLine(pub);
-    expect(key(parsePublicKey(pub))).toEqual({ type, bits: 256, fingerprint: listed.fingerprint, comment: 'yubi@homefleet', line: pub });
+    expect(key(await parsePublicKey(pub))).toEqual({ type, bits: 256, fingerprint: listed.fingerprint, comment: 'yubi@homefleet', line: pub });
   });
 
-  it('keeps the comment with its spaces, trims the line, and takes a line without a comment', () => {
+  it('keeps the comment with its spaces, trims the line, and takes a line without a comment', async () => {
     const pub = ed25519Line('');
-    expect(key(parsePublicKey(`  ${pub} my laptop key \n`))).toMatchObject({ comment: 'my laptop key', line: `${pub} my laptop key` });
-    expect(key(parsePublicKey(pub))).toMatchObject({ comment: '', line: pub });
+    expect(key(await parsePublicKey(`  ${pub} my laptop key \n`))).toMatchObject({ comment: 'my laptop key', line: `${pub} my laptop key` });
+    expect(key(await parsePublicKey(pub))).toMatchObject({ comment: '', line: pub });
   });
 
-  it('refuses RSA below 2048 bits and DSA with a message for the field', () => {
-    expect(parsePublicKey(sshKeygen(['-t', 'rsa', '-b', '1024']).pub)).toEqual({ invalid: 'is an RSA key of 1024 bits: at least 2048 are needed' });
-    expect(parsePublicKey(sshKeygen(['-t', 'dsa']).pub)).toEqual({ invalid: expect.stringMatching(/^must be an ssh-ed25519, /) });
+  it('refuses RSA below 2048 bits and DSA with a message for the field', async () => {
+    expect(await parsePublicKey(sshKeygen(['-t', 'rsa', '-b', '1024']).pub)).toEqual({ invalid: 'is an RSA key of 1024 bits: at least 2048 are needed' });
+    expect(await parsePublicKey(sshKeygen(['-t', 'dsa']).pub)).toEqual({ invalid: expect.stringMatching(/^must be an ssh-ed25519, /) });
   });
 
   it.each([
@@ -56,8 +56,8 @@ describe('parsePublicKey', () => {
     ['an sk-ecdsa point off the curve', `sk-ecdsa-sha2-nistp256@openssh.com ${wire('sk-ecdsa-sha2-nistp256@openssh.com', 'nistp256', Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]), 'ssh:').toString('base64')}`],
     ['a comment with a control character', `${ed25519Line('')} a\u0007b`],
     ['a certificate', `ssh-ed25519-cert-v01@openssh.com ${wire('ssh-ed25519-cert-v01@openssh.com').toString('base64')}`],
-  ])('refuses %s', (_what, text) => {
-    expect(parsePublicKey(text)).toEqual({ invalid: expect.any(String) });
+  ])('refuses %s', async (_what, text) => {
+    expect(await parsePublicKey(text)).toEqual({ invalid: expect.any(String) });
   });
 
   it.each([
@@ -67,19 +67,19 @@ describe('parsePublicKey', () => {
     ['PKCS#8', ['-t', 'rsa', '-b', '2048', '-m', 'PKCS8']],
     ['encrypted PKCS#8', ['-t', 'ecdsa', '-m', 'PKCS8', '-N', 'a passphrase']],
     ['DSA PEM', ['-t', 'dsa', '-m', 'PEM']],
-  ])('knows a private key in %s form', (_what, args) => {
+  ])('knows a private key in %s form', async (_what, args) => {
     const made = sshKeygen(args);
-    expect(parsePublicKey(made.private)).toEqual({ private: true });
+    expect(await parsePublicKey(made.private)).toEqual({ private: true });
     // Its base64 alone, without the armour lines, as a hurried paste may be.
-    expect(parsePublicKey(made.private.split('\n').filter((l) => !l.startsWith('-----')).join('\n'))).not.toHaveProperty('key');
+    expect(await parsePublicKey(made.private.split('\n').filter((l) => !l.startsWith('-----')).join('\n'))).not.toHaveProperty('key');
   });
 
-  it('knows a PuTTY private key', () => {
-    expect(parsePublicKey(puttyPrivateKey())).toEqual({ private: true });
+  it('knows a PuTTY private key', async () => {
+    expect(await parsePublicKey(puttyPrivateKey())).toEqual({ private: true });
   });
 
-  it('never puts the text into a message', () => {
+  it('never puts the text into a message', async () => {
     const text = 'ssh-ed25519 c2VjcmV0LXNlY3JldA== x';
-    expect(JSON.stringify(parsePublicKey(text))).not.toContain('c2VjcmV0');
+    expect(JSON.stringify(await parsePublicKey(text))).not.toContain('c2VjcmV0');
   });
 });

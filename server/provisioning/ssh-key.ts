@@ -1,5 +1,5 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import sshpk from 'sshpk';
+import type sshpk from 'sshpk';
 
 /** PRODUCT.md's words for a private key pasted by mistake. */
 export const PRIVATE_KEY_ERROR = 'this is a private key: paste the public key (.pub)';
@@ -46,9 +46,10 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
  * One OpenSSH public key line (`type base64 [comment]`) checked and made canonical. Nothing of the
- * text is put into a message: a paste may hold something secret.
+ * text is put into a message: a paste may hold something secret. sshpk (and the crypto libraries it
+ * brings) is loaded on the first key, not at start, as the server's other rarely used parsers are.
  */
-export function parsePublicKey(text: string): KeyParse {
+export async function parsePublicKey(text: string): Promise<KeyParse> {
   if (looksPrivate(text)) return { private: true };
   const trimmed = text.trim();
   if (/[\r\n]/.test(trimmed)) return { invalid: `must be one line: ${KINDS}` };
@@ -60,7 +61,7 @@ export function parsePublicKey(text: string): KeyParse {
   if (comment.length > MAX_COMMENT) return { invalid: `has a comment longer than ${MAX_COMMENT} characters` };
   if (CONTROL.test(comment)) return { invalid: 'has control characters in its comment' };
   const blob = Buffer.from(data, 'base64');
-  const checked = type.startsWith('sk-') ? checkSecurityKey(type as KeyType, blob) : checkWithSshpk(type as KeyType, blob);
+  const checked = type.startsWith('sk-') ? checkSecurityKey(type as KeyType, blob) : checkWithSshpk((await import('sshpk')).default, type as KeyType, blob);
   if ('invalid' in checked) return checked;
   const fingerprint = 'SHA256:' + createHash('sha256').update(blob).digest('base64').replace(/=+$/, '');
   return {
@@ -76,7 +77,7 @@ const SSHPK_TYPES: Record<string, { type: string; curve?: string }> = {
   'ssh-rsa': { type: 'rsa' },
 };
 
-function checkWithSshpk(type: KeyType, blob: Buffer): { bits: number } | { invalid: string } {
+function checkWithSshpk(sshpk: typeof import('sshpk'), type: KeyType, blob: Buffer): { bits: number } | { invalid: string } {
   let key: sshpk.Key;
   try {
     key = sshpk.parseKey(blob, 'rfc4253');
