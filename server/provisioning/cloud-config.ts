@@ -21,6 +21,50 @@ export async function checkCloudConfig(body: string): Promise<CheckedBody | { in
   if (size > MAX_CLOUD_CONFIG_BYTES) return { invalid: 'must be at most 64 KiB' };
   const firstLine = body.split('\n', 1)[0]!.replace(/\r$/, '');
   if (firstLine !== HEADER) return { invalid: `must start with the line ${HEADER}` };
+  if (flowDepth(body) > MAX_FLOW_DEPTH) return { invalid: `is nested too deeply (more than ${MAX_FLOW_DEPTH} levels of [ ] or { })` };
+  return inTurn(() => parseAndCheck(body, size));
+}
+
+/**
+ * Parsing 64 KiB of YAML takes 100 to 300 ms of the event loop, and there is no way to slice it: the
+ * checks run one at a time, each in a turn of its own, so a health check or another request waits
+ * for at most one of them, not for eight sent at once.
+ */
+let queue: Promise<unknown> = Promise.resolve();
+function inTurn<T>(check: () => Promise<T>): Promise<T> {
+  const turn = queue.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(check);
+  queue = turn.catch(() => undefined);
+  return turn;
+}
+
+/**
+ * The deepest nesting of flow collections ([ ] and { }) outside quotes and comments: the one way a
+ * small body makes the parser work hard (30,000 brackets: half a second). Block nesting is bounded by
+ * the size (each level indents every line below it). Brackets inside a block scalar's text count
+ * too, which only refuses a config with more than 64 of them unclosed.
+ */
+const MAX_FLOW_DEPTH = 64;
+function flowDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '[' || c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) i = skipTo(text, i, '\n');
+    else if (c === "'") i = skipTo(text, i, "'");
+    else if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    }
+  }
+  return deepest;
+}
+const skipTo = (text: string, from: number, end: string) => {
+  const at = text.indexOf(end, from + 1);
+  return at === -1 ? text.length : at;
+};
+
+async function parseAndCheck(body: string, size: number): Promise<CheckedBody | { invalid: string }> {
   // yaml is CommonJS: its exports are the default export of a bundled import.
   const { parseDocument } = (await import('yaml')).default;
   let value: unknown;
