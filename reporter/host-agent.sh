@@ -22,7 +22,9 @@
 # fields that must match strict patterns, only for a vmid its own last heartbeat listed, under the
 # verb's time limit; nothing from the server passes through a shell or eval. A command with a field
 # of the wrong type is refused whole. {"type":"logs"} sends the last 200 lines of this agent's
-# journal (at most 64 KiB, cut at a line). Each result goes to POST /api/agent/operations/<id>/result
+# journal (at most 64 KiB, cut at a line). {"type":"deploy"} makes a guest (qm clone, pct clone or
+# pct create, then its settings, disk and start; a rebuild stops and destroys the guest first), every
+# field checked before anything runs, the half-made guest destroyed when a step fails. Each result goes to POST /api/agent/operations/<id>/result
 # (retried). Guest configs (qm/pct config, redacted: the value of cipassword and of any key holding
 # password, secret or token becomes **REDACTED**, and so does such a key=value pair inside args and
 # lxc.* values) are hashed into the heartbeat and uploaded to POST /api/agent/guest-configs when
