@@ -32,8 +32,12 @@ const checks = [
   ['reporter/test/test_helper.bash', ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/test_helper.bash']],
   ['reporter/host-agent.sh, reporter/install-agent.sh', ['--shell=bash', '-x', 'reporter/host-agent.sh', 'reporter/install-agent.sh']],
   [
-    'reporter/test/agent_helper.bash and the fake hypervisor commands',
-    ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash', ...['systemctl', 'qm', 'pct', 'pvesh', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`)],
+    'reporter/test/agent_helper.bash and the fake hypervisor commands (agent-bin/, deploy-bin/)',
+    [
+      '--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash',
+      ...['systemctl', 'qm', 'pct', 'pvesh', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`),
+      ...['qm', 'pct', 'pvesh', 'pvesm'].map((f) => `reporter/test/fixtures/deploy-bin/${f}`),
+    ],
   ],
   ['.ci/run', ['--shell=bash', '.ci/run']],
 ];

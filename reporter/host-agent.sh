@@ -22,7 +22,9 @@
 # fields that must match strict patterns, only for a vmid its own last heartbeat listed, under the
 # verb's time limit; nothing from the server passes through a shell or eval. A command with a field
 # of the wrong type is refused whole. {"type":"logs"} sends the last 200 lines of this agent's
-# journal (at most 64 KiB, cut at a line). Each result goes to POST /api/agent/operations/<id>/result
+# journal (at most 64 KiB, cut at a line). {"type":"deploy"} makes a guest (qm clone, pct clone or
+# pct create, then its settings, disk and start; a rebuild stops and destroys the guest first), every
+# field checked before anything runs, the half-made guest destroyed when a step fails. Each result goes to POST /api/agent/operations/<id>/result
 # (retried). Guest configs (qm/pct config, redacted: the value of cipassword and of any key holding
 # password, secret or token becomes **REDACTED**, and so does such a key=value pair inside args and
 # lxc.* values) are hashed into the heartbeat and uploaded to POST /api/agent/guest-configs when
@@ -579,7 +581,7 @@ heartbeat() {
       uninstall) run_uninstall ANSWER "commands.$i" ;;
       upgrade) run_upgrade ANSWER "commands.$i" || true ;;
       # The command poll's fallback: run beside the heartbeats, which a clone must not hold up.
-      guest.action | logs) run_command ANSWER "commands.$i" & ;;
+      guest.action | logs | deploy) run_command ANSWER "commands.$i" & ;;
       *) log "heartbeat: unknown command type ignored" ;;
     esac
   done
@@ -702,6 +704,399 @@ guest_argv() {
   LIMIT="${VERB_LIMIT[$action]}"
 }
 
+# ---------------------------------------------------------------------------------------------
+# Deploy and rebuild (PRODUCT.md "Deploy, rebuild and server keys"): a new guest from a qemu or lxc
+# guest of this host (qm clone / pct clone) or from a container template volume (pct create), then
+# its settings, disk and start; a rebuild first stops and destroys the guest it replaces. Every
+# field is checked before anything runs; once the guest exists, a failed step removes it again.
+
+readonly DEPLOY_LIMIT_S=1800
+readonly STORAGE_RE='^[A-Za-z][A-Za-z0-9_.-]{0,63}$'
+readonly OCTET_RE='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+readonly IPV4_RE="^$OCTET_RE(\.$OCTET_RE){3}$"
+readonly DISK_KEY_RE='^(ide|sata|scsi|virtio)[0-9]{1,2}$'
+# The key types a server key may have (PRODUCT.md "Server keys").
+# (glibc's regex is slow to build for large repeat counts: the lengths are checked apart.)
+readonly SSH_KEY_LINE_RE='^([a-z0-9@.-]+) ([A-Za-z0-9+/]+={0,2})( [^[:cntrl:]]*)?$'
+readonly SSH_KEY_TYPES=' ssh-ed25519 ecdsa-sha2-nistp256 ecdsa-sha2-nistp384 ecdsa-sha2-nistp521 ssh-rsa sk-ssh-ed25519@openssh.com sk-ecdsa-sha2-nistp256@openssh.com '
+
+# The command being read ($D_DOC at path $D_AT) and what was read of it.
+D_DOC='' D_AT='' D_NEW='' D_REBUILD='' D_OLD_TYPE='' D_KIND='' D_SOURCE='' D_NAME='' D_FULL='' D_STORAGE=''
+D_CORES='' D_MEMORY='' D_DISK='' D_BRIDGE='' D_VLAN='' D_IP='' D_GATEWAY='' D_CI_USER='' D_CLOUD='' D_SNIPPETS='' D_START=''
+D_KEYS=()
+
+# Field $1 (a path below the command) as a string matching $2, else "invalid $3"; '' when absent and $4 = optional.
+deploy_str() {
+  if [[ "${4:-}" == optional ]] && ! json_get "$D_DOC" "$D_AT.$1" sznbao; then REPLY=''; return 0; fi
+  command_field "$D_DOC" "$D_AT.$1" s || return 1
+  [[ "$REPLY" =~ $2 ]] || { REPLY="invalid $3"; return 1; }
+}
+
+# Field $1 as a whole number from $2 to $3; '' when absent and $4 = optional.
+deploy_int() {
+  if [[ "${4:-}" == optional ]] && ! json_get "$D_DOC" "$D_AT.$1" sznbao; then REPLY=''; return 0; fi
+  command_field "$D_DOC" "$D_AT.$1" n || return 1
+  ((REPLY >= $2 && REPLY <= $3)) || { REPLY="${1##*.} must be from $2 to $3"; return 1; }
+}
+
+# 0 when $1 is one OpenSSH public key line: a type from the accepted list, a base64 blob whose
+# embedded type string is that same type, and an optional comment without control characters (no
+# authorized_keys options such as command="..."). 1 with the reason in REPLY.
+ssh_key_ok() {
+  local type blob hex want len
+  [[ "$1" =~ $SSH_KEY_LINE_RE ]] || { REPLY='not a line "type base64-key [comment]"'; return 1; }
+  type="${BASH_REMATCH[1]}" blob="${BASH_REMATCH[2]}"
+  ((${#1} <= 16384)) || { REPLY='the line is over 16 KiB'; return 1; }
+  [[ "$SSH_KEY_TYPES" == *" $type "* ]] || { REPLY="type $type is not accepted"; return 1; }
+  { ((${#blob} % 4 == 0)) && base64 -d <<<"$blob" >/dev/null 2>&1; } || { REPLY='its key data is not base64'; return 1; }
+  # The blob starts with its own type as an SSH string (4-byte length, then the name): a key of
+  # another type under this line's name is refused.
+  hex="$(base64 -d <<<"${blob:0:96}" 2>/dev/null | od -An -v -tx1 | tr -d ' \n')"
+  want="$(printf '%s' "$type" | od -An -v -tx1 | tr -d ' \n')"
+  len=-1
+  if ((${#hex} >= 8)); then len=$((16#${hex:0:8})); fi
+  [[ "$len" == "${#type}" && "${hex:8:len*2}" == "$want" && $((${#blob} * 3 / 4)) -gt $((4 + len + 4)) ]] ||
+    { REPLY="its key data is not a $type key"; return 1; }
+}
+
+# Reads and checks the deploy command at path $2 of the parsed document $1 into the D_ variables;
+# 1 with the reason in REPLY when it is refused (then nothing runs).
+deploy_check() {
+  local count i line
+  D_DOC="$1" D_AT="$2"
+  D_KEYS=()
+  deploy_int new_vmid 100 999999999 || return 1
+  D_NEW="$REPLY"
+  command_field "$D_DOC" "$D_AT.rebuild" b || return 1
+  D_REBUILD="$REPLY"
+  D_OLD_TYPE=''
+  if listed_guest "$D_NEW"; then
+    [[ "$D_REBUILD" == true ]] || { REPLY="guest $D_NEW already exists"; return 1; }
+    D_OLD_TYPE="$REPLY"
+  elif [[ "$D_REBUILD" == true ]]; then
+    REPLY="guest $D_NEW to rebuild is not one this host listed"
+    return 1
+  fi
+  json_get "$D_DOC" "$D_AT.source" o || { REPLY='source must be an object'; return 1; }
+  deploy_str source.kind '^(qemu|lxc|volume)$' 'source kind' || return 1
+  D_KIND="$REPLY"
+  if [[ "$D_KIND" == volume ]]; then
+    deploy_str source.volume '^[A-Za-z][A-Za-z0-9_.-]{0,63}:vztmpl/[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$' 'source volume' || return 1
+    D_SOURCE="$REPLY"
+  else
+    deploy_int source.vmid 100 999999999 || return 1
+    D_SOURCE="$REPLY"
+    listed_guest "$D_SOURCE" || { REPLY="source guest $D_SOURCE is not one this host listed"; return 1; }
+    [[ "$REPLY" == "$D_KIND" ]] || { REPLY="source guest $D_SOURCE is $REPLY, not $D_KIND"; return 1; }
+    [[ "$D_SOURCE" != "$D_NEW" ]] || { REPLY='a guest cannot be rebuilt from itself'; return 1; }
+  fi
+  deploy_str name '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$' 'name (a DNS label)' || return 1
+  D_NAME="$REPLY"
+  command_field "$D_DOC" "$D_AT.full" b optional || return 1
+  D_FULL="${REPLY:-false}"
+  deploy_str storage "$STORAGE_RE" storage optional || return 1
+  D_STORAGE="$REPLY"
+  deploy_int cores 1 128 optional || return 1
+  D_CORES="$REPLY"
+  deploy_int memory_mb 64 4194304 optional || return 1
+  D_MEMORY="$REPLY"
+  deploy_int disk_gb 1 65536 optional || return 1
+  D_DISK="$REPLY"
+  D_BRIDGE='' D_VLAN='' D_IP='' D_GATEWAY=''
+  if json_get "$D_DOC" "$D_AT.network" sznbao; then
+    json_get "$D_DOC" "$D_AT.network" o || { REPLY='network must be an object'; return 1; }
+    deploy_str network.bridge '^vmbr[0-9]{1,4}$' bridge || return 1
+    D_BRIDGE="$REPLY"
+    deploy_int network.vlan 1 4094 optional || return 1
+    D_VLAN="$REPLY"
+    deploy_str network.ip "^(dhcp|$OCTET_RE(\.$OCTET_RE){3}/([1-9]|[12][0-9]|3[0-2]))$" 'ip (dhcp or a.b.c.d/nn)' || return 1
+    D_IP="$REPLY"
+    deploy_str network.gateway "$IPV4_RE" 'gateway (a.b.c.d)' optional || return 1
+    D_GATEWAY="$REPLY"
+    [[ -z "$D_GATEWAY" || "$D_IP" != dhcp ]] || { REPLY='a gateway goes with a static ip, not dhcp'; return 1; }
+  fi
+  deploy_str ci_user '^[a-z_][a-z0-9_-]{0,31}$' ci_user optional || return 1
+  D_CI_USER="$REPLY"
+  json_get "$D_DOC" "$D_AT.ssh_keys" a || { REPLY='ssh_keys must be a list'; return 1; }
+  count="$REPLY"
+  ((count <= 100)) || { REPLY='ssh_keys: more than 100 keys'; return 1; }
+  for ((i = 0; i < count; i++)); do
+    json_str "$D_DOC" "$D_AT.ssh_keys.$i" || { REPLY="ssh_keys.$i must be a string"; return 1; }
+    line="$REPLY"
+    ssh_key_ok "$line" || { REPLY="ssh_keys.$i is not an OpenSSH public key: $REPLY"; return 1; }
+    D_KEYS+=("$line")
+  done
+  command_field "$D_DOC" "$D_AT.cloud_config" s optional || return 1
+  D_CLOUD="$REPLY"
+  if [[ -n "$D_CLOUD" ]]; then
+    (($(printf '%s' "$D_CLOUD" | wc -c) <= 65536)) || { REPLY='cloud_config is over 64 KiB'; return 1; }
+    [[ "$D_CLOUD" == '#cloud-config'$'\n'* ]] || { REPLY='cloud_config must start with a #cloud-config line'; return 1; }
+  fi
+  deploy_str snippets_storage "$STORAGE_RE" snippets_storage optional || return 1
+  D_SNIPPETS="$REPLY"
+  [[ -z "$D_CLOUD" || -n "$D_SNIPPETS" ]] || { REPLY='cloud_config needs snippets_storage'; return 1; }
+  command_field "$D_DOC" "$D_AT.start" b || return 1
+  D_START="$REPLY"
+  # What Proxmox cannot do for the source given: refused rather than silently left out.
+  if [[ "$D_KIND" != volume && -n "$D_STORAGE" && "$D_FULL" != true ]]; then
+    REPLY='storage needs full: a linked clone stays on its template'"'"'s storage'
+    return 1
+  fi
+  case "$D_KIND" in
+    lxc)
+      ((${#D_KEYS[@]} == 0)) || { REPLY='ssh keys cannot be applied to a cloned container'; return 1; }
+      [[ -z "$D_CLOUD" ]] || { REPLY='a cloud config cannot be applied to a cloned container'; return 1; }
+      [[ -z "$D_CI_USER" ]] || { REPLY='ci_user cannot be applied to a container'; return 1; }
+      ;;
+    volume)
+      [[ -z "$D_CLOUD" ]] || { REPLY='a cloud config cannot be applied to a container'; return 1; }
+      [[ -z "$D_CI_USER" ]] || { REPLY='ci_user cannot be applied to a container'; return 1; }
+      [[ "$D_FULL" != true ]] || { REPLY='full applies to clones, not to a container template volume'; return 1; }
+      [[ -z "$D_DISK" || -n "$D_STORAGE" ]] || { REPLY='disk_gb for a container template volume needs storage'; return 1; }
+      ;;
+  esac
+}
+
+# A deploy's running state: its output file, its deadline, the step that failed and its exit code.
+D_OUT='' D_DEADLINE=0 D_FAILED='' D_CODE=0 D_NODE=''
+
+# Runs one step (an argument list, tool first) within what is left of the deploy's time limit (and
+# its verb's own limit, when it has one); its output goes to $D_OUT (stdout to $D_STDOUT when set).
+# 1 with D_FAILED and D_CODE set when it fails.
+deploy_step() {
+  local limit=$((D_DEADLINE - SECONDS)) code=0
+  if [[ -n "${VERB_LIMIT[$2]:-}" ]] && ((VERB_LIMIT[$2] < limit)); then limit="${VERB_LIMIT[$2]}"; fi
+  if ((limit <= 0)); then
+    D_FAILED="$*" D_CODE=124
+    printf 'homefleet-agent: the deploy did not finish within %ss\n' "$DEPLOY_LIMIT_S" >>"$D_OUT"
+    return 1
+  fi
+  printf '$ %s\n' "$*" >>"$D_OUT"
+  timeout --kill-after=15 "$limit" "$@" </dev/null >>"${D_STDOUT:-$D_OUT}" 2>>"$D_OUT" || code=$?
+  ((code != 0)) || return 0
+  if ((code == 124)); then printf 'homefleet-agent: %s %s did not finish within %ss\n' "$1" "$2" "$limit" >>"$D_OUT"; fi
+  D_FAILED="$*" D_CODE="$code"
+  return 1
+}
+
+# A check of the agent's own failed ($1: the step, $2: why): reported like a failed step, exit 1.
+deploy_fail() {
+  printf 'homefleet-agent: %s\n' "$2" >>"$D_OUT"
+  D_FAILED="$1" D_CODE=1
+  return 1
+}
+
+# The config of the new guest ($1: qemu or lxc) as pvesh prints it, parsed into DEPLOY_CONFIG.
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A DEPLOY_CONFIG=()
+read_new_config() {
+  local file="$D_WORK/config.json"
+  D_STDOUT="$file" deploy_step pvesh get "/nodes/$D_NODE/$1/$D_NEW/config" --output-format json || return 1
+  { json_parse DEPLOY_CONFIG "$file" && json_get DEPLOY_CONFIG . o; } ||
+    deploy_fail "pvesh get /nodes/$D_NODE/$1/$D_NEW/config" "the config of guest $D_NEW is not a JSON object"
+}
+
+# The size in KiB of the disk whose config value is $1 (`local-lvm:vm-300-disk-0,size=36352M`) into REPLY.
+disk_kib() {
+  [[ ",$1," =~ ,size=([0-9]{1,15})([KMGT]?), ]] || return 1
+  case "${BASH_REMATCH[2]}" in
+    K) REPLY="${BASH_REMATCH[1]}" ;;
+    M) REPLY=$((BASH_REMATCH[1] * 1024)) ;;
+    G) REPLY=$((BASH_REMATCH[1] * 1048576)) ;;
+    T) REPLY=$((BASH_REMATCH[1] * 1073741824)) ;;
+    *) REPLY=$((BASH_REMATCH[1] / 1024)) ;;
+  esac
+}
+
+# The new VM's boot disk into REPLY: the first disk (not a CD drive) of `boot: order=...`, else `bootdisk`.
+boot_disk() {
+  local devices dev
+  if json_str DEPLOY_CONFIG boot && [[ "$REPLY" == order=* ]]; then
+    IFS=';' read -r -a devices <<<"${REPLY#order=}"
+    for dev in ${devices[@]+"${devices[@]}"}; do
+      { [[ "$dev" =~ $DISK_KEY_RE ]] && json_str DEPLOY_CONFIG "$dev" && [[ "$REPLY" != *media=cdrom* ]]; } || continue
+      REPLY="$dev"
+      return 0
+    done
+  fi
+  json_str DEPLOY_CONFIG bootdisk && [[ "$REPLY" =~ $DISK_KEY_RE ]]
+}
+
+# The new VM's net0 on the bridge (and VLAN) asked for, keeping the model, the MAC and the other
+# options of the net0 it was cloned with, into REPLY.
+qemu_net0() {
+  local option kept=''
+  local -a options
+  if ! json_str DEPLOY_CONFIG net0 || [[ -z "$REPLY" ]]; then
+    REPLY="virtio,bridge=$D_BRIDGE${D_VLAN:+,tag=$D_VLAN}"
+    return 0
+  fi
+  IFS=, read -r -a options <<<"$REPLY"
+  [[ "${options[0]}" =~ ^[a-z0-9_-]{1,32}(=[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5})?$ ]] || return 1
+  for option in "${options[@]:1}"; do
+    [[ "$option" =~ ^[a-z_]{1,32}=[A-Za-z0-9:._\;-]{0,64}$ ]] || return 1
+    [[ "$option" == bridge=* || "$option" == tag=* ]] || kept+=",$option"
+  done
+  REPLY="${options[0]},bridge=$D_BRIDGE$kept${D_VLAN:+,tag=$D_VLAN}"
+}
+
+# Writes the cloud config to <snippets_storage>:snippets/homefleet-<new>.yaml (where `pvesm path`
+# says that is) and keeps its path in D_SNIPPET, for removal when the deploy fails.
+D_SNIPPET=''
+write_snippet() {
+  local volume="$D_SNIPPETS:snippets/homefleet-$D_NEW.yaml" path='' made
+  D_STDOUT="$D_WORK/snippet-path" deploy_step pvesm path "$volume" || return 1
+  IFS= read -r path <"$D_WORK/snippet-path" || true
+  [[ "$path" =~ ^/[^[:cntrl:]]*/homefleet-$D_NEW\.yaml$ && "$path" != */../* ]] ||
+    deploy_fail "pvesm path $volume" "pvesm path $volume did not print a path to homefleet-$D_NEW.yaml" || return 1
+  [[ -d "${path%/*}" ]] ||
+    deploy_fail "pvesm path $volume" "${path%/*} does not exist: enable the content type snippets on storage $D_SNIPPETS" || return 1
+  made=''
+  { made="$(mktemp "${path%/*}/.homefleet-$D_NEW.XXXXXX")" && printf '%s' "$D_CLOUD" >"$made" && mv -f "$made" "$path"; } ||
+    { [[ -z "$made" ]] || rm -f "$made"; deploy_fail "write $path" "could not write the cloud config to $path"; return 1; }
+  D_SNIPPET="$path"
+}
+
+# qm clone, qm set, qm resize, qm start.
+deploy_qemu() {
+  local disk
+  local -a clone=(qm clone "$D_SOURCE" "$D_NEW" --name "$D_NAME") options=()
+  if [[ "$D_FULL" == true ]]; then clone+=(--full 1); fi
+  if [[ -n "$D_STORAGE" ]]; then clone+=(--storage "$D_STORAGE"); fi
+  deploy_step "${clone[@]}" || return 1
+  D_MADE=qm
+  if [[ -n "$D_BRIDGE$D_DISK" ]]; then read_new_config qemu || return 1; fi
+  [[ -z "$D_CORES" ]] || options+=(--cores "$D_CORES")
+  [[ -z "$D_MEMORY" ]] || options+=(--memory "$D_MEMORY")
+  [[ -z "$D_CI_USER" ]] || options+=(--ciuser "$D_CI_USER")
+  ((${#D_KEYS[@]} == 0)) || options+=(--sshkeys "$D_KEYS_FILE")
+  if [[ -n "$D_BRIDGE" ]]; then
+    options+=(--ipconfig0 "ip=$D_IP${D_GATEWAY:+,gw=$D_GATEWAY}")
+    qemu_net0 || deploy_fail "qm set $D_NEW --net0" "the net0 of guest $D_NEW is not one this agent can read" || return 1
+    options+=(--net0 "$REPLY")
+  fi
+  if [[ -n "$D_CLOUD" ]]; then
+    write_snippet || return 1
+    options+=(--cicustom "user=$D_SNIPPETS:snippets/homefleet-$D_NEW.yaml")
+  fi
+  if ((${#options[@]})); then deploy_step qm set "$D_NEW" "${options[@]}" || return 1; fi
+  if [[ -n "$D_DISK" ]]; then
+    boot_disk || deploy_fail "qm resize $D_NEW" "guest $D_NEW has no boot disk to resize" || return 1
+    disk="$REPLY"
+    json_str DEPLOY_CONFIG "$disk" || REPLY=''
+    if ! disk_kib "$REPLY" || ((D_DISK * 1048576 > REPLY)); then
+      deploy_step qm resize "$D_NEW" "$disk" "${D_DISK}G" || return 1
+    fi
+  fi
+  if [[ "$D_START" == true ]]; then deploy_step qm start "$D_NEW" || return 1; fi
+}
+
+# The container's net0 as asked for.
+lxc_net0() {
+  REPLY="name=eth0,bridge=$D_BRIDGE,ip=$D_IP${D_GATEWAY:+,gw=$D_GATEWAY}${D_VLAN:+,tag=$D_VLAN}"
+}
+
+# pct clone, pct set, pct resize, pct start.
+deploy_lxc_clone() {
+  local -a clone=(pct clone "$D_SOURCE" "$D_NEW" --hostname "$D_NAME") options=()
+  if [[ "$D_FULL" == true ]]; then clone+=(--full 1); fi
+  if [[ -n "$D_STORAGE" ]]; then clone+=(--storage "$D_STORAGE"); fi
+  deploy_step "${clone[@]}" || return 1
+  D_MADE=pct
+  [[ -z "$D_CORES" ]] || options+=(--cores "$D_CORES")
+  [[ -z "$D_MEMORY" ]] || options+=(--memory "$D_MEMORY")
+  if [[ -n "$D_BRIDGE" ]]; then lxc_net0; options+=(--net0 "$REPLY"); fi
+  if ((${#options[@]})); then deploy_step pct set "$D_NEW" "${options[@]}" || return 1; fi
+  if [[ -n "$D_DISK" ]]; then
+    read_new_config lxc || return 1
+    if ! json_str DEPLOY_CONFIG rootfs || ! disk_kib "$REPLY" || ((D_DISK * 1048576 > REPLY)); then
+      deploy_step pct resize "$D_NEW" rootfs "${D_DISK}G" || return 1
+    fi
+  fi
+  if [[ "$D_START" == true ]]; then deploy_step pct start "$D_NEW" || return 1; fi
+}
+
+# pct create from a container template volume, pct start.
+deploy_volume() {
+  local -a create=(pct create "$D_NEW" "$D_SOURCE" --hostname "$D_NAME")
+  [[ -z "$D_CORES" ]] || create+=(--cores "$D_CORES")
+  [[ -z "$D_MEMORY" ]] || create+=(--memory "$D_MEMORY")
+  if [[ -n "$D_DISK" ]]; then
+    create+=(--rootfs "$D_STORAGE:$D_DISK")
+  elif [[ -n "$D_STORAGE" ]]; then
+    create+=(--storage "$D_STORAGE")
+  fi
+  if [[ -n "$D_BRIDGE" ]]; then lxc_net0; create+=(--net0 "$REPLY"); fi
+  ((${#D_KEYS[@]} == 0)) || create+=(--ssh-public-keys "$D_KEYS_FILE")
+  create+=(--unprivileged 1)
+  # A create that fails is rolled back by pct itself; the guest exists once it succeeded.
+  deploy_step "${create[@]}" || return 1
+  D_MADE=pct
+  if [[ "$D_START" == true ]]; then deploy_step pct start "$D_NEW" || return 1; fi
+}
+
+# The guest being rebuilt: stopped when it runs, then destroyed with its disks.
+rebuild_remove() {
+  local tool=qm type="$D_OLD_TYPE" file="$D_WORK/status.json"
+  [[ "$type" == lxc ]] && tool=pct
+  D_STDOUT="$file" deploy_step pvesh get "/nodes/$D_NODE/$type/$D_NEW/status/current" --output-format json || return 1
+  { json_parse DEPLOY_CONFIG "$file" && json_str DEPLOY_CONFIG status; } ||
+    deploy_fail "pvesh get /nodes/$D_NODE/$type/$D_NEW/status/current" "the status of guest $D_NEW could not be read" || return 1
+  if [[ "$REPLY" != stopped ]]; then deploy_step "$tool" stop "$D_NEW" || return 1; fi
+  deploy_step "$tool" destroy "$D_NEW" --purge
+}
+
+# Runs the deploy command at path $2 of the parsed document $1, its output into file $3, in the
+# scratch folder $4; returns the exit code to report (0 deployed, REFUSED when nothing ran, else
+# the failed step's).
+D_WORK='' D_MADE='' D_KEYS_FILE=''
+run_deploy() {
+  local keys_dir='' code=0 removed
+  D_OUT="$3" D_WORK="$4" D_MADE='' D_KEYS_FILE='' D_SNIPPET='' D_FAILED='' D_CODE=0
+  if ! deploy_check "$1" "$2"; then
+    printf 'refused by the agent: %s\n' "$REPLY" >"$D_OUT"
+    return "$REFUSED"
+  fi
+  D_NODE="$(host_name)"
+  D_NODE="${D_NODE%%.*}"
+  [[ "$D_NODE" =~ ^[A-Za-z0-9_-]{1,63}$ ]] || { printf 'refused by the agent: this host has no node name\n' >"$D_OUT"; return "$REFUSED"; }
+  D_DEADLINE=$((SECONDS + DEPLOY_LIMIT_S))
+  : >"$D_OUT"
+  if ((${#D_KEYS[@]})); then
+    # Its own private folder (0700), the file 0600, removed below whatever the deploy did.
+    if private_dir "$WORK_DIR/keys.XXXXXX"; then keys_dir="$REPLY"; fi
+    D_KEYS_FILE="$keys_dir/authorized_keys"
+    { [[ -n "$keys_dir" ]] && printf '%s\n' "${D_KEYS[@]}" >"$D_KEYS_FILE" && chmod 0600 "$D_KEYS_FILE"; } ||
+      deploy_fail 'write the ssh key file' 'could not write the ssh key file' || code=1
+  fi
+  if ((code == 0)) && [[ "$D_REBUILD" == true ]]; then rebuild_remove || code=1; fi
+  if ((code == 0)); then
+    case "$D_KIND" in
+      qemu) deploy_qemu || code=1 ;;
+      lxc) deploy_lxc_clone || code=1 ;;
+      volume) deploy_volume || code=1 ;;
+    esac
+  fi
+  if [[ -n "$keys_dir" ]]; then rm -rf "$keys_dir"; fi
+  if ((code == 0)); then
+    printf 'homefleet-agent: guest %s deployed\n' "$D_NEW" >>"$D_OUT"
+    return 0
+  fi
+  if [[ -n "$D_SNIPPET" ]]; then rm -f "$D_SNIPPET"; fi
+  removed=''
+  if [[ -n "$D_MADE" ]]; then
+    printf '$ %s destroy %s --purge\n' "$D_MADE" "$D_NEW" >>"$D_OUT"
+    if timeout --kill-after=15 "${VERB_LIMIT[destroy]}" "$D_MADE" destroy "$D_NEW" --purge </dev/null >>"$D_OUT" 2>&1; then
+      removed="; the half-made guest $D_NEW was removed"
+    else
+      removed="; the half-made guest $D_NEW could not be removed: remove it by hand"
+    fi
+  fi
+  printf 'homefleet-agent: the deploy failed at: %s (exit %s)%s\n' "$D_FAILED" "$D_CODE" "$removed" >>"$D_OUT"
+  ((D_CODE != 0)) || D_CODE=1
+  return "$D_CODE"
+}
+
 # The last 64 KiB of file $1 that start at a line, into file $2: the first line of a cut is partial
 # and is dropped (with the extra byte read, a cut that falls just after a newline drops nothing).
 tail_lines() {
@@ -737,6 +1132,11 @@ run_command() {
         printf 'refused by the agent: %s\n' "$REPLY" >"$out"
         code=$REFUSED
       fi
+      ;;
+    deploy)
+      log "operation $operation: deploy"
+      run_deploy "$doc" "$at" "$out" "$dir" || code=$?
+      if ((code == REFUSED)); then log "operation $operation refused: $(head -c 300 "$out")"; fi
       ;;
     *) log "command: unknown type; ignored"; rm -rf "$dir"; return 0 ;;
   esac

@@ -72,6 +72,40 @@ export interface GuestActionCommand {
   full?: boolean;
 }
 
+/**
+ * A deploy (or a rebuild: the same, after stopping and destroying the guest it replaces) as the agent
+ * reads it (PRODUCT.md "Deploy, rebuild and server keys"). The agent refuses it whole (exit 126,
+ * nothing run) for a field of the wrong type or outside PRODUCT's patterns, a source its last
+ * heartbeat did not list or of the other kind, a listed `new_vmid` (unless `rebuild` names that
+ * guest), a key line that is not an OpenSSH public key, `storage` without `full` on a clone,
+ * `cloud_config` without `snippets_storage`, keys, a cloud config or `ci_user` for a cloned
+ * container (a cloud config or `ci_user` for a template volume), and `disk_gb` without `storage`
+ * for a template volume. A step that fails reports its exit code and output, ending with
+ * `homefleet-agent: the deploy failed at: <step> (exit N)`; a guest it had made is destroyed again.
+ */
+export interface DeployCommand {
+  type: 'deploy';
+  operation_id: string;
+  new_vmid: number;
+  /** true: `new_vmid` is an existing guest of this host being rebuilt: stop it, destroy it (--purge), then deploy. */
+  rebuild: boolean;
+  source: { kind: 'qemu' | 'lxc'; vmid: number } | { kind: 'volume'; volume: string };
+  name: string;
+  full?: boolean;
+  storage?: string;
+  cores?: number;
+  memory_mb?: number;
+  disk_gb?: number;
+  network?: { bridge: string; vlan?: number; ip: 'dhcp' | string; gateway?: string };
+  ci_user?: string;
+  /** OpenSSH public key lines (the saved server keys the launch named). */
+  ssh_keys: string[];
+  /** cloud-init user-data to place as snippets/homefleet-<new_vmid>.yaml in snippets_storage. */
+  cloud_config?: string;
+  snippets_storage?: string;
+  start: boolean;
+}
+
 /** The agent answers with the last 200 lines of its own journal as `output`. */
 export interface LogsCommand {
   type: 'logs';
@@ -80,7 +114,7 @@ export interface LogsCommand {
 
 /** GET /api/agent/commands?wait=N: 200 with the commands, or 204 when none came within N seconds. */
 export interface CommandsAnswer {
-  commands: (GuestActionCommand | LogsCommand)[];
+  commands: (GuestActionCommand | LogsCommand | DeployCommand)[];
 }
 
 /** GET /api/hosts/:id/guests/:vmid/configs: the kept versions (the last 20), newest first. */
