@@ -49,7 +49,7 @@ call() { printf '%s\n' "$@"; echo; }
 result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
 
 @test "a qemu deploy with two keys, a cloud config, a network with a VLAN and a larger disk: clone, set, resize, start" {
-  cp "$FIXTURES/pve/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
+  cp "$FIXTURES/deploy/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
   answer_with "$(deploy_command "$(node -e 'console.log(JSON.stringify({ full: true, storage: "local-lvm", cores: 4, memory_mb: 8192, disk_gb: 40,
     network: { bridge: "vmbr1", vlan: 42, ip: "192.0.2.30/24", gateway: "192.0.2.1" }, ci_user: "ops",
     ssh_keys: [process.argv[1], process.argv[2]], cloud_config: process.argv[3], snippets_storage: "local" }))' "$KEY_ED25519" "$KEY_ECDSA" "$CLOUD_CONFIG")")"
@@ -77,10 +77,10 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
 }
 
 @test "the boot disk only grows: a disk_gb at or below its size runs no resize" {
-  cp "$FIXTURES/pve/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
+  cp "$FIXTURES/deploy/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
   # scsi0 is 36352M (35.5 GiB): 35 is smaller, 36 larger.
   answer_with "$(deploy_command '{"disk_gb":35,"start":false}' small)" "$(deploy_command '{"new_vmid":301,"disk_gb":36,"start":false}' larger)"
-  cp "$FIXTURES/pve/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-301-config.json"
+  cp "$FIXTURES/deploy/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-301-config.json"
   once
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
   run grep -c -x resize "$DEPLOY_LOG"
@@ -116,7 +116,7 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
 }
 
 @test "an lxc clone: pct clone, pct set, pct resize of rootfs when larger, pct start" {
-  cp "$FIXTURES/pve/pvesh-lxc-config-clone.json" "$DEPLOY_DIR/lxc-301-config.json"
+  cp "$FIXTURES/deploy/pvesh-lxc-config-clone.json" "$DEPLOY_DIR/lxc-301-config.json"
   answer_with "$(deploy_command '{"new_vmid":301,"source":{"kind":"lxc","vmid":200},"name":"db-copy","full":true,"cores":2,"memory_mb":1024,"disk_gb":40,
     "network":{"bridge":"vmbr0","ip":"dhcp"}}')"
   once
@@ -131,7 +131,7 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
 }
 
 @test "a qm set that fails: the half-made guest is destroyed, the failure names the step, the key file and the snippet are gone" {
-  cp "$FIXTURES/pve/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
+  cp "$FIXTURES/deploy/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
   local cmd
   cmd="$(deploy_command "$(node -e 'console.log(JSON.stringify({ cores: 2, ssh_keys: [process.argv[1]], cloud_config: process.argv[2], snippets_storage: "local",
     network: { bridge: "vmbr0", ip: "dhcp" } }))' "$KEY_ED25519" "$CLOUD_CONFIG")" dep-fail)"
