@@ -65,7 +65,7 @@ export function ServerKeySettings() {
       {keys.data && keys.data.length === 0 && <p class="muted">No server key yet.</p>}
       {keys.data && keys.data.length > 0 && (
         <div class="table-wrap">
-          <table class="stack">
+          <table class="stack server-keys">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -84,7 +84,7 @@ export function ServerKeySettings() {
                     {k.type} ({k.bits} bits)
                   </td>
                   <td data-label="Fingerprint">
-                    <code data-testid="fingerprint">{k.fingerprint}</code>
+                    <code class="fingerprint" data-testid="fingerprint">{k.fingerprint}</code>
                   </td>
                   <td data-label="Comment">{k.comment || '—'}</td>
                   <td data-label="Added">

@@ -22,6 +22,12 @@ describe('Settings → Server keys and Cloud configs', () => {
     const row = keys.locator('tr[data-key="Alice laptop"]');
     await expect.poll(() => row.getByTestId('fingerprint').textContent()).toBe(made.listed.fingerprint);
     expect(await row.textContent()).toContain('alice@laptop');
+    // The fingerprint wraps rather than pushing the row's button out of the card at 1280 px.
+    const overhang = async () => {
+      const [button, card] = await Promise.all([row.getByRole('button', { name: 'Delete' }).boundingBox(), keys.boundingBox()]);
+      return button!.x + button!.width - (card!.x + card!.width);
+    };
+    await expect.poll(overhang).toBeLessThanOrEqual(0);
 
     const secret = sshKeygen(['-t', 'ed25519']).private;
     await keys.getByLabel('Name').fill('oops');
