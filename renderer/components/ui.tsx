@@ -63,6 +63,22 @@ export function Empty({ title, children }: { title: string; children?: Component
   );
 }
 
+/** A form's submit button, and Cancel when it edits something that can be left as it was. */
+export function FormActions({ submit, cancel }: { submit: string; cancel?: (() => void) | undefined }) {
+  return (
+    <div class="form-actions">
+      <button type="submit" class="primary">
+        {submit}
+      </button>
+      {cancel && (
+        <button type="button" onClick={cancel}>
+          Cancel
+        </button>
+      )}
+    </div>
+  );
+}
+
 /** A labelled form field with the server's message for it shown beside it. */
 export function Field(props: { id: string; label: string; error?: string | undefined; hint?: string; children: ComponentChildren }) {
   return (

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
-import { Field, Notice, Time, useLoad } from '../components/ui';
+import { Field, FormActions, Notice, Time, useLoad } from '../components/ui';
 import { ALERT_RULES, SEVERITIES, type AlertRule, type Severity } from '../../server/contract/alerts';
 import { CHANNEL_SECRET_FIELDS, CHANNEL_TYPES, type Channel, type ChannelType, type Delivery } from '../../server/contract/notifications';
 
@@ -151,16 +151,7 @@ function ChannelForm({ done, editing, cancel }: { done: () => void; editing?: Ch
       <Field id={`${prefix}-quiet-timezone`} label="Quiet hours: time zone" error={errors['quiet_hours.timezone']}>
         <input id={`${prefix}-quiet-timezone`} value={quiet.timezone} onInput={(e) => setQuiet({ ...quiet, timezone: e.currentTarget.value })} />
       </Field>
-      <div class="form-actions">
-        <button type="submit" class="primary">
-          {editing ? 'Save channel' : 'Add channel'}
-        </button>
-        {cancel && (
-          <button type="button" onClick={cancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions submit={editing ? 'Save channel' : 'Add channel'} cancel={cancel} />
     </form>
   );
 }

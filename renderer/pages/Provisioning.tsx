@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../api';
-import { Field, Notice, Time, useLoad } from '../components/ui';
+import { Field, FormActions, Notice, Time, useLoad } from '../components/ui';
 import type { CloudConfigSummary, ServerKey } from '../../server/contract/provisioning';
 
 type Outcome = { kind: 'success' | 'error'; text: string };
@@ -172,16 +172,7 @@ function CloudConfigForm({ editing, done, cancel }: { editing?: { id: number; na
       <Field id={`${prefix}-body`} label="cloud-init user-data" error={errors.body} hint="Starts with #cloud-config; at most 64 KiB. SSH keys are chosen at deploy from the server keys, not written here.">
         <textarea id={`${prefix}-body`} rows={12} spellcheck={false} class="code" value={body} onInput={(e) => setBody(e.currentTarget.value)} />
       </Field>
-      <div class="form-actions">
-        <button type="submit" class="primary">
-          {editing ? 'Save cloud config' : 'Add cloud config'}
-        </button>
-        {cancel && (
-          <button type="button" onClick={cancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions submit={editing ? 'Save cloud config' : 'Add cloud config'} cancel={cancel} />
     </form>
   );
 }
