@@ -78,7 +78,8 @@ describe('live dashboard in Chromium', () => {
     expect(dash.errors).toEqual([]);
   });
 
-  it('a job run shows running, with its elapsed time, then finished, without a reload', async () => {
+  // Ten steps that each wait for the page: ~7 s alone, past 20 s beside a whole suite on 2 cores.
+  it('a job run shows running, with its elapsed time, then finished, without a reload', { timeout: 45_000 }, async () => {
     const job = ((await dash.server.client.get('/api/jobs')).body as { id: number; key: string }[]).find((j) => j.key === 'tailscale_sync')!;
     expect((await dash.server.client.put(`/api/jobs/${job.id}`, { config: { api_key: 'k', api_url: remote.url } })).status).toBe(200);
     const page = await dash.newPage();
