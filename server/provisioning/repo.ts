@@ -1,27 +1,12 @@
+import type { CloudConfig, ServerKey } from '../contract/provisioning.js';
 import type { Db } from '../db/database.js';
 
-export interface ServerKeyRow {
-  id: number;
-  name: string;
-  type: string;
-  bits: number;
-  fingerprint: string;
-  comment: string;
+/** A row is what the wire shows plus, for a key, its canonical line (read by deploy, never answered). */
+export interface ServerKeyRow extends ServerKey {
   public_key: string;
-  created_by: string;
-  created_at: string;
 }
 
-export interface CloudConfigRow {
-  id: number;
-  name: string;
-  description: string;
-  body: string;
-  size: number;
-  sha256: string;
-  updated_by: string;
-  updated_at: string;
-}
+export type CloudConfigRow = CloudConfig;
 
 export type CloudConfigValues = Omit<CloudConfigRow, 'id'>;
 
