@@ -73,10 +73,7 @@ export function createServerKeys(ctx: Pick<AppContext, 'transaction' | 'clock'>,
       return presentKey(row);
     },
     /** For deploy and rebuild: the key with its public key line, or undefined when it was deleted (or never was). */
-    get: (id: number): (ServerKey & { public_key: string }) | undefined => {
-      const row = repo.key(id);
-      return row && { ...presentKey(row), public_key: row.public_key };
-    },
+    get: (id: number): ServerKeyRow | undefined => repo.key(id),
     async create(input: ServerKeyInput): Promise<ServerKey> {
       const parsed = await parsePublicKey(input.public_key);
       if ('private' in parsed) throw badRequest(PRIVATE_KEY_ERROR);
