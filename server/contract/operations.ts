@@ -5,15 +5,15 @@ import type { MaintenancePolicyInput, OperationStatus } from './inputs/operation
 export type { OperationStatus, Weekday } from './inputs/operations.js';
 
 /** PRODUCT.md "Guest control through agents": every command an agent receives is an operation. */
-export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall'] as const;
+export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall', 'deploy'] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 /** An operation that is over: it changes no more. */
 export const FINISHED_STATUSES: readonly OperationStatus[] = ['succeeded', 'failed', 'expired', 'cancelled'];
 
-export const GUEST_ACTIONS = ['start', 'shutdown', 'stop', 'reboot', 'snapshot', 'rollback', 'clone', 'destroy'] as const;
+export const GUEST_ACTIONS = ['start', 'shutdown', 'stop', 'reboot', 'snapshot', 'rollback', 'clone', 'destroy', 'rebuild'] as const;
 export type GuestAction = (typeof GUEST_ACTIONS)[number];
 /** Refused outside an open maintenance window unless an administrator forces them. */
-export const DISRUPTIVE_ACTIONS: readonly GuestAction[] = ['shutdown', 'stop', 'reboot', 'rollback', 'destroy'];
+export const DISRUPTIVE_ACTIONS: readonly GuestAction[] = ['shutdown', 'stop', 'reboot', 'rollback', 'destroy', 'rebuild'];
 /** What a Proxmox template can be asked for: it is cloned (deploy) or removed; it never runs, so nothing else applies (409 `guest is a template`). */
 export const TEMPLATE_ACTIONS: readonly GuestAction[] = ['clone', 'destroy'];
 /** What each verb may take on the host, in seconds (the agent's `timeout`). */
@@ -26,7 +26,14 @@ export const ACTION_TIME_LIMITS_S: Record<GuestAction, number> = {
   rollback: 600,
   destroy: 600,
   clone: 1800,
+  // A rebuild is an operation of type `deploy` (stop, destroy, deploy, start): the agent's deploy limit.
+  rebuild: 1800,
 };
+/** "Time limit 1800 s" of a deploy on the host. */
+export const DEPLOY_TIME_LIMIT_S = 1800;
+
+/** A field of an operation's `params`: a deploy's network is an object, its server key ids a list. */
+export type OperationParam = string | number | boolean | null | number[] | string[] | { [field: string]: string | number | boolean | null };
 
 /** The 202 of an action or a log request. */
 export interface OperationAccepted {
@@ -38,7 +45,7 @@ export interface OperationAccepted {
  * GET /api/operations and /api/operations/:id. `output` (the last 4 KiB the agent sent; for `logs`
  * the last 64 KiB, cut where a line starts) only for `diagnostics.read`; absent otherwise and on the
  * live event. `params` holds the action's own fields (a snapshot's name, a clone's new vmid and
- * name, an upgrade's version).
+ * name, an upgrade's version, a deploy's spec: ids of keys and configs, never their text).
  */
 export interface Operation {
   id: string;
@@ -47,7 +54,7 @@ export interface Operation {
   type: OperationType;
   action: GuestAction | null;
   status: OperationStatus;
-  params: Record<string, string | number | boolean | null>;
+  params: Record<string, OperationParam>;
   reason: string | null;
   requested_by: string | null;
   requested_at: string;

@@ -36,3 +36,33 @@ export interface CloudConfigSummary {
 export interface CloudConfig extends CloudConfigSummary {
   body: string;
 }
+
+/**
+ * How a guest was deployed, kept with its registry instance for rebuilds (`GET /api/instances/:vmid`
+ * → `deploy`; not in the backup document): the deploy's fields as the server read them (a
+ * `source_vmid` or a `source_volume`, and `source_type`, what the source was), and who deployed it
+ * when. Keys and the cloud config are named by id, never by their text.
+ */
+export interface DeploySpec {
+  host_id: number;
+  source_type: 'qemu' | 'lxc' | 'volume';
+  source_vmid: number | null;
+  source_volume: string | null;
+  name: string;
+  full: boolean;
+  storage: string | null;
+  cores: number | null;
+  memory_mb: number | null;
+  disk_gb: number | null;
+  network: { bridge: string; vlan?: number; ip: string; gateway?: string } | null;
+  ci_user: string | null;
+  server_key_ids: number[];
+  cloud_config_id: number | null;
+  snippets_storage: string | null;
+  start: boolean;
+  tags: string[];
+  /** ISO 8601 UTC, seconds: when the deploy (or the last rebuild) was asked for. */
+  deployed_at: string;
+  /** Who asked for it. */
+  deployed_by: string;
+}

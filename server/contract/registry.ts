@@ -1,5 +1,6 @@
 import { liveEvent } from './events.js';
 import type { InstanceInput } from './inputs/registry.js';
+import type { DeploySpec } from './provisioning.js';
 
 export { FLAGS, SORT_KEYS, STACKS, STATES, type Flag, type SortKey, type Stack, type State } from './instance-fields.js';
 
@@ -26,6 +27,11 @@ export interface PlacedInstance extends Instance {
   host: InstanceHost | null;
   guest_status: string | null;
   tailscale_ipv6: string | null;
+}
+
+/** GET /api/instances/:vmid: the instance where it runs, and how homefleet deployed its guest (null when it did not). */
+export interface InstanceDetail extends PlacedInstance {
+  deploy: DeploySpec | null;
 }
 
 export interface HistoryEntry {

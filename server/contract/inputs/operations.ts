@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { idQuery, limitParam } from './page.js';
 import { shared } from './parts.js';
+import { rebuildFields } from './provisioning.js';
 
 export const OPERATION_STATUSES = ['pending', 'sent', 'succeeded', 'failed', 'expired', 'cancelled'] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
@@ -47,11 +48,13 @@ export const GuestActionBody = z.lazy(() =>
         full: z.boolean({ error: 'must be true or false' }).optional(),
         ...common(),
       }),
+      // "re-creates the guest from its deploy spec (or from source_vmid plus deploy fields when it has none)"
+      z.object({ action: z.literal('rebuild'), ...rebuildFields(), ...common() }),
     ],
     {
       error: (issue) =>
         issue.code === 'invalid_union'
-          ? 'must be one of start, shutdown, stop, reboot, snapshot, rollback, clone, destroy'
+          ? 'must be one of start, shutdown, stop, reboot, snapshot, rollback, clone, destroy, rebuild'
           : issue.code === 'invalid_type' && issue.path?.length === 0
             ? 'must be a JSON object'
             : undefined,

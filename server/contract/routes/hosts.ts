@@ -4,6 +4,7 @@ import type { DriftApply, EnrollmentTokenCreate, EnrollRequest, HeartbeatRequest
 import type { MetricsQuery } from '../inputs/metrics.js';
 import type { MetricsAnswer, HostMetricsLatest } from '../metrics.js';
 import type { Against, GuestActionRequest, GuestConfigUpload, MaintenancePolicyInput, OperationListQuery, OperationResult, Wait } from '../inputs/operations.js';
+import type { DeployInput } from '../inputs/provisioning.js';
 import type { CommandsAnswer, GuestConfigVersion, MaintenancePolicy, Operation, OperationAccepted } from '../operations.js';
 
 /** Hosts, their agents, operations, guest configs, maintenance, metrics and the agent's release files. */
@@ -34,6 +35,14 @@ export const hostRoutes = {
   'POST /api/agent/receipts/:operation_id': route({ answers: [answer(204, 'Removal confirmed')] }),
 
   'POST /api/hosts/:id/guests/:vmid/actions': route({ ids: ['id', 'vmid'], body: input<GuestActionRequest>(), answers: [answer<OperationAccepted>(202, 'The operation, pending until the agent fetches it')] }),
+  'POST /api/hosts/:id/deploy': route({
+    ids: ['id'],
+    body: input<DeployInput>(),
+    answers: [
+      answer<OperationAccepted>(202, 'A `deploy` operation; the new guest\'s registry instance exists from now on and is removed again if the deploy fails'),
+      answer<{ error: string }>(409, '`{"error":"vmid already exists"}`, the host is offline, or an operation is pending for that vmid'),
+    ],
+  }),
   'GET /api/operations': route({ query: input<OperationListQuery>(), answers: [answer<Operation[]>(200, 'Operations, newest first')] }),
   'GET /api/operations/:id': route({ answers: [answer<Operation>(200, 'The operation')] }),
   'DELETE /api/operations/:id': route({ answers: [answer(204, 'Cancelled (only a pending operation)')] }),

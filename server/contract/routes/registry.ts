@@ -7,13 +7,13 @@ import type { DryRun, JobDetail, JobView, RunAnswer } from '../jobs.js';
 import type { ChannelInput, DeliveriesQuery } from '../inputs/notifications.js';
 import type { Channel, Delivery, TestOutcome } from '../notifications.js';
 import type { InstanceInput, InstanceListParams, InstanceUpdate } from '../inputs/registry.js';
-import type { HistoryEntry, Instance, PlacedInstance, StackList } from '../registry.js';
+import type { HistoryEntry, Instance, InstanceDetail, PlacedInstance, StackList } from '../registry.js';
 
 /** The registry, its sync jobs, backup and snapshots, alerts and notifications. */
 export const registryRoutes = {
   'GET /api/instances': route({ query: input<InstanceListParams>(), answers: [answer<PlacedInstance[]>(200, 'Instances, filtered and sorted')] }),
   'GET /api/instances/stacks': route({ answers: [answer<StackList>(200, 'The stacks in use')] }),
-  'GET /api/instances/:vmid': route({ ids: ['vmid'], answers: [answer<PlacedInstance>(200, 'The instance')] }),
+  'GET /api/instances/:vmid': route({ ids: ['vmid'], answers: [answer<InstanceDetail>(200, 'The instance, with `deploy`: how homefleet deployed its guest (or null)')] }),
   'GET /api/instances/:vmid/history': route({ ids: ['vmid'], answers: [answer<HistoryEntry[]>(200, "The instance's field changes, newest first")] }),
   'POST /api/instances': route({ body: input<InstanceInput>(), answers: [answer<Instance>(201, 'The instance')] }),
   'PUT /api/instances/:vmid': route({ ids: ['vmid'], body: input<InstanceUpdate>(), answers: [answer<PlacedInstance>(200, 'The instance as changed')] }),
