@@ -28,7 +28,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
     } else if (type === 'instance.updated' && data.previous_vmid === current) {
       if (data.instance.vmid !== current) navigate(`/instances/${data.instance.vmid}`, { replace: true });
       else {
-        instance.update(() => data.instance);
+        instance.update((was) => ({ ...data.instance, deploy: was?.deploy ?? null }));
         history.reload();
         flash('details');
       }
