@@ -172,6 +172,12 @@ const writes: Record<string, () => Promise<Send>> = {
     expect((await heartbeat(server, host_token, { guests: [{ vmid: 9104, name: 'web', type: 'qemu', status: 'running' }] })).status).toBe(200);
     return (h) => server.client.post(`/api/hosts/${host_id}/guests/9104/actions`, { action: 'stop' }, h);
   },
+  'POST /api/hosts/:id/deploy': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    expect((await heartbeat(server, host_token, { guests: [{ vmid: 9000, name: 'debian-12', type: 'qemu', status: 'stopped', template: true }] })).status).toBe(200);
+    let vmid = 9200;
+    return (h) => server.client.post(`/api/hosts/${host_id}/deploy`, { source_vmid: 9000, new_vmid: ++vmid, name: `deployed-${vmid}` }, h);
+  },
   'DELETE /api/operations/:id': async () => {
     const { host_id, host_token } = await enrolledHost(server);
     await heartbeat(server, host_token, { guests: [{ vmid: 9105, name: 'web', type: 'qemu', status: 'running' }] });
@@ -223,8 +229,9 @@ describe('every management write', () => {
     expect(Object.keys(writes).sort()).toEqual(declared.sort());
   });
 
-  // A write that changes several objects records one change each: an applied drift changes the instance (as the host's agent) and is the operator's act on the host.
-  const objects: Record<string, number> = { 'POST /api/hosts/:id/drift/apply': 2 };
+  // A write that changes several objects records one change each: an applied drift changes the instance (as the host's agent) and is the operator's act on the host;
+  // a deploy creates the new guest's instance and asks the host for the guest.
+  const objects: Record<string, number> = { 'POST /api/hosts/:id/drift/apply': 2, 'POST /api/hosts/:id/deploy': 2 };
 
   it.each(Object.keys(writes))('%s leaves one entry per object it touches, naming its request', async (name) => {
     const send = await writes[name]!();
