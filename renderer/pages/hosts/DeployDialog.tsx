@@ -213,7 +213,7 @@ function DeployDialog({ host: h, metrics, diagnostics, onClose }: Props & { onCl
                   checked={form.server_key_ids.includes(k.id)}
                   onChange={(e) => set('server_key_ids', e.currentTarget.checked ? [...form.server_key_ids, k.id] : form.server_key_ids.filter((id) => id !== k.id))}
                 />{' '}
-                {k.name} <span class="mono muted">{k.fingerprint}</span>
+                <strong>{k.name}</strong> <span class="mono muted">{k.fingerprint}</span>
               </label>
             ))}
             {errors.server_key_ids && <p class="field-error">{errors.server_key_ids}</p>}
