@@ -92,7 +92,7 @@ beforeAll(async () => {
   admin = new TestClient(server.url);
   expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
   expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
-  for (const [name, comment] of [['alice laptop', 'alice@laptop'], ['ci runner', 'ci@runner']]) {
+  for (const [name, comment] of [['alice laptop', 'alice@laptop'], ['ci runner', 'ci@runner']] as const) {
     const line = ed25519Line(comment);
     const saved = await admin.post('/api/server-keys', { name, public_key: line });
     expect(saved.status, JSON.stringify(saved.body)).toBe(201);
