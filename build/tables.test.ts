@@ -98,9 +98,12 @@ function migratedTables(): string[] {
   const dir = path.join(root, 'server', 'db', 'migrations');
   const tables = new Set<string>();
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) {
-    for (const m of fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/\b(CREATE|DROP)\s+TABLE\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(\w+)/gi)) {
-      if (m[1]!.toUpperCase() === 'CREATE') tables.add(m[2]!);
-      else tables.delete(m[2]!);
+    // A table copied to change what SQLite cannot alter is created under a new name, then renamed.
+    for (const m of fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/\b(CREATE|DROP|ALTER)\s+TABLE\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(\w+)(?:\s+RENAME\s+TO\s+(\w+))?/gi)) {
+      const verb = m[1]!.toUpperCase();
+      if (verb === 'CREATE') tables.add(m[2]!);
+      else if (verb === 'DROP') tables.delete(m[2]!);
+      else if (m[3]) (tables.delete(m[2]!), tables.add(m[3]));
     }
   }
   return [...tables].sort();

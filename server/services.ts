@@ -15,6 +15,7 @@ import { createJobService, type JobsOptions } from './jobs/service.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
 import { createHostOperationRows } from './operations/host-repo.js';
 import { createOperationService } from './operations/service.js';
+import { carriesKeyMaterial } from './provisioning/key-material.js';
 import { createProvisioning } from './provisioning/service.js';
 import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
 import { createRegistryBackup } from './registry/backup.js';
@@ -97,6 +98,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     isOnline: hosts.isOnline,
     announceStatus: hosts.announceStatus,
     instances,
+    launchables: { serverKey: serverKeys.get, cloudConfig: cloudConfigs.get, carriesKeyMaterial },
     releases,
     commandPolls: options.hosts?.commandPolls,
   });

@@ -6,18 +6,17 @@ import { deploySource, networkText } from './hosts/deployForm';
 
 /**
  * How homefleet deployed an instance's guest (what a rebuild uses again): its source, sizes,
- * network, user, keys and cloud config. Keys and the config are kept by id; they are named here
- * where the reader may list them (keys: `fleet.operate`; configs: `content.read`), else by id.
+ * network, user, keys and cloud config. Keys are named as they were when launched with; their
+ * fingerprints (or that one was deleted since) come from GET /api/server-keys where the reader may list it.
  */
 export function DeployedFrom({ spec }: { spec: DeploySpec }) {
   const session = useSession();
   const keys = useLoad(() => (session.can('fleet.operate') && spec.server_key_ids.length ? api('GET /api/server-keys') : Promise.resolve([])), [spec.server_key_ids.join(',')]);
-  const configs = useLoad(() => (session.can('content.read') && spec.cloud_config_id !== null ? api('GET /api/cloud-configs') : Promise.resolve([])), [spec.cloud_config_id]);
-  const keyName = (id: number) => {
+  const keyName = (id: number, i: number) => {
+    const name = spec.server_key_names[i] ?? `key ${id}`;
     const key = keys.data?.find((k) => k.id === id);
-    return key ? `${key.name} (${key.fingerprint})` : `key ${id}${keys.data && session.can('fleet.operate') ? ' (deleted)' : ''}`;
+    return key ? `${key.name} (${key.fingerprint})` : `${name}${keys.data && session.can('fleet.operate') ? ' (deleted since)' : ''}`;
   };
-  const config = configs.data?.find((c) => c.id === spec.cloud_config_id);
   const sizes = [spec.cores !== null && `${spec.cores} cores`, spec.memory_mb !== null && `${spec.memory_mb} MiB memory`, spec.disk_gb !== null && `${spec.disk_gb} GiB disk`].filter(Boolean);
   return (
     <div class="card" data-testid="deployed-from">
@@ -46,7 +45,7 @@ export function DeployedFrom({ spec }: { spec: DeploySpec }) {
             <span class="muted">none</span>
           ) : (
             <>
-              {config ? config.name : `config ${spec.cloud_config_id}${configs.data && session.can('content.read') ? ' (deleted)' : ''}`}
+              {spec.cloud_config_name ?? `config ${spec.cloud_config_id}`}
               {spec.snippets_storage && <span class="muted"> in {spec.snippets_storage}</span>}
             </>
           )}

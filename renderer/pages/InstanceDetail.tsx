@@ -30,7 +30,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
       if (data.instance.vmid !== current) navigate(`/instances/${data.instance.vmid}`, { replace: true });
       else {
         // The event carries the instance without its deploy spec, which a field change leaves as it was.
-        instance.update((shown) => ({ ...data.instance, deploy: shown.deploy }));
+        instance.update((was) => ({ ...data.instance, deploy: was?.deploy ?? null }));
         history.reload();
         flash('details');
       }

@@ -57,7 +57,10 @@ export interface DeploySpec {
   network: { bridge: string; vlan?: number; ip: string; gateway?: string } | null;
   ci_user: string | null;
   server_key_ids: number[];
+  /** The keys' names when they were launched with (a deleted key is still named by its name). */
+  server_key_names: string[];
   cloud_config_id: number | null;
+  cloud_config_name: string | null;
   snippets_storage: string | null;
   start: boolean;
   tags: string[];
@@ -66,3 +69,6 @@ export interface DeploySpec {
   /** Who asked for it. */
   deployed_by: string;
 }
+
+/** A deploy spec as kept and as a deploy operation's `params` hold it: without who deployed it when. */
+export type DeployFields = Omit<DeploySpec, 'deployed_at' | 'deployed_by'>;

@@ -9,6 +9,7 @@ export const TABLE_OWNERS = {
   instances: 'registry/',
   instance_history: 'registry/',
   tailnet_facts: 'registry/',
+  instance_deploys: 'registry/',
   accounts: 'access/',
   sessions: 'access/',
   throttle: 'access/',

@@ -3,11 +3,11 @@ import { nameOf } from '../audit.js';
 import { DISRUPTIVE_ACTIONS, TEMPLATE_ACTIONS, type OperationAccepted } from '../contract/operations.js';
 import { conflict, HttpError, notFound } from '../errors.js';
 import type { CommandChannel } from './command-channel.js';
+import type { Deploys } from './deploys.js';
 import type { Maintenance } from './maintenance.js';
 import type { GuestActionRequest } from '../contract/inputs/operations.js';
 import { requireHost, type Who } from '../hosts/parts.js';
-import { announceOperation, type OperationParts } from './parts.js';
-import type { HostRow } from '../hosts/repo.js';
+import { announceOperation, requireReachable, type OperationParts } from './parts.js';
 
 /** The registry's production rule, as a destroy meets it. */
 export const PRODUCTION_DESTROY = 'production instances cannot be destroyed; change the stack to development first';
@@ -26,20 +26,13 @@ function paramsOf(body: GuestActionRequest): Record<string, unknown> {
   }
 }
 
-/** The host takes commands: it reports (online) and is not being removed. */
-export function requireReachable(parts: OperationParts, host: HostRow, now: number): void {
-  if (host.state === 'deleted') throw conflict('host is deleted');
-  if (host.state === 'deleting') throw conflict('host is being deleted');
-  if (!parts.isOnline(host, now)) throw conflict('host is offline');
-}
-
 /**
  * POST /api/hosts/:id/guests/:vmid/actions (PRODUCT.md): every rule is checked inside the transaction
  * that makes the operation, so parallel requests for one guest give exactly one (the database's
  * one-open-action-per-guest index holds it too). A clone's registry instance is created in the same
  * transaction. `force` comes only from an administrator (the route refuses an operator's with 403).
  */
-export function createGuestActions(parts: OperationParts, maintenance: Maintenance, channel: CommandChannel) {
+export function createGuestActions(parts: OperationParts, maintenance: Maintenance, channel: CommandChannel, deploys: Deploys) {
   const { ctx, repo, ops, audit, instances } = parts;
 
   const requestTx = ctx.transaction((hostId: number, vmid: number, body: GuestActionRequest, who: Who, now: number): string => {
@@ -54,6 +47,8 @@ export function createGuestActions(parts: OperationParts, maintenance: Maintenan
     const disruptive = DISRUPTIVE_ACTIONS.includes(body.action);
     const forced = disruptive && maintenance.closed(hostId, now);
     if (forced && body.force !== true) throw conflict("outside the host's maintenance window");
+    // A rebuild is a deploy under the guest's own vmid: an operation of type deploy.
+    if (body.action === 'rebuild') return deploys.rebuild(host, vmid, guest.name, body, forced, who, now);
 
     if (body.action === 'destroy') {
       // "only a stopped guest whose registry instance is absent or on the development stack"

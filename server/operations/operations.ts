@@ -6,10 +6,9 @@ import type { Operation, OperationAccepted } from '../contract/operations.js';
 import { conflict, forbidden, invalidToken, notFound } from '../errors.js';
 import type { CommandChannel } from './command-channel.js';
 import { kindOf, polledCommandsFor } from './commands/index.js';
-import { requireReachable } from './guest-actions.js';
 import { presentOperation } from './view.js';
 import { requireHost, type Who } from '../hosts/parts.js';
-import { announceOperation, type OperationParts } from './parts.js';
+import { announceOperation, requireReachable, type OperationParts } from './parts.js';
 
 /** "the last 4 KiB the agent sent" */
 export const OUTPUT_BYTES = 4096;

@@ -1,7 +1,9 @@
 import type { AuditLog } from '../audit.js';
+import { conflict } from '../errors.js';
 import type { AppContext } from '../context.js';
 import type { HostRepo, HostRow } from '../hosts/repo.js';
 import type { InstanceService } from '../registry/service.js';
+import type { Launchables } from './launch.js';
 import type { OperationRepo } from './repo.js';
 import { presentOperation } from './view.js';
 
@@ -21,12 +23,21 @@ export interface OperationParts {
   isOnline: (host: HostRow, now: number) => boolean;
   /** host.status with the host as it is now; inside a transaction it is heard once that commits. */
   announceStatus: (hostId: number) => void;
-  /** The registry: clones and destroys change it through its own rules. */
+  /** The registry: clones, deploys and destroys change it through its own rules. */
   instances: InstanceService;
+  /** Saved server keys and cloud configs by id: a deploy names them, its command carries them. */
+  launchables: Launchables;
 }
 
 /** operation.updated with the operation as it is now (never its output); inside a transaction it is heard once that commits. */
 export function announceOperation({ ctx, ops }: Pick<OperationParts, 'ctx' | 'ops'>, id: string | undefined): void {
   const row = id === undefined ? undefined : ops.byId(id);
   if (row) ctx.bus.publish('operation.updated', presentOperation(row, false));
+}
+
+/** The host takes commands: it reports (online) and is not being removed. */
+export function requireReachable(parts: OperationParts, host: HostRow, now: number): void {
+  if (host.state === 'deleted') throw conflict('host is deleted');
+  if (host.state === 'deleting') throw conflict('host is being deleted');
+  if (!parts.isOnline(host, now)) throw conflict('host is offline');
 }

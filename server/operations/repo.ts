@@ -58,7 +58,7 @@ export function createOperationRepo(db: Db) {
       `SELECT ${COLUMNS} FROM operations WHERE host_id = ? AND type = ? AND status = 'pending' ORDER BY requested_at, rowid`,
     ),
     openForGuest: db.prepare<[number, number], OperationRow>(
-      `SELECT ${COLUMNS} FROM operations WHERE host_id = ? AND vmid = ? AND type = 'guest.action' AND status IN ('pending', 'sent')`,
+      `SELECT ${COLUMNS} FROM operations WHERE host_id = ? AND vmid = ? AND type IN ('guest.action', 'deploy') AND status IN ('pending', 'sent')`,
     ),
     markSent: db.prepare<[number, number, string]>("UPDATE operations SET status = 'sent', sent_at = ?, result_due_at = ? WHERE id = ? AND status = 'pending'"),
     finish: db.prepare<[string, number, number | null, string | null, string, string]>(
@@ -80,7 +80,7 @@ export function createOperationRepo(db: Db) {
     byId: (id: string) => s.byId.get(id),
     /** Waiting to be handed out, oldest first. */
     pendingOf: (hostId: number, type: OperationType) => s.pendingOf.all(hostId, type),
-    /** The guest's unfinished action, if any: "an operation is already pending for this guest". */
+    /** The guest's unfinished action or deploy, if any: "an operation is already pending for this guest". */
     openForGuest: (hostId: number, vmid: number) => s.openForGuest.get(hostId, vmid),
     /** Hands one out: false when it was not pending any more (a command goes out once). */
     markSent: (id: string, now: number, resultDueAt: number) => s.markSent.run(now, resultDueAt, id).changes === 1,

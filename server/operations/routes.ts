@@ -1,7 +1,11 @@
 import type { Request, Response } from 'express';
 import { roleHas } from '../contract/access.js';
 import type { CommandsAnswer } from '../contract/operations.js';
-import { forbidden } from '../errors.js';
+import { badRequest, forbidden } from '../errors.js';
+import type { ZodType } from 'zod';
+import { isPlainObject, parseWith } from '../http/validate.js';
+import { DeployBody } from '../contract/inputs/provisioning.js';
+import { LAUNCH_KEY_ERROR, type Launchables } from './launch.js';
 import { agentCredentialOf, userOf } from '../http/locals.js';
 import { actorName, currentContext } from '../http/request-context.js';
 import type { RouteTable } from '../http/routes.js';
@@ -17,14 +21,26 @@ const readsOutput = (res: Response) => roleHas(userOf(res).role, 'diagnostics.re
  * Guest control through agents (PRODUCT.md): guest actions, operations, log requests, guest configs
  * and maintenance policies for people; the command poll, results and config uploads for agents.
  */
+/**
+ * A launch's body (a deploy, or a guest action that `isLaunch` says is a rebuild) is searched for key
+ * material before any schema reads it: "a deploy or rebuild body that carries key material → 400,
+ * and nothing is stored, queued or logged", however the schema would have read or dropped it.
+ */
+function readLaunch<T>(launchables: Launchables, schema: ZodType<T>, isLaunch: (raw: unknown) => boolean) {
+  return async (raw: unknown): Promise<T> => {
+    if (isLaunch(raw) && (await launchables.carriesKeyMaterial(raw))) throw badRequest(LAUNCH_KEY_ERROR);
+    return parseWith(schema, raw);
+  };
+}
+
 /** Who asks, for the operations' `requested_by`; the change log reads the context itself. */
 const who = () => ({ actor: actorName(currentContext().actor) });
 
 export function registerOperationRoutes(routes: RouteTable, service: OperationService): void {
-  const { operations, guestActions, guestConfigs, maintenance } = service;
+  const { operations, guestActions, deploys, guestConfigs, maintenance, launchables } = service;
 
   routes.on('POST /api/hosts/:id/guests/:vmid/actions',
-    { access: 'fleet.operate', body: GuestActionBody },
+    { access: 'fleet.operate', body: GuestActionBody, parse: readLaunch(launchables, GuestActionBody, (raw) => isPlainObject(raw) && raw.action === 'rebuild') },
     (req, res, { params, body }) => {
       // Forcing past a maintenance window is an administrator's call ("an operator's force → 403").
       if (body.force === true && !roleHas(userOf(res).role, 'settings.manage')) throw forbidden('only an administrator may force an action');
@@ -32,6 +48,14 @@ export function registerOperationRoutes(routes: RouteTable, service: OperationSe
       const vmid = params.vmid;
       res.status(202);
       return guestActions.request(hostId, vmid, body, who());
+    },
+  );
+
+  routes.on('POST /api/hosts/:id/deploy',
+    { access: 'fleet.operate', body: DeployBody, parse: readLaunch(launchables, DeployBody, () => true) },
+    (req, res, { params, body }) => {
+      res.status(202);
+      return deploys.request(params.id, body, who());
     },
   );
 

@@ -8,7 +8,9 @@ import { createCommandChannel, type CommandChannelOptions } from './command-chan
 import { commandsFor, sweepCommands } from './commands/index.js';
 import { createAutoUpgrades, createUpgradeRequests } from './commands/upgrade.js';
 import { createGuestActions } from './guest-actions.js';
+import { createDeploys } from './deploys.js';
 import { createGuestConfigs } from './guest-configs.js';
+import type { Launchables } from './launch.js';
 import { createMaintenance, createMaintenanceRepo } from './maintenance.js';
 import { createOperations } from './operations.js';
 import { announceOperation, type OperationParts } from './parts.js';
@@ -24,6 +26,8 @@ export interface OperationDeps {
   /** host.status with the host as it is now. */
   announceStatus: (hostId: number) => void;
   instances: InstanceService;
+  /** Saved server keys and cloud configs by id (server/provisioning). */
+  launchables: Launchables;
   releases: Releases;
   /** The command poll's limits (GET /api/agent/commands). */
   commandPolls?: CommandChannelOptions | undefined;
@@ -44,6 +48,7 @@ export function createOperationService(ctx: AppContext, deps: OperationDeps) {
     isOnline: deps.isOnline,
     announceStatus: deps.announceStatus,
     instances: deps.instances,
+    launchables: deps.launchables,
   };
   const requestUpgrade = createUpgradeRequests(parts, deps.releases);
   const channel = createCommandChannel(ctx.tasks, deps.commandPolls);
@@ -51,12 +56,16 @@ export function createOperationService(ctx: AppContext, deps: OperationDeps) {
   const maintenance = createMaintenance(parts, maintenanceRepo);
   const autoUpgrade = createAutoUpgrades(parts, deps.releases, maintenanceRepo);
   const operations = createOperations(parts, channel);
-  const guestActions = createGuestActions(parts, maintenance, channel);
+  const deploys = createDeploys(parts, channel);
+  const guestActions = createGuestActions(parts, maintenance, channel, deploys);
   const guestConfigs = createGuestConfigs(parts);
 
   return {
     operations,
     guestActions,
+    deploys,
+    /** Lent by server/provisioning: the routes search a launch body for key material with it. */
+    launchables: deps.launchables,
     guestConfigs,
     maintenance,
 

@@ -74,7 +74,7 @@ export function createInstanceRepo(db: Db) {
   // The field changes of change log entries (issue 35): each history row names the entry that made it.
   const changesOf = db.prepare<[string], { change_id: number; field: string; old_value: string | null; new_value: string | null }>(
     `SELECT change_id, field, old_value, new_value FROM instance_history
-      WHERE change_id IN (SELECT value FROM json_each(?)) AND field NOT IN ('created', 'imported') ORDER BY id`,
+      WHERE change_id IN (SELECT value FROM json_each(?)) AND field NOT IN ('created', 'imported', 'rebuilt') ORDER BY id`,
   );
   const history = db.prepare<[number], HistoryEntry>(
     `SELECT h.id, i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by

@@ -9,7 +9,7 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
 
   routes.on('GET /api/instances/stacks', { access: 'fleet.read' }, () => instances.stacks());
 
-  routes.on('GET /api/instances/:vmid', { access: 'fleet.read' }, (_req, _res, { params }) => instances.get(params.vmid));
+  routes.on('GET /api/instances/:vmid', { access: 'fleet.read' }, (_req, _res, { params }) => instances.detail(params.vmid));
 
   routes.on('GET /api/instances/:vmid/history', { access: 'fleet.read' }, (_req, _res, { params }) => instances.history(params.vmid));
 

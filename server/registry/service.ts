@@ -5,7 +5,9 @@ import { actorName, currentContext } from '../http/request-context.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createInstanceRepo, type Placement, type Placements, type StoredInstance, type TailnetFacts } from './repo.js';
-import type { HistoryEntry, Instance, PlacedInstance } from '../contract/registry.js';
+import type { HistoryEntry, Instance, InstanceDetail, PlacedInstance } from '../contract/registry.js';
+import { createDeploySpecs } from './deploy-specs.js';
+import type { DeployFields } from '../contract/provisioning.js';
 import { InstanceInput } from '../contract/inputs/registry.js';
 import { WRITABLE_FIELDS, type ListQuery } from './schema.js';
 import { FLAGS } from '../contract/registry.js';
@@ -36,6 +38,7 @@ export type { Placement, Placements, TailnetFacts };
  */
 export function createInstanceService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const repo = createInstanceRepo(db);
+  const deploySpecs = createDeploySpecs(db);
   /** Where each instance's guest runs: handed in by the composition root from hosts, which knows it. */
   let placements: () => Placements = () => NOWHERE;
   const place = (instance: Instance): PlacedInstance => {
@@ -55,7 +58,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
    * The change log entry of a change: `request` when a request made it, else `instance.<verb>` (a
    * job's run). The subject is the instance as it is now; the summary names the changed fields.
    */
-  const record = ({ vmid, name }: Pick<Instance, 'vmid' | 'name'>, verb: 'created' | 'changed' | 'saved' | 'deleted', fields?: readonly string[]): number => {
+  const record = ({ vmid, name }: Pick<Instance, 'vmid' | 'name'>, verb: 'created' | 'changed' | 'saved' | 'deleted' | 'rebuilt', fields?: readonly string[]): number => {
     const fieldWords = fields === undefined ? '' : fields.length ? `: ${fields.join(', ')}` : ' without changes';
     return audit.write({
       action: currentContext().request ? 'request' : `instance.${verb}`,
@@ -126,10 +129,27 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     bus.publish('instance.deleted', { vmid });
   });
 
+  const rebuiltTx = transaction((vmid: number, source: string, now: number): void => {
+    const instance = require(vmid);
+    repo.addHistory(instance.id, 'rebuilt', null, source, isoMillis(now), actorName(currentContext().actor), record(instance, 'rebuilt'));
+  });
+
   return {
     list: (query: ListQuery) => repo.list(query, placements()),
     stacks: () => repo.stacks(),
     get: (vmid: number): PlacedInstance => place(present(require(vmid))),
+    /** GET /api/instances/:vmid: the instance and how homefleet deployed its guest. */
+    detail: (vmid: number): InstanceDetail => ({ ...place(present(require(vmid))), deploy: deploySpecs.get(vmid) }),
+    /** The deploy spec of an instance, or null. */
+    deploySpec: (vmid: number) => deploySpecs.get(vmid),
+    /** An instance with this vmid is registered. */
+    exists: (vmid: number): boolean => repo.findByVmid(vmid) !== undefined,
+    /** Keeps how the instance's guest was deployed (inside the transaction of the deploy or rebuild). */
+    keepDeploySpec: (vmid: number, fields: DeployFields, now: number, by: string): void => {
+      if (!deploySpecs.keep(vmid, fields, isoSeconds(now), by)) throw notFound('instance not found');
+    },
+    /** A rebuild re-made the instance's guest: one `rebuilt` history entry (its new value says from what) and its change log entry. */
+    rebuilt: (vmid: number, source: string): void => rebuiltTx(vmid, source, clock.now()),
     /** The vmid, name, stack and state of each registered instance among `vmids` (hosts compare their guests with them; alerts read the states). */
     byVmids: (vmids: readonly number[]) => repo.byVmids(vmids),
 

@@ -51,6 +51,8 @@ const whole = (min: number, max: number) => z.int({ error: `must be a whole numb
 const pattern = (re: RegExp, message: string) => z.string({ error: message }).regex(re, { error: message });
 const storageId = () => pattern(STORAGE_ID, 'must be a storage id: a letter, then letters, digits, _ . - (at most 64)');
 const id = () => z.int({ error: 'must be an id' }).positive({ error: 'must be an id' });
+/** A list counted before its items are read: a 1 MiB body of 100,000 items is refused for its length, not checked item by item. */
+const boundedList = (max: number, notList: string, tooLong: string) => z.array(z.unknown(), { error: notList }).max(max, { error: tooLong });
 
 /** What a deploy and a rebuild share: the guest's source, sizes, network, user, keys and cloud config. */
 const launchFields = () => ({
@@ -75,10 +77,8 @@ const launchFields = () => ({
     .refine((n) => n.gateway === undefined || n.ip !== 'dhcp', { error: 'a gateway goes with a static ip, not dhcp', path: ['gateway'] })
     .optional(),
   ci_user: pattern(CI_USER, 'must be a user name: a lower-case letter or _, then letters, digits, _ and - (at most 32)').optional(),
-  server_key_ids: z
-    .array(id(), { error: 'must be a list of server key ids' })
-    .max(100, { error: 'must name at most 100 keys' })
-    .refine((ids) => new Set(ids).size === ids.length, { error: 'must name each key once' })
+  server_key_ids: boundedList(100, 'must be a list of server key ids', 'must name at most 100 keys')
+    .pipe(z.array(id()).refine((ids) => new Set(ids).size === ids.length, { error: 'must name each key once' }))
     .optional(),
   cloud_config_id: id().optional(),
   snippets_storage: storageId().optional(),
@@ -97,11 +97,8 @@ export const DeployBody = z.lazy(() =>
       start: z.boolean({ error: 'must be true or false' }).default(true),
       state: z.enum(STATES, { error: `must be one of ${STATES.join(', ')}` }).default('testing'),
       stack: z.enum(STACKS, { error: `must be one of ${STACKS.join(', ')}` }).default('development'),
-      tags: z
-        .array(z.string({ error: 'must be a tag' }).toLowerCase().regex(TAG, { error: 'must be a tag: a letter or digit, then letters, digits, _ . - (at most 32)' }), {
-          error: 'must be a list of tags',
-        })
-        .max(16, { error: 'must hold at most 16 tags' })
+      tags: boundedList(16, 'must be a list of tags', 'must hold at most 16 tags')
+        .pipe(z.array(z.string({ error: 'must be a tag' }).toLowerCase().regex(TAG, { error: 'must be a tag: a letter or digit, then letters, digits, _ . - (at most 32)' })))
         .transform((tags) => [...new Set(tags)].sort())
         .optional(),
     },

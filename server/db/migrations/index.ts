@@ -15,6 +15,7 @@ import guestTemplates from './0014-guest-templates.sql';
 import tailnetFacts from './0015-tailnet-facts.sql';
 import changeLog from './0016-change-log.sql';
 import provisioning from './0017-provisioning.sql';
+import deploy from './0018-deploy.sql';
 
 export interface Migration {
   version: number;
@@ -44,4 +45,5 @@ export const migrations: readonly Migration[] = [
   { version: 15, name: 'tailnet-facts', sql: tailnetFacts },
   { version: 16, name: 'change-log', sql: changeLog },
   { version: 17, name: 'provisioning', sql: provisioning },
+  { version: 18, name: 'deploy', sql: deploy },
 ];

@@ -35,7 +35,7 @@ export const guestAction = queuedKind<GuestActionCommand>({
  * Deletes the registry instance an operation stood for, through the registry's own rules: a missing
  * one is nothing to do, and one someone moved to production since is left (the registry refuses it).
  */
-function removeInstance({ repo, audit, instances }: OperationParts, op: OperationRow, vmid: number, why: OperationStatus | string): void {
+export function removeInstance({ repo, audit, instances }: OperationParts, op: OperationRow, vmid: number, why: OperationStatus | string): void {
   const host = repo.hostById(op.host_id)!;
   const actor: Actor = { type: 'agent', id: host.id, name: host.hostname };
   let name: string;

@@ -1,6 +1,7 @@
 import type { AgentCommand } from '../../contract/hosts.js';
 import type { OperationType } from '../../contract/operations.js';
 import type { OperationParts } from '../parts.js';
+import { deploy } from './deploy.js';
 import { guestAction } from './guest-action.js';
 import { logs } from './logs.js';
 import type { AgentCommandKind, Contact } from './types.js';
@@ -17,6 +18,7 @@ export const AGENT_COMMANDS: CommandTable = {
   upgrade,
   'guest.action': guestAction,
   logs,
+  deploy,
 };
 
 /** The kind of an operation's type (the operation types are the command types). */
@@ -42,8 +44,8 @@ export function commandsFor(contact: Contact): { commands: AgentCommand[]; annou
 }
 
 /**
- * Inside a command poll's transaction: every command due that the poll hands out (guest actions and
- * log requests; upgrades and removals replace the agent itself, so they come only with a heartbeat).
+ * Inside a command poll's transaction: every command due that the poll hands out (guest actions,
+ * deploys and log requests; upgrades and removals replace the agent itself, so they come only with a heartbeat).
  */
 export function polledCommandsFor(contact: Contact): AgentCommand[] {
   return kinds.filter((kind) => kind.polled).flatMap((kind) => kind.handOut(contact));

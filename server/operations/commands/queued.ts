@@ -31,19 +31,24 @@ export function queuedKind<C extends { type: string }>(kind: QueuedKind<C>): Age
     polled: true,
     takesResults: true,
     ended: kind.ended,
-    sweep: (parts, now) => expireOverdue(parts, kind, now),
+    sweep: (parts, now) => expireOverdue(parts, kind.type, kind.ended, now),
   });
 }
 
-/** Each overdue operation of the kind expires in its own small transaction, with what its end changes. */
-function expireOverdue<C>(parts: OperationParts, kind: QueuedKind<C>, now: number): void {
+/** Each overdue operation of the type expires in its own small transaction, with what its end changes (`ended`). */
+export function expireOverdue(
+  parts: OperationParts,
+  type: OperationType,
+  ended: ((parts: OperationParts, op: OperationRow, status: 'expired', now: number) => void) | undefined,
+  now: number,
+): void {
   const { ctx, ops } = parts;
   const expire = ctx.transaction((id: string) => {
     const op = ops.byId(id);
     if (!op || (op.status !== 'pending' && op.status !== 'sent')) return;
     if (!ops.finish(op.id, op.status, 'expired', now)) return;
-    kind.ended?.(parts, op, 'expired', now);
+    ended?.(parts, op, 'expired', now);
     announceOperation(parts, op.id);
   });
-  for (const op of ops.overdue(kind.type, now - UNFETCHED_MS, now)) expire(op.id);
+  for (const op of ops.overdue(type, now - UNFETCHED_MS, now)) expire(op.id);
 }

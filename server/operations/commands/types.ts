@@ -22,8 +22,11 @@ export interface CommandKind<C extends { type: string }, P, D = P> {
   settle?(contact: Contact): void;
   /** What waits for this host, read inside the contact's transaction; [] when nothing is due. */
   due(contact: Contact): readonly P[];
-  /** Hands one out, in the same transaction: after it, `due` no longer lists it (a command goes out once). */
-  deliver(contact: Contact, pending: P): D;
+  /**
+   * Hands one out, in the same transaction: after it, `due` no longer lists it (a command goes out
+   * once). Undefined: it was not handed out but ended (a deploy whose server key was deleted meanwhile).
+   */
+  deliver(contact: Contact, pending: P): D | undefined;
   /** The command as the agent reads it in the answer. */
   render(delivered: D): C;
   /** Delivering one changes what the host page shows: host.status is announced with the heartbeat. */
@@ -53,7 +56,11 @@ export interface AgentCommandKind<C> {
 export function commandKind<C extends { type: string }, P, D = P>(kind: CommandKind<C, P, D>): AgentCommandKind<C> {
   return {
     settle: (contact) => kind.settle?.(contact),
-    handOut: (contact) => kind.due(contact).map((pending) => kind.render(kind.deliver(contact, pending))),
+    handOut: (contact) =>
+      kind.due(contact).flatMap((pending) => {
+        const delivered = kind.deliver(contact, pending);
+        return delivered === undefined ? [] : [kind.render(delivered)];
+      }),
     announcesStatus: kind.announcesStatus ?? false,
     sweep: (parts, now) => kind.sweep?.(parts, now),
     polled: kind.polled ?? false,
