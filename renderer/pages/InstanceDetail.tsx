@@ -5,6 +5,7 @@ import { historyChange } from '../format';
 import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
+import { DeployedFrom } from './DeployedFrom';
 import { Flags } from './Instances';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
@@ -28,6 +29,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
     } else if (type === 'instance.updated' && data.previous_vmid === current) {
       if (data.instance.vmid !== current) navigate(`/instances/${data.instance.vmid}`, { replace: true });
       else {
+        // The event carries the instance without its deploy spec, which a field change leaves as it was.
         instance.update((was) => ({ ...data.instance, deploy: was?.deploy ?? null }));
         history.reload();
         flash('details');
@@ -177,6 +179,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
           )}
         </div>
       </div>
+      {item.deploy && <DeployedFrom spec={item.deploy} />}
     </section>
   );
 }

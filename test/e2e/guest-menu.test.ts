@@ -102,8 +102,8 @@ describe('the host page’s guests at 1280 and at 390 px', () => {
       await menuOf(page, 8101).click();
       await page.screenshot({ path: path.join(shots, `menu-${viewport.name}.png`) });
       await page.keyboard.press('Escape');
-      expect(await menuItems(page, 8101)).toEqual(['Shutdown…', 'Stop…', 'Reboot…', 'Snapshot…', 'Roll back…', 'Clone…', 'Config history…']);
-      expect(await menuItems(page, 8102)).toEqual(['Start', 'Snapshot…', 'Roll back…', 'Clone…', 'Destroy…', 'Config history…']);
+      expect(await menuItems(page, 8101)).toEqual(['Shutdown…', 'Stop…', 'Reboot…', 'Snapshot…', 'Roll back…', 'Clone…', 'Rebuild…', 'Config history…']);
+      expect(await menuItems(page, 8102)).toEqual(['Start', 'Snapshot…', 'Roll back…', 'Clone…', 'Rebuild…', 'Destroy…', 'Config history…']);
       expect(await menuItems(page, 8103)).toEqual(['Clone…', 'Config history…']);
 
       // Locked: said in the row, and in the menu, whose actions cannot be chosen.

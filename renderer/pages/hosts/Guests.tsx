@@ -12,6 +12,7 @@ import { GuestFigure } from './figures';
 import { useCoalesced } from './live';
 import { ActionDialog, ConfigDialog, guestLabel } from './GuestDialogs';
 import { actionLabel, guestActions } from './guestActions';
+import { RebuildDialog } from './RebuildDialog';
 
 const OPEN = new Set(['pending', 'sent']);
 
@@ -46,7 +47,8 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
   useLive(['instance.created', 'instance.updated', 'instance.deleted'], reread);
 
   const latest = new Map<number, Operation>();
-  for (const op of operations) if (op.type === 'guest.action' && op.vmid !== null && !latest.has(op.vmid)) latest.set(op.vmid, op);
+  // A deploy is its new guest's operation, a rebuild (type deploy, action rebuild) its guest's.
+  for (const op of operations) if ((op.type === 'guest.action' || op.type === 'deploy') && op.vmid !== null && !latest.has(op.vmid)) latest.set(op.vmid, op);
   const windowClosed = !!policy && policy.windows.length > 0 && !policy.window_open;
   const production = (g: Guest) => instances?.get(g.vmid)?.stack === 'production';
   const guests = h.guests.filter((g) => !g.template);
@@ -71,7 +73,7 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
       ? offer.actions.map((action) => ({
           label: action === 'start' ? 'Start' : `${actionLabel(action)}…`,
           disabled: !!offer.blocked,
-          danger: action === 'destroy',
+          danger: action === 'destroy' || action === 'rebuild',
           onSelect: () => choose(g, action),
         }))
       : [];
@@ -126,7 +128,7 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
                 <td data-label="Last operation" data-testid={`guest-op-${g.vmid}`}>
                   {op ? (
                     <>
-                      {op.action}: <span class={`badge badge-op-${op.status}`} data-status={op.status}>{op.status}</span>
+                      {op.action ?? op.type}: <span class={`badge badge-op-${op.status}`} data-status={op.status}>{op.status}</span>
                     </>
                   ) : (
                     <span class="muted">—</span>
@@ -150,7 +152,7 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
       <div class="card" data-testid="guests">
         <h2>Guests ({guests.length})</h2>
         {message && <Notice kind={message.kind}>{message.text}</Notice>}
-        {can.operate && windowClosed && <p class="muted">Outside the maintenance window: shutdown, stop, reboot, rollback and destroy wait for one{can.force ? ' unless you force them' : ''}.</p>}
+        {can.operate && windowClosed && <p class="muted">Outside the maintenance window: shutdown, stop, reboot, rollback, rebuild and destroy wait for one{can.force ? ' unless you force them' : ''}.</p>}
         {guests.length === 0 ? <p class="muted">No guests reported.</p> : table(guests, 'guest')}
       </div>
       {templates.length > 0 && (
@@ -161,7 +163,17 @@ export function GuestsCard({ host: h, operations, policy, can, metrics }: Props)
         </div>
       )}
       {openGuest && open.action === 'config' && <ConfigDialog hostId={h.id} guest={openGuest} onClose={() => setOpen(undefined)} />}
-      {openGuest && open.action !== 'config' && (
+      {openGuest && open.action === 'rebuild' && (
+        <RebuildDialog
+          key={`${open.vmid}-rebuild`}
+          guest={openGuest}
+          templates={templates}
+          offerForce={can.force && (windowClosed || production(openGuest))}
+          run={(body) => run(openGuest, body)}
+          onClose={() => setOpen(undefined)}
+        />
+      )}
+      {openGuest && open.action !== 'config' && open.action !== 'rebuild' && (
         <ActionDialog
           key={`${open.vmid}-${open.action}`}
           guest={openGuest}

@@ -4,6 +4,7 @@ import { Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
 import { uptime } from '../../format';
 import { useSession } from '../../session';
 import { AgentActions, useShippedAgents } from './Agent';
+import { DeployButton } from './DeployDialog';
 import { DriftCard } from './Drift';
 import { GuestsCard } from './Guests';
 import { HostToken } from './HostToken';
@@ -73,6 +74,7 @@ export function HostDetailPage({ id }: { id: string }) {
       </p>
       <PageTitle title={h.hostname}>
         <StatusDot status={h.status} />
+        {operate && <DeployButton host={h} metrics={latest} diagnostics={can.diagnostics} />}
       </PageTitle>
       {h.status === 'deleted' && (
         <Notice kind="info">

@@ -5,17 +5,17 @@ const ready = { production: false, hostOnline: true, busy: false };
 const guest = (status: string, extra: { template?: boolean; lock?: string | null } = {}) => ({ status, template: false, lock: null, ...extra });
 
 describe('guestActions', () => {
-  it('offers no start on a running guest, and no destroy', () => {
-    expect(guestActions(guest('running'), ready)).toEqual({ actions: ['shutdown', 'stop', 'reboot', 'snapshot', 'rollback', 'clone'] });
+  it('offers no start on a running guest, and no destroy; rebuild, which stops it itself', () => {
+    expect(guestActions(guest('running'), ready)).toEqual({ actions: ['shutdown', 'stop', 'reboot', 'snapshot', 'rollback', 'clone', 'rebuild'] });
   });
 
-  it('offers no shutdown, stop or reboot on a stopped guest; destroy only off production', () => {
-    expect(guestActions(guest('stopped'), ready)).toEqual({ actions: ['start', 'snapshot', 'rollback', 'clone', 'destroy'] });
-    expect(guestActions(guest('stopped'), { ...ready, production: true }).actions).toEqual(['start', 'snapshot', 'rollback', 'clone']);
+  it('offers no shutdown, stop or reboot on a stopped guest; destroy only off production, rebuild on both', () => {
+    expect(guestActions(guest('stopped'), ready)).toEqual({ actions: ['start', 'snapshot', 'rollback', 'clone', 'rebuild', 'destroy'] });
+    expect(guestActions(guest('stopped'), { ...ready, production: true }).actions).toEqual(['start', 'snapshot', 'rollback', 'clone', 'rebuild']);
   });
 
   it('offers a guest in another state (paused) both start and stop, never destroy', () => {
-    expect(guestActions(guest('paused'), ready).actions).toEqual(['start', 'shutdown', 'stop', 'reboot', 'snapshot', 'rollback', 'clone']);
+    expect(guestActions(guest('paused'), ready).actions).toEqual(['start', 'shutdown', 'stop', 'reboot', 'snapshot', 'rollback', 'clone', 'rebuild']);
   });
 
   it('offers a template nothing but clone', () => {

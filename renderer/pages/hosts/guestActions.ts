@@ -14,8 +14,8 @@ export interface GuestContext {
 /**
  * The actions that make sense for a guest in its state, in menu order, and why they cannot be used now
  * (`blocked`). A template is only cloned; start is for a guest that is not running, shutdown, stop and
- * reboot for one that is; destroy only for a stopped guest off the production stack (the server refuses
- * the rest anyway: this keeps them from being offered).
+ * reboot for one that is; rebuild for any guest (it stops the guest itself); destroy only for a stopped
+ * guest off the production stack (the server refuses the rest anyway: this keeps them from being offered).
  */
 export function guestActions(guest: Pick<Guest, 'status' | 'template' | 'lock'>, ctx: GuestContext): { actions: GuestAction[]; blocked?: string } {
   const running = guest.status === 'running';
@@ -28,6 +28,8 @@ export function guestActions(guest: Pick<Guest, 'status' | 'template' | 'lock'>,
         'snapshot',
         'rollback',
         'clone',
+        // Offered on production too: the server says an administrator's force is needed, and the dialog offers it.
+        'rebuild',
         ...(stopped && !ctx.production ? (['destroy'] as const) : []),
       ];
   const blocked = guest.lock

@@ -1,11 +1,16 @@
 import { useLive } from '../../live';
 import type { Operation } from '../../../server/contract/operations';
 
-/** What an operation did, in a few words: "stop of 100", "clone of 9000 to 300", "agent logs". */
+/** What an operation did, in a few words: "stop of 100", "clone of 9000 to 300", "deploy of 301 “web” from 9000", "agent logs". */
 export function operationWhat(op: Pick<Operation, 'type' | 'action' | 'vmid' | 'params'>): string {
   if (op.type === 'guest.action') {
     const extra = op.action === 'clone' ? ` to ${op.params.new_vmid} “${op.params.name}”` : op.action === 'snapshot' ? ` “${op.params.name}”` : op.action === 'rollback' ? ` to “${op.params.snapshot}”` : '';
     return `${op.action} of ${op.vmid}${extra}`;
+  }
+  if (op.type === 'deploy') {
+    if (op.action === 'rebuild') return `rebuild of ${op.vmid}`;
+    const from = op.params.source_volume ?? op.params.source_vmid;
+    return `deploy of ${op.vmid}${op.params.name ? ` “${op.params.name}”` : ''}${from ? ` from ${from}` : ''}`;
   }
   if (op.type === 'logs') return 'agent logs';
   if (op.type === 'upgrade') return `agent upgrade to ${op.params.version ?? '?'}`;
