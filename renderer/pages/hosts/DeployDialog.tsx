@@ -6,7 +6,6 @@ import type { HostDetail } from '../../../server/contract/hosts';
 import type { DeployInput } from '../../../server/contract/inputs/provisioning';
 import { STACKS, STATES, type Stack, type State } from '../../../server/contract/instance-fields';
 import type { HostMetricsLatest } from '../../../server/contract/metrics';
-import type { OperationAccepted } from '../../../server/contract/operations';
 import { PROXMOX_VMID, VMID_RANGE_TEXT } from '../../vmid';
 import { DeployProgress } from './DeployProgress';
 import { deployBody, nextVmid, offers, sourceKind, templateSizes, VOLUME, type DeployForm } from './deployForm';
@@ -85,8 +84,7 @@ function DeployDialog({ host: h, metrics, diagnostics, onClose }: Props & { onCl
     if (Object.keys(wrong).length) return;
     setBusy(true);
     try {
-      // The route declares its 409 body among its answers, and api() types the answer as any of them; a 2xx is the 202.
-      const accepted = (await api('POST /api/hosts/:id/deploy', { params: { id: h.id }, body })) as OperationAccepted;
+      const accepted = await api('POST /api/hosts/:id/deploy', { params: { id: h.id }, body });
       setStarted({ operationId: accepted.operation_id, vmid: body.new_vmid, network: body.network });
     } catch (err) {
       setError(messageOf(err));

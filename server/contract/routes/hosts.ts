@@ -39,8 +39,10 @@ export const hostRoutes = {
     ids: ['id'],
     body: input<DeployInput>(),
     answers: [
-      answer<OperationAccepted>(202, 'A `deploy` operation; the new guest\'s registry instance exists from now on and is removed again if the deploy fails'),
-      answer<{ error: string }>(409, '`{"error":"vmid already exists"}`, the host is offline, or an operation is pending for that vmid'),
+      answer<OperationAccepted>(
+        202,
+        'A `deploy` operation; the new guest\'s registry instance exists from now on and is removed again if the deploy fails (409 `{"error":"vmid already exists"}`, or the host is offline)',
+      ),
     ],
   }),
   'GET /api/operations': route({ query: input<OperationListQuery>(), answers: [answer<Operation[]>(200, 'Operations, newest first')] }),
