@@ -1,10 +1,12 @@
 -- PRODUCT.md "Deploy, rebuild and server keys": operations of type `deploy` (a deploy, or with action
--- `rebuild` a rebuild), and the deploy spec kept with the new guest's registry instance.
+-- `rebuild` a rebuild), and the deploy spec kept with the new guest's registry instance. The types
+-- `download` and `upload` of "Host storage, downloads and the file cache" are allowed here too, so
+-- that the table is copied once.
 -- SQLite cannot change a CHECK: the table is copied into one that takes the new type.
 CREATE TABLE operations_new (
   id TEXT PRIMARY KEY,
   host_id INTEGER NOT NULL REFERENCES hosts (id),
-  type TEXT NOT NULL CHECK (type IN ('guest.action', 'logs', 'upgrade', 'uninstall', 'deploy')),
+  type TEXT NOT NULL CHECK (type IN ('guest.action', 'logs', 'upgrade', 'uninstall', 'deploy', 'download', 'upload')),
   vmid INTEGER,
   action TEXT,
   params TEXT NOT NULL DEFAULT '{}',
