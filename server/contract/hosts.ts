@@ -1,5 +1,5 @@
 import { liveEvent } from './events.js';
-import type { DeployCommand, GuestActionCommand, LogsCommand } from './operations.js';
+import type { DeployCommand, DownloadCommand, GuestActionCommand, LogsCommand, UploadCommand } from './operations.js';
 import type { Guest } from './inputs/hosts.js';
 
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
@@ -150,7 +150,7 @@ export interface UpgradeCommand {
 }
 
 /** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`); guest actions and log requests also come through GET /api/agent/commands. */
-export type AgentCommand = UninstallCommand | UpgradeCommand | GuestActionCommand | LogsCommand | DeployCommand;
+export type AgentCommand = UninstallCommand | UpgradeCommand | GuestActionCommand | LogsCommand | DeployCommand | DownloadCommand | UploadCommand;
 
 export interface HeartbeatAnswer {
   heartbeat_interval_s: number;

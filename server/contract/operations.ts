@@ -5,7 +5,7 @@ import type { MaintenancePolicyInput, OperationStatus } from './inputs/operation
 export type { OperationStatus, Weekday } from './inputs/operations.js';
 
 /** PRODUCT.md "Guest control through agents": every command an agent receives is an operation. */
-export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall', 'deploy'] as const;
+export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall', 'deploy', 'download', 'upload'] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 /** An operation that is over: it changes no more. */
 export const FINISHED_STATUSES: readonly OperationStatus[] = ['succeeded', 'failed', 'expired', 'cancelled'];
@@ -113,6 +113,40 @@ export interface DeployCommand {
   start: boolean;
 }
 
+/**
+ * A download onto a storage (PRODUCT.md "Host storage"): the agent runs `pvesh create
+ * /nodes/<node>/storage/<storage>/download-url --url <url> --filename <filename> --content <content>
+ * [--checksum <checksum> --checksum-algorithm <algorithm>]` as an argument list; Proxmox fetches and verifies.
+ */
+export interface DownloadCommand {
+  type: 'download';
+  operation_id: string;
+  storage: string;
+  url: string;
+  filename: string;
+  content: 'iso' | 'vztmpl' | 'import';
+  checksum?: string;
+  checksum_algorithm?: 'sha256' | 'sha512';
+}
+
+/**
+ * A cached file pushed onto a storage: the agent fetches `GET /api/agent/files/<file_id>` with its
+ * host token (resuming with `Range`), checks `size` and `sha256`, writes a temp file in the storage's
+ * folder for `content` (`pvesm path <storage>:<content>/<name>`) and renames it into place; a file of
+ * that name with another hash fails with "exists" unless `replace`.
+ */
+export interface UploadCommand {
+  type: 'upload';
+  operation_id: string;
+  file_id: number;
+  name: string;
+  size: number;
+  sha256: string;
+  storage: string;
+  content: 'iso' | 'vztmpl' | 'snippets' | 'import';
+  replace: boolean;
+}
+
 /** The agent answers with the last 200 lines of its own journal as `output`. */
 export interface LogsCommand {
   type: 'logs';
@@ -121,7 +155,7 @@ export interface LogsCommand {
 
 /** GET /api/agent/commands?wait=N: 200 with the commands, or 204 when none came within N seconds. */
 export interface CommandsAnswer {
-  commands: (GuestActionCommand | LogsCommand | DeployCommand)[];
+  commands: (GuestActionCommand | LogsCommand | DeployCommand | DownloadCommand | UploadCommand)[];
 }
 
 /** GET /api/hosts/:id/guests/:vmid/configs: the kept versions (the last 20), newest first. */
