@@ -265,6 +265,10 @@ describe('POST /api/hosts/:id/storage/:storage/downloads', () => {
     // A heartbeat's answer carries it as well as a poll would.
     const answer = await beat(host, {});
     expect(answer.body.commands).toEqual([{ type: 'download', operation_id: second.body.operation_id, storage: 'local', ...plain }]);
+    // Called off by whom may ask for it: an operator cannot cancel an administrator's download.
+    const third = await admin.post(`/api/hosts/${host.id}/storage/local/downloads`, plain);
+    expect((await operator.delete(`/api/operations/${third.body.operation_id}`)).status).toBe(403);
+    expect((await admin.delete(`/api/operations/${third.body.operation_id}`)).status).toBe(204);
   });
 
   it('refuses a URL with a user name or password (400 naming url), and keeps nothing of it anywhere', async () => {
