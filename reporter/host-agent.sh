@@ -1130,7 +1130,7 @@ readonly DOWNLOAD_LIMIT_S=3600 UPLOAD_LIMIT_S=21600 UPLOAD_TRIES=5
 STALL_S="$(bounded_int "${HOMEFLEET_STALL_S:-}" 1 600 60)"
 
 # A whole number of bytes (PVE 6 writes some as strings) at path $2 of the parsed document $1, into REPLY.
-byte_count() { json_get "$1" "$2" ns && [[ "$REPLY" =~ ^[0-9]{1,16}$ ]] && REPLY=$((10#$REPLY)); }
+byte_count() { json_get "$1" "$2" ns && [[ "$REPLY" =~ ^[0-9]{1,15}$ ]] && REPLY=$((10#$REPLY)); }
 
 # PVE's 0/1 flags (1, "1" or true) at path $2 of the parsed document $1: 0 when set.
 flag_set() { json_get "$1" "$2" nsb && [[ "$REPLY" == 1 || "$REPLY" == true ]]; }
@@ -1146,7 +1146,7 @@ declare -A STORAGE_DOC=() VOLUME_DOC=()
 declare -A VOL_USED=() VOL_AT=() VOL_SHA=() VOL_SENT=()
 collect_storages() {
   local node="${1%%.*}" file="$WORK_DIR/pvesh-storage.json" count i n=0 name type words c contents json=''
-  local active shared avail total used lines='' sum
+  local active shared avail total used lines='' sum kinds
   local -a parts
   local -A seen=()
   STORAGES_FIELD=''
@@ -1170,11 +1170,13 @@ collect_storages() {
     { json_str STORAGE_DOC "$i.type" && [[ "$REPLY" =~ ^[a-z][a-z0-9]{0,31}$ ]]; } || continue
     type="$REPLY"
     seen[$name]=1
-    words=',' contents=''
+    words=',' contents='' kinds=0
     if json_str STORAGE_DOC "$i.content"; then
       IFS=, read -r -a parts <<<"$REPLY"
       for c in ${parts[@]+"${parts[@]}"}; do
-        [[ "$c" =~ ^[a-z]{1,16}$ && "$words" != *",$c,"* && ${#contents} -lt 300 ]] || continue
+        # At most 16 contents, each a lower-case word (what the controller takes).
+        [[ "$c" =~ ^[a-z]{1,16}$ && "$words" != *",$c,"* && $kinds -lt 16 ]] || continue
+        kinds=$((kinds + 1))
         words+="$c,"
         contents+="${contents:+,}\"$c\""
       done

@@ -64,7 +64,7 @@ no_temp_files() {
     grep -q -E 'https://[^ ]+' "$f.source" || { echo "$f.source names no address" >&2; return 1; }
     grep -q -E 'commit [0-9a-f]{40}|[0-9]{4}-[0-9]{2}-[0-9]{2}|no date on the page' "$f.source" || { echo "$f.source names no commit or date" >&2; return 1; }
   done
-  ! grep -q ADAPTED "$FIXTURES/storage/storage-local-content.json.source"
+  run ! grep -q ADAPTED "$FIXTURES/storage/storage-local-content.json.source"
   grep -q '^ADAPTED' "$FIXTURES/storage/nodes-storage.json.source"
 }
 
@@ -215,7 +215,7 @@ no_temp_files() {
   assert_equal "$(cat "$PVE_DIR/pvesm.log")" 'path local:iso/tiny.iso'
   assert_equal "$(last_request /api/agent/files/5 '[r.method, r.headers.authorization, r.headers.range ?? null]')" "[\"GET\",\"Bearer $HOST_TOKEN\",null]"
   grep -q 'api/agent/files/5' "$BATS_TEST_TMPDIR/curl-args"
-  ! grep -q -F "$HOST_TOKEN" "$BATS_TEST_TMPDIR/curl-args"
+  run ! grep -q -F "$HOST_TOKEN" "$BATS_TEST_TMPDIR/curl-args"
   no_temp_files
 }
 
