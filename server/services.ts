@@ -6,6 +6,7 @@ import { createBackupService } from './backup/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
+import { createFileCache } from './files/service.js';
 import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
@@ -106,6 +107,9 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
   recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;
+  // Stand-in until s39-host's operations merge: they hand over the real `inUse` (an `upload` operation,
+  // pending or sent, whose params name the file); until then no operation needs a cached file.
+  const files = createFileCache(context, audit, { inUse: () => false });
 
   let closed = false;
   /** Live streams and agents' command polls never end by themselves, and the HTTP server's close waits on them. */
@@ -115,7 +119,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   };
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {
@@ -142,6 +146,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       await monitoring.close();
       await jobs.close();
       await snapshots.close();
+      files.close();
     },
   };
 }

@@ -16,6 +16,7 @@ import tailnetFacts from './0015-tailnet-facts.sql';
 import changeLog from './0016-change-log.sql';
 import provisioning from './0017-provisioning.sql';
 import deploy from './0018-deploy.sql';
+import files from './0020-files.sql';
 
 export interface Migration {
   version: number;
@@ -46,4 +47,6 @@ export const migrations: readonly Migration[] = [
   { version: 16, name: 'change-log', sql: changeLog },
   { version: 17, name: 'provisioning', sql: provisioning },
   { version: 18, name: 'deploy', sql: deploy },
+  // 19 is host storage's (issue 37), on another branch until it merges.
+  { version: 20, name: 'files', sql: files },
 ];
