@@ -8,6 +8,7 @@ import { TestClient as Client } from '../../test/helpers/http.js';
 import { ADMIN_PASSWORD, logIn, USER_PASSWORD, type TestServer } from '../../test/helpers/server.js';
 import { softPasskey } from '../../test/helpers/webauthn.js';
 import { ed25519Line } from '../../test/helpers/ssh-keys.js';
+import { multipart } from '../../test/helpers/multipart.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { AuditEntry } from '../audit.js';
 
@@ -221,7 +222,24 @@ const writes: Record<string, () => Promise<Send>> = {
     const { id } = (await server.client.post('/api/cloud-configs', { name: 'base', body: '#cloud-config\n' })).body;
     return (h) => server.client.delete(`/api/cloud-configs/${id}`, h);
   },
+  'POST /api/files': async () => (h) => uploadFile(`${Math.random()}`, h),
+  'DELETE /api/files/:id': async () => {
+    const { id } = (await uploadFile(`${Math.random()}`)).body;
+    return (h) => server.client.delete(`/api/files/${id}`, h);
+  },
 };
+
+/** POST /api/files as the signed-in administrator's browser: one file part. */
+async function uploadFile(content: string, headers: Record<string, string> = {}): Promise<TestResponse> {
+  const { body, contentType } = multipart([{ name: 'file', filename: 'notes.txt', data: content }]);
+  const res = await fetch(`${server.baseUrl}/api/files`, {
+    method: 'POST',
+    headers: { cookie: server.client.cookieHeader(), origin: server.baseUrl, 'content-type': contentType, ...headers },
+    body: new Uint8Array(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
+}
 
 describe('every management write', () => {
   it('is in the list above: a new one needs its case', () => {
