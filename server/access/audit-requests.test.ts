@@ -179,6 +179,17 @@ const writes: Record<string, () => Promise<Send>> = {
     let vmid = 9200;
     return (h) => server.client.post(`/api/hosts/${host_id}/deploy`, { source_vmid: 9000, new_vmid: ++vmid, name: `deployed-${vmid}` }, h);
   },
+  'POST /api/hosts/:id/storage/:storage/downloads': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    expect((await heartbeat(server, host_token, { guests: [], storages: [LOCAL_STORAGE] })).status).toBe(200);
+    return (h) => server.client.post(`/api/hosts/${host_id}/storage/local/downloads`, { url: 'https://example.org/debian.iso', filename: 'debian.iso', content: 'iso' }, h);
+  },
+  'POST /api/hosts/:id/storage/:storage/files': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    expect((await heartbeat(server, host_token, { guests: [], storages: [LOCAL_STORAGE] })).status).toBe(200);
+    const { id } = (await uploadFile(`push ${Math.random()}`)).body;
+    return (h) => server.client.post(`/api/hosts/${host_id}/storage/local/files`, { file_id: id, content: 'iso' }, h);
+  },
   'DELETE /api/operations/:id': async () => {
     const { host_id, host_token } = await enrolledHost(server);
     await heartbeat(server, host_token, { guests: [{ vmid: 9105, name: 'web', type: 'qemu', status: 'running' }] });
@@ -228,6 +239,9 @@ const writes: Record<string, () => Promise<Send>> = {
     return (h) => server.client.delete(`/api/files/${id}`, h);
   },
 };
+
+/** A directory storage as a heartbeat reports it. */
+const LOCAL_STORAGE = { storage: 'local', type: 'dir', content: ['iso', 'vztmpl', 'snippets'], avail: 1e10, total: 2e10, active: true, shared: false };
 
 /** POST /api/files as the signed-in administrator's browser: one file part. */
 async function uploadFile(content: string, headers: Record<string, string> = {}): Promise<TestResponse> {
