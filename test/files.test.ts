@@ -341,7 +341,10 @@ describe('the cap: FLEET_FILE_CACHE_MAX_BYTES', () => {
     await measure;
     expect(answers.map((a) => a.status).every((s) => s === 201 || s === 507), JSON.stringify(answers.map((a) => a.body))).toBe(true);
     expect(answers.some((a) => a.status === 201)).toBe(true);
-    expect(most).toBeLessThanOrEqual(CAP);
+    // The folder is read file by file, not at one instant: a file stat'ed just before it was evicted
+    // and one stat'ed just after growing into its room are both counted. A chunk or two of slack for
+    // that; five uploads with no reservations would pass the cap by megabytes.
+    expect(most).toBeLessThanOrEqual(CAP + 256 * 1024);
     const listed = (await small.admin.get('/api/files')).body;
     expect(listed.used_bytes).toBeLessThanOrEqual(CAP);
     expect(folderBytes(small)).toBe(listed.used_bytes);

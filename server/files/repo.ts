@@ -25,16 +25,26 @@ export function createFileRepo(db: Db) {
     touch: db.prepare<[number, number], void>('UPDATE files SET used_at = max(used_at, ?) WHERE id = ?'),
     remove: db.prepare<[number], void>('DELETE FROM files WHERE id = ?'),
   };
+  // The total is read for every chunk an upload receives: kept until the next insert or delete (or a
+  // commit that failed, `forgetUsedBytes`), then read again.
+  let used: number | undefined;
   return {
-    insert: (f: Omit<FileRow, 'id'>) => s.insert.get(f.name, f.size, f.sha256, f.uploaded_by, f.uploaded_at, f.used_at)!.id,
+    insert: (f: Omit<FileRow, 'id'>) => {
+      used = undefined;
+      return s.insert.get(f.name, f.size, f.sha256, f.uploaded_by, f.uploaded_at, f.used_at)!.id;
+    },
     byId: (id: number) => s.byId.get(id),
     bySha256: (sha256: string) => s.bySha256.get(sha256),
     /** Most recently used first. */
     all: () => s.all.all(),
     leastRecentlyUsed: () => s.leastRecentlyUsed.all(),
-    usedBytes: () => s.usedBytes.get()!,
+    usedBytes: () => (used ??= s.usedBytes.get()!),
+    forgetUsedBytes: () => void (used = undefined),
     touch: (id: number, now: number) => s.touch.run(now, id),
-    remove: (id: number) => s.remove.run(id),
+    remove: (id: number) => {
+      used = undefined;
+      s.remove.run(id);
+    },
   };
 }
 

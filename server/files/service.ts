@@ -89,6 +89,7 @@ export function createFileCache(ctx: Pick<AppContext, 'db' | 'clock' | 'config' 
   function unlinkOnCommit(row: FileRow): void {
     const removed = room.removing(row.size);
     const unlink = () => {
+      repo.forgetUsedBytes();
       if (!repo.bySha256(row.sha256)) fs.rmSync(pathOf(row.sha256), { force: true });
       removed();
     };
