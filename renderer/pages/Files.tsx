@@ -160,7 +160,7 @@ function UploadForm({ max, onDone }: { max: number; onDone: (file: CachedFile) =
 
   const percent = progress && progress.total > 0 ? Math.floor((progress.sent / progress.total) * 100) : 0;
   return (
-    <form class="upload" onSubmit={start} aria-label="Upload a file">
+    <form class="upload" onSubmit={start} aria-label="Upload">
       <div class={`field${tooBig || error ? ' field-invalid' : ''}`}>
         <label for="file-upload">Upload a file</label>
         <input

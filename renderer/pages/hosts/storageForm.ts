@@ -15,7 +15,7 @@ export const CONTENT_WORDS: Record<string, string> = {
   iso: 'ISO images',
   vztmpl: 'container templates',
   snippets: 'snippets',
-  import: 'import',
+  import: 'disk images to import',
   images: 'VM disks',
   rootdir: 'container disks',
   backup: 'backups',
