@@ -46,6 +46,7 @@ describe('the download form', () => {
     });
     expect(downloadBody(form({ checksum: 'z'.repeat(64) }), local).errors).toEqual({ checksum: 'must be a SHA-256 or SHA-512 in hex' });
     expect(downloadBody(form({ url: 'https://example.org/a b.iso' }), local).errors).toEqual({ url: 'must be an http or https URL' });
+    expect(downloadBody(form({ url: 'https://me:secret@example.org/a.iso' }), local).errors).toEqual({ url: 'must not carry a user name or password (user:password@): use a URL that needs none' });
   });
 
   it('picks the algorithm a pasted checksum’s length says', () => {

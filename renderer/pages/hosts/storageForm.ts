@@ -68,6 +68,7 @@ export function downloadBody(form: DownloadForm, storage: Pick<HostStorage, 'sto
   const httpUrl = URL.canParse(url) && /^https?:$/.test(new URL(url).protocol) && !/[\s\u0000-\u001f]/.test(url);
   if (!httpUrl) errors.url = 'must be an http or https URL';
   else if (url.length > 2048) errors.url = 'must be at most 2048 characters';
+  else if (new URL(url).username || new URL(url).password) errors.url = 'must not carry a user name or password (user:password@): use a URL that needs none';
   if (!FILE_NAME.test(form.filename)) errors.filename = 'must be a file name without a path: letters, digits, . _ - (at most 255)';
   const allowed = contentsOf(storage, DOWNLOAD_CONTENTS);
   if (!allowed.includes(form.content as DownloadContent)) errors.content = `${storage?.storage ?? 'this storage'} does not hold ${form.content || 'that content'}`;
