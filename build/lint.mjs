@@ -35,7 +35,7 @@ const checks = [
     'reporter/test/agent_helper.bash and the fake hypervisor commands (agent-bin/, deploy-bin/)',
     [
       '--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash',
-      ...['systemctl', 'qm', 'pct', 'pvesh', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`),
+      ...['systemctl', 'qm', 'pct', 'pvesh', 'pvesm', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`),
       ...['qm', 'pct', 'pvesh', 'pvesm'].map((f) => `reporter/test/fixtures/deploy-bin/${f}`),
     ],
   ],

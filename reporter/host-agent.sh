@@ -30,13 +30,24 @@
 # lxc.* values) are hashed into the heartbeat and uploaded to POST /api/agent/guest-configs when
 # their hash changes.
 #
+# Host storage: the heartbeat carries the node's enabled storages (`pvesh get /nodes/<node>/storage`)
+# and storage_sha256, the hash of the volumes of content iso, vztmpl, snippets and import on its
+# active storages (`pvesh get .../storage/<storage>/content`, listed again only when a storage's
+# used bytes changed, at most once a minute, or every 10 minutes); each storage whose volumes
+# changed is sent to POST /api/agent/storage. {"type":"download"} runs `pvesh create
+# /nodes/<node>/storage/<storage>/download-url` and reports the task's exit status;
+# {"type":"upload"} fetches a cached file from GET /api/agent/files/<id> (resuming with Range),
+# checks its size and SHA-256 and renames it into the storage's folder (`pvesm path`).
+#
 # A server that is down, slow or answers garbage is logged and retried at the next interval: every
 # curl is bounded by --connect-timeout and --max-time, and the loop never exits on such errors.
 #
 # Variables for tests (the systemd unit sets none): HOMEFLEET_INTERVAL_MIN_S (10),
 # HOMEFLEET_CURL_MAX_TIME (20), HOMEFLEET_CONNECT_TIMEOUT (5), HOMEFLEET_UPGRADE_TIMEOUT_S (300),
 # HOMEFLEET_RECEIPT_DEADLINE_S (604800: the receipt token's lifetime), HOMEFLEET_RECEIPT_MAX_DELAY_S (600),
-# HOMEFLEET_POLL_WAIT_S (25: the command poll's wait), HOMEFLEET_RESULT_TRIES (8).
+# HOMEFLEET_POLL_WAIT_S (25: the command poll's wait), HOMEFLEET_RESULT_TRIES (8),
+# HOMEFLEET_VOLUMES_MIN_S (60: the least time between two listings of a storage's volumes),
+# HOMEFLEET_STALL_S (60: a file transfer under 1 KiB/s this long is broken off and resumed).
 
 HOMEFLEET_AGENT_VERSION="1.0.0"
 
@@ -65,8 +76,8 @@ Usage: host-agent.sh [--once] [--root DIR]
 
 The homefleet host agent. It reports this Proxmox VE host (its addresses, metrics and guests) to
 the homefleet controller and runs the commands the controller answers with: guest actions (qm/pct
-start, shutdown, stop, reboot, snapshot, rollback, clone, destroy), log requests, agent upgrades
-and its own removal. install-agent.sh installs it as the systemd service homefleet-agent.service,
+start, shutdown, stop, reboot, snapshot, rollback, clone, destroy), deploys, downloads and file
+uploads onto its storages, log requests, agent upgrades and its own removal. install-agent.sh installs it as the systemd service homefleet-agent.service,
 which runs it without options; it is rarely run by hand.
 
   (no option)     heartbeat every interval the controller answers, and long-poll for commands
@@ -83,7 +94,7 @@ which runs it without options; it is rarely run by hand.
 
 State, mode 0600, in <root>/etc/homefleet-agent/: server_url, host_token, manifest_public_key.pem,
 tls_pin (optional), manifest_issued_at. Needs bash, curl, coreutils, openssl, perl with JSON::PP,
-and the node's own pvesh, qm, pct and pveversion (all part of Proxmox VE).
+and the node's own pvesh, pvesm, qm, pct and pveversion (all part of Proxmox VE).
 USAGE
 }
 
@@ -530,11 +541,12 @@ heartbeat_body() {
   json_string "$HOMEFLEET_AGENT_VERSION" version
   json_string "$STARTED_AT" started
   collect_guests "$name"
+  collect_storages "$name"
   host_metrics_field
   json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
   json+="\"addresses\":$(addresses_json),$(uptime_field)"
   json_string "$(hypervisor_version)" version
-  json+="\"hypervisor_version\":$version,$METRICS_FIELD\"guests\":[$GUESTS_JSON]}"
+  json+="\"hypervisor_version\":$version,$METRICS_FIELD$STORAGES_FIELD\"guests\":[$GUESTS_JSON]}"
   printf '%s' "$json"
 }
 
@@ -570,6 +582,7 @@ heartbeat() {
     : >"$UPGRADE_OK_FILE" || true
   fi
   upload_configs
+  upload_volumes
   count=0
   if json_get ANSWER commands a; then count="$REPLY"; fi
   for ((i = 0; i < count; i++)); do
@@ -581,7 +594,7 @@ heartbeat() {
       uninstall) run_uninstall ANSWER "commands.$i" ;;
       upgrade) run_upgrade ANSWER "commands.$i" || true ;;
       # The command poll's fallback: run beside the heartbeats, which a clone must not hold up.
-      guest.action | logs | deploy) run_command ANSWER "commands.$i" & ;;
+      guest.action | logs | deploy | download | upload) run_command ANSWER "commands.$i" & ;;
       *) log "heartbeat: unknown command type ignored" ;;
     esac
   done
@@ -1097,6 +1110,431 @@ run_deploy() {
   return "$D_CODE"
 }
 
+# ---------------------------------------------------------------------------------------------
+# Host storage (PRODUCT.md "Host storage, downloads and the file cache"): the node's storages in
+# each heartbeat, the volumes of the listed contents sent when they change, downloads onto a
+# storage through Proxmox's own download-url, and cached files fetched from the controller.
+
+readonly LISTED_CONTENTS=' iso vztmpl snippets import '
+readonly MAX_STORAGES=100 MAX_VOLUMES=10000
+readonly VOLID_RE='^[A-Za-z][A-Za-z0-9_.-]{0,63}:[A-Za-z0-9][A-Za-z0-9._+/-]{0,300}$'
+readonly FILE_NAME_RE='^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$'
+# A storage's volumes are listed again when a download or upload onto it finished, when its used
+# bytes changed and its last listing is at least VOLUMES_MIN old, and in any case every
+# VOLUMES_MAX_AGE_S (a file replaced by one of the same size): `pvesh get .../content` starts a
+# Perl interpreter and reads the whole folder, too slow for every heartbeat (the used bytes of a
+# storage on the root file system change with every log line).
+readonly VOLUMES_MAX_AGE_S=600
+VOLUMES_MIN="$(bounded_int "${HOMEFLEET_VOLUMES_MIN_S:-}" 0 600 60)"
+readonly DOWNLOAD_LIMIT_S=3600 UPLOAD_LIMIT_S=21600 UPLOAD_TRIES=5
+STALL_S="$(bounded_int "${HOMEFLEET_STALL_S:-}" 1 600 60)"
+
+# A whole number of bytes (PVE 6 writes some as strings) at path $2 of the parsed document $1, into REPLY.
+byte_count() { json_get "$1" "$2" ns && [[ "$REPLY" =~ ^[0-9]{1,15}$ ]] && REPLY=$((10#$REPLY)); }
+
+# PVE's 0/1 flags (1, "1" or true) at path $2 of the parsed document $1: 0 when set.
+flag_set() { json_get "$1" "$2" nsb && [[ "$REPLY" == 1 || "$REPLY" == true ]]; }
+
+# `"storages":[...],"storage_sha256":...,` for the heartbeat into STORAGES_FIELD ('' when pvesh
+# could not list them: the fields are left out, not sent empty), the enabled storages into
+# $WORK_DIR/storages (`name active ,content,...,` a line: what downloads and uploads may use) and
+# the storages whose volumes are listed into LISTED_STORAGES. $1: this host's name.
+STORAGES_FIELD=''
+LISTED_STORAGES=()
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A STORAGE_DOC=() VOLUME_DOC=()
+declare -A VOL_USED=() VOL_AT=() VOL_SHA=() VOL_SENT=()
+collect_storages() {
+  local node="${1%%.*}" file="$WORK_DIR/pvesh-storage.json" count i n=0 name type words c contents json=''
+  local active shared avail total used lines='' sum kinds
+  local -a parts
+  local -A seen=()
+  STORAGES_FIELD=''
+  LISTED_STORAGES=()
+  command -v pvesh >/dev/null 2>&1 && [[ "$node" =~ ^[A-Za-z0-9_-]{1,63}$ ]] || return 0
+  if ! timeout 30 pvesh get "/nodes/$node/storage" --output-format json >"$file" 2>/dev/null; then
+    log "storages: pvesh get /nodes/$node/storage failed; storages are left out of this heartbeat"
+    return 0
+  fi
+  if ! json_parse STORAGE_DOC "$file" || ! json_get STORAGE_DOC . a; then
+    log "storages: pvesh get /nodes/$node/storage did not print a JSON list; storages are left out of this heartbeat"
+    return 0
+  fi
+  count="$REPLY"
+  : >"$WORK_DIR/storages.tmp"
+  for ((i = 0; i < count && n < MAX_STORAGES; i++)); do
+    { json_str STORAGE_DOC "$i.storage" && [[ "$REPLY" =~ $STORAGE_RE && -z "${seen[$REPLY]-}" ]]; } || continue
+    name="$REPLY"
+    # "leave out disabled storages" (a storage without the flag is enabled).
+    if json_get STORAGE_DOC "$i.enabled" nsb && ! flag_set STORAGE_DOC "$i.enabled"; then continue; fi
+    { json_str STORAGE_DOC "$i.type" && [[ "$REPLY" =~ ^[a-z][a-z0-9]{0,31}$ ]]; } || continue
+    type="$REPLY"
+    seen[$name]=1
+    words=',' contents='' kinds=0
+    if json_str STORAGE_DOC "$i.content"; then
+      IFS=, read -r -a parts <<<"$REPLY"
+      for c in ${parts[@]+"${parts[@]}"}; do
+        # At most 16 contents, each a lower-case word (what the controller takes).
+        [[ "$c" =~ ^[a-z]{1,16}$ && "$words" != *",$c,"* && $kinds -lt 16 ]] || continue
+        kinds=$((kinds + 1))
+        words+="$c,"
+        contents+="${contents:+,}\"$c\""
+      done
+    fi
+    active=false shared=false avail=null total=null used=''
+    if flag_set STORAGE_DOC "$i.active"; then active=true; fi
+    if flag_set STORAGE_DOC "$i.shared"; then shared=true; fi
+    if byte_count STORAGE_DOC "$i.avail"; then avail="$REPLY"; fi
+    if byte_count STORAGE_DOC "$i.total"; then total="$REPLY"; fi
+    if byte_count STORAGE_DOC "$i.used"; then used="$REPLY"; fi
+    json+="${json:+,}{\"storage\":\"$name\",\"type\":\"$type\",\"content\":[$contents],\"avail\":$avail,\"total\":$total,\"active\":$active,\"shared\":$shared}"
+    printf '%s %s %s\n' "$name" "$active" "$words" >>"$WORK_DIR/storages.tmp"
+    n=$((n + 1))
+    [[ "$active" == true ]] || continue
+    for c in $LISTED_CONTENTS; do
+      [[ "$words" == *",$c,"* ]] || continue
+      if list_volumes "$node" "$name" "$used"; then
+        LISTED_STORAGES+=("$name")
+        lines+="$name ${VOL_SHA[$name]}"$'\n'
+      fi
+      break
+    done
+  done
+  mv -f "$WORK_DIR/storages.tmp" "$WORK_DIR/storages"
+  sum=null
+  if [[ -n "$lines" ]]; then
+    sum="$(printf '%s' "$lines" | sha256sum)"
+    sum="\"${sum%% *}\""
+  fi
+  STORAGES_FIELD="\"storages\":[$json],\"storage_sha256\":$sum,"
+}
+
+# The volumes of the listed contents of storage $2 on node $1 (whose used bytes are $3), in their
+# canonical form (a JSON list sorted by volid, each {volid, format, size, ctime}), into
+# $WORK_DIR/volumes/$2, their SHA-256 into VOL_SHA[$2]. 1 when they have never been listed.
+list_volumes() {
+  local node="$1" s="$2" used="$3" file="$WORK_DIR/volumes/$2" raw="$WORK_DIR/pvesh-content.json" age
+  local count i kept=0 volid format size ctime lines='' sorted sum
+  mkdir -p "$WORK_DIR/volumes" "$WORK_DIR/storage-stale"
+  if [[ -f "$file" && ! -e "$WORK_DIR/storage-stale/$s" ]]; then
+    age=$((SECONDS - ${VOL_AT[$s]:-0}))
+    if ((age < VOLUMES_MAX_AGE_S)) && { [[ "$used" == "${VOL_USED[$s]-}" ]] || ((age < VOLUMES_MIN)); }; then return 0; fi
+  fi
+  rm -f "$WORK_DIR/storage-stale/$s"
+  if ! timeout 60 pvesh get "/nodes/$node/storage/$s/content" --output-format json >"$raw" 2>/dev/null ||
+    (($(stat -c %s "$raw") > 67108864)) || ! json_parse VOLUME_DOC "$raw" || ! json_get VOLUME_DOC . a; then
+    log "storage $s: its volumes could not be listed; the last listing is kept"
+    [[ -f "$file" ]]
+    return
+  fi
+  count="$REPLY"
+  for ((i = 0; i < count; i++)); do
+    { json_str VOLUME_DOC "$i.content" && [[ "$LISTED_CONTENTS" == *" $REPLY "* ]]; } || continue
+    # A name the controller would refuse (a space, a bracket) is left out rather than sinking the list.
+    { json_str VOLUME_DOC "$i.volid" && [[ "$REPLY" =~ $VOLID_RE && "$REPLY" == "$s:"* ]]; } || continue
+    volid="$REPLY"
+    { json_str VOLUME_DOC "$i.format" && [[ "$REPLY" =~ ^[a-z0-9.]{1,32}$ ]]; } || continue
+    format="$REPLY"
+    byte_count VOLUME_DOC "$i.size" || continue
+    size="$REPLY"
+    ctime=null
+    if json_get VOLUME_DOC "$i.ctime" ns && [[ "$REPLY" =~ ^[0-9]{1,12}$ ]]; then ctime=$((10#$REPLY)); fi
+    if ((kept == MAX_VOLUMES)); then
+      log "storage $s: more than $MAX_VOLUMES volumes; the first $MAX_VOLUMES are reported"
+      break
+    fi
+    kept=$((kept + 1))
+    lines+="$volid"$'\t'"{\"volid\":\"$volid\",\"format\":\"$format\",\"size\":$size,\"ctime\":$ctime}"$'\n'
+  done
+  sorted=''
+  if [[ -n "$lines" ]]; then sorted="$(printf '%s' "$lines" | LC_ALL=C sort -t $'\t' -k1,1 | cut -f2- | paste -sd, -)"; fi
+  printf '[%s]' "$sorted" >"$file.tmp" && mv -f "$file.tmp" "$file"
+  sum="$(sha256sum <"$file")"
+  VOL_SHA[$s]="${sum%% *}"
+  VOL_USED[$s]="$used"
+  VOL_AT[$s]=$SECONDS
+}
+
+# POST /api/agent/storage {storage, volumes} for each listed storage whose volumes changed since the
+# controller last took them; one it did not take is sent again with the next heartbeat.
+upload_volumes() {
+  local s body="$WORK_DIR/storage-body.json" answer="$WORK_DIR/storage-answer.json"
+  for s in ${LISTED_STORAGES[@]+"${LISTED_STORAGES[@]}"}; do
+    [[ "${VOL_SENT[$s]-}" != "${VOL_SHA[$s]}" ]] || continue
+    { printf '{"storage":"%s","volumes":' "$s" && cat "$WORK_DIR/volumes/$s" && printf '}'; } >"$body"
+    if http POST /api/agent/storage "$answer" "$body" "$HOST_TOKEN" && [[ "$HTTP_CODE" == 2?? ]]; then
+      VOL_SENT[$s]="${VOL_SHA[$s]}"
+    else
+      log "volumes of storage $s: not taken (${HTTP_CODE:-no answer}); sent again with the next heartbeat"
+    fi
+  done
+}
+
+# Storage $1 as this host's last heartbeat listed it: 0 with its contents (`,iso,vztmpl,`) in
+# REPLY; 1 with the reason in REPLY when it did not list it or it is not active.
+listed_storage() {
+  local name active words
+  if [[ -r "$WORK_DIR/storages" ]]; then
+    while read -r name active words; do
+      [[ "$name" == "$1" ]] || continue
+      [[ "$active" == true ]] || { REPLY="storage $1 is not active"; return 1; }
+      REPLY="$words"
+      return 0
+    done <"$WORK_DIR/storages"
+  fi
+  REPLY="storage $1 is not one this host listed"
+  return 1
+}
+
+# The storage field (pattern, listed, active) and the content field (one of $2, held by that
+# storage) of the command at path $1 of the parsed document CMD_DOC, into CMD_STORAGE and CMD_CONTENT.
+CMD_DOC='' CMD_STORAGE='' CMD_CONTENT=''
+storage_and_content() {
+  command_field "$CMD_DOC" "$1.storage" s || return 1
+  [[ "$REPLY" =~ $STORAGE_RE ]] || { REPLY='invalid storage'; return 1; }
+  CMD_STORAGE="$REPLY"
+  command_field "$CMD_DOC" "$1.content" s || return 1
+  [[ " $2 " == *" $REPLY "* ]] || { REPLY="content must be one of: $2"; return 1; }
+  CMD_CONTENT="$REPLY"
+  listed_storage "$CMD_STORAGE" || return 1
+  [[ "$REPLY" == *",$CMD_CONTENT,"* ]] || { REPLY="storage $CMD_STORAGE does not hold $CMD_CONTENT"; return 1; }
+}
+
+# This host's Proxmox node name into REPLY; 1 when it has none.
+node_name() {
+  REPLY="$(host_name)"
+  REPLY="${REPLY%%.*}"
+  [[ "$REPLY" =~ ^[A-Za-z0-9_-]{1,63}$ ]]
+}
+
+# Reads and checks the download command at path $2 of the parsed document $1 into ARGV (the
+# pvesh create argument list); 1 with the reason in REPLY when it is refused.
+download_check() {
+  local at="$2" url authority filename sum algorithm
+  CMD_DOC="$1"
+  storage_and_content "$at" 'iso vztmpl import' || return 1
+  command_field "$CMD_DOC" "$at.url" s || return 1
+  url="$REPLY"
+  # http or https, no whitespace or control characters, and no user:password@ (a credential would
+  # end up in Proxmox's task log).
+  [[ ${#url} -le 2048 && "${url,,}" =~ ^https?://[^[:space:][:cntrl:]]+$ && "$url" != *[[:space:][:cntrl:]]* ]] ||
+    { REPLY='url must be an http or https URL'; return 1; }
+  authority="${url#*://}"
+  authority="${authority%%[/?#]*}"
+  [[ -n "$authority" && "$authority" != *@* ]] || { REPLY='url must name a host, without user information'; return 1; }
+  command_field "$CMD_DOC" "$at.filename" s || return 1
+  [[ "$REPLY" =~ $FILE_NAME_RE ]] || { REPLY='filename must be a file name without a path'; return 1; }
+  filename="$REPLY"
+  node_name || { REPLY='this host has no node name'; return 1; }
+  ARGV=(pvesh create "/nodes/$REPLY/storage/$CMD_STORAGE/download-url" --url "$url" --filename "$filename" --content "$CMD_CONTENT")
+  command_field "$CMD_DOC" "$at.checksum" s optional || return 1
+  sum="$REPLY"
+  command_field "$CMD_DOC" "$at.checksum_algorithm" s optional || return 1
+  algorithm="$REPLY"
+  [[ -z "$sum" && -z "$algorithm" ]] && return 0
+  [[ -n "$sum" && -n "$algorithm" ]] || { REPLY='checksum and checksum_algorithm go together'; return 1; }
+  case "$algorithm" in
+    sha256) [[ "$sum" =~ ^[0-9a-fA-F]{64}$ ]] || { REPLY='checksum must be a SHA-256 in hex'; return 1; } ;;
+    sha512) [[ "$sum" =~ ^[0-9a-fA-F]{128}$ ]] || { REPLY='checksum must be a SHA-512 in hex'; return 1; } ;;
+    *) REPLY='checksum_algorithm must be sha256 or sha512'; return 1 ;;
+  esac
+  ARGV+=(--checksum "$sum" --checksum-algorithm "$algorithm")
+}
+
+# Runs the download command at path $2 of the parsed document $1, its output into file $3, in the
+# scratch folder $4; returns the exit code to report. pvesh runs a task synchronously on the command
+# line and prints its log, then its id (UPID), and exits 0 even when the task failed: the outcome is
+# the task's exitstatus, read with `pvesh get /nodes/<node>/tasks/<upid>/status` (polled while it
+# still runs, within the time limit).
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A TASK_DOC=()
+run_download() {
+  local out="$3" dir="$4" code=0 line upid='' node status deadline=$((SECONDS + DOWNLOAD_LIMIT_S))
+  if ! download_check "$1" "$2"; then
+    printf 'refused by the agent: %s\n' "$REPLY" >"$out"
+    return "$REFUSED"
+  fi
+  node="${ARGV[2]#/nodes/}"
+  node="${node%%/*}"
+  printf '$ %s\n' "${ARGV[*]}" >"$out"
+  timeout --kill-after=15 "$DOWNLOAD_LIMIT_S" "${ARGV[@]}" </dev/null >"$dir/stdout" 2>>"$out" || code=$?
+  cat "$dir/stdout" >>"$out"
+  if ((code != 0)); then
+    if ((code == 124)); then printf 'homefleet-agent: the download did not finish within %ss\n' "$DOWNLOAD_LIMIT_S" >>"$out"; fi
+    return "$code"
+  fi
+  : >"$WORK_DIR/storage-stale/$CMD_STORAGE" 2>/dev/null || true
+  while IFS= read -r line; do
+    if [[ "$line" =~ ^UPID:[^[:space:]/]{1,250}$ ]]; then upid="$line"; fi
+  done <"$dir/stdout"
+  [[ -n "$upid" ]] || { printf 'homefleet-agent: pvesh printed no task id (UPID)\n' >>"$out"; return 1; }
+  while :; do
+    status=''
+    if timeout 30 pvesh get "/nodes/$node/tasks/$upid/status" --output-format json >"$dir/task.json" 2>>"$out" &&
+      json_parse TASK_DOC "$dir/task.json" && json_str TASK_DOC status; then
+      status="$REPLY"
+    fi
+    [[ "$status" == running ]] || break
+    ((SECONDS < deadline)) || { printf 'homefleet-agent: the download task did not finish within %ss\n' "$DOWNLOAD_LIMIT_S" >>"$out"; return 124; }
+    sleep 2
+  done
+  [[ "$status" == stopped ]] || { printf 'homefleet-agent: the status of task %s could not be read\n' "$upid" >>"$out"; return 1; }
+  json_str TASK_DOC exitstatus || REPLY=''
+  case "$REPLY" in
+    OK | WARNINGS*) printf 'homefleet-agent: task %s ended: %s\n' "$upid" "$REPLY" >>"$out" ;;
+    *) printf 'homefleet-agent: task %s failed: %s\n' "$upid" "${REPLY:-no exit status}" >>"$out"; return 1 ;;
+  esac
+}
+
+# The upload command being run: its fields, its temp files, its output.
+U_ID='' U_NAME='' U_SIZE='' U_SHA='' U_REPLACE='' U_TMP='' U_PART='' U_OUT=''
+
+# Reads and checks the upload command at path $2 of the parsed document $1 into the U_ variables;
+# 1 with the reason in REPLY when it is refused.
+upload_check() {
+  local at="$2"
+  CMD_DOC="$1"
+  command_field "$CMD_DOC" "$at.file_id" n || return 1
+  [[ "$REPLY" =~ ^[1-9][0-9]{0,14}$ ]] || { REPLY='invalid file_id'; return 1; }
+  U_ID="$REPLY"
+  command_field "$CMD_DOC" "$at.name" s || return 1
+  [[ "$REPLY" =~ $FILE_NAME_RE ]] || { REPLY='name must be a file name without a path'; return 1; }
+  U_NAME="$REPLY"
+  command_field "$CMD_DOC" "$at.size" n || return 1
+  U_SIZE="$REPLY"
+  command_field "$CMD_DOC" "$at.sha256" s || return 1
+  [[ "$REPLY" =~ ^[0-9a-f]{64}$ ]] || { REPLY='sha256 must be 64 lower-case hex digits'; return 1; }
+  U_SHA="$REPLY"
+  command_field "$CMD_DOC" "$at.replace" b optional || return 1
+  U_REPLACE="${REPLY:-false}"
+  storage_and_content "$at" 'iso vztmpl snippets import'
+}
+
+# The status code and, for a 206, the first byte of the last answer whose headers curl wrote to $1,
+# into REPLY ("206 1024", "200 -", "" when there is none).
+answer_status() {
+  local line status='' start=-
+  [[ -r "$1" ]] || { REPLY=''; return 0; }
+  while IFS= read -r line; do
+    line="${line%$'\r'}"
+    if [[ "$line" =~ ^HTTP/[0-9.]+\ ([0-9]{3}) ]]; then status="${BASH_REMATCH[1]}" start=-; fi
+    if [[ "${line,,}" =~ ^content-range:\ *bytes\ ([0-9]{1,16})- ]]; then start="${BASH_REMATCH[1]}"; fi
+  done <"$1"
+  REPLY="${status:+$status $start}"
+}
+
+# Fetches GET /api/agent/files/<U_ID> into U_TMP, resuming with `Range: bytes=<have>-` after a
+# broken transfer (at most UPLOAD_TRIES requests). The host token reaches curl on its config on
+# stdin, never on its command line. 1 with the reason in REPLY.
+fetch_upload() {
+  local try have target config code status start headers="$U_TMP.headers" deadline=$((SECONDS + UPLOAD_LIMIT_S))
+  local -a args
+  for ((try = 1; try <= UPLOAD_TRIES; try++)); do
+    have="$(stat -c %s "$U_TMP")"
+    ((have < U_SIZE)) || return 0
+    ((SECONDS < deadline)) || { REPLY="the transfer did not finish within ${UPLOAD_LIMIT_S}s"; return 1; }
+    config="header = \"Authorization: Bearer $HOST_TOKEN\""
+    target="$U_TMP"
+    if ((have > 0)); then
+      config+=$'\n'"header = \"Range: bytes=$have-\""
+      target="$U_PART"
+      printf 'homefleet-agent: resuming at byte %s\n' "$have" >>"$U_OUT"
+    fi
+    : >"$U_PART"
+    : >"$headers"
+    # A stalled transfer (under 1 KiB/s for STALL_S) is broken off and resumed like a cut one.
+    args=(-sS --proto '=http,https' --connect-timeout "$CONNECT_TIMEOUT" --max-time $((deadline - SECONDS))
+      --speed-limit 1024 --speed-time "$STALL_S" -D "$headers")
+    if [[ -n "$TLS_PIN" ]]; then args+=(-k --pinnedpubkey "$TLS_PIN"); fi
+    code=0
+    curl "${args[@]}" -K - "$SERVER_URL/api/agent/files/$U_ID" <<<"$config" >>"$target" 2>/dev/null || code=$?
+    answer_status "$headers"
+    status="${REPLY% *}" start="${REPLY#* }"
+    case "$status" in
+      206)
+        if [[ "$target" == "$U_PART" && "$start" == "$have" ]]; then
+          cat "$U_PART" >>"$U_TMP"
+        else
+          truncate -s "$have" "$U_TMP"
+        fi
+        ;;
+      200)
+        # The whole file from its start (the server did not take the range).
+        if [[ "$target" == "$U_PART" ]]; then mv -f "$U_PART" "$U_TMP"; fi
+        ;;
+      401 | 403 | 404 | 409 | 410)
+        REPLY="the controller refused the file ($status)"
+        return 1
+        ;;
+      *)
+        truncate -s "$have" "$U_TMP"
+        printf 'homefleet-agent: the controller did not answer with the file (%s, curl exit %s)\n' "${status:-no answer}" "$code" >>"$U_OUT"
+        ;;
+    esac
+    if ((code != 0)); then printf 'homefleet-agent: the transfer broke off (curl exit %s)\n' "$code" >>"$U_OUT"; fi
+    if ((try < UPLOAD_TRIES)) && (($(stat -c %s "$U_TMP") < U_SIZE)); then sleep $((try - 1)); fi
+  done
+  have="$(stat -c %s "$U_TMP")"
+  ((have >= U_SIZE)) || { REPLY="the transfer broke off $UPLOAD_TRIES times; $have of $U_SIZE bytes arrived"; return 1; }
+}
+
+# Places the fetched file: the folder `pvesm path` names for <storage>:<content>/<name>, an existing
+# file of that name left alone unless it holds the same bytes or replace was asked, a temp file in
+# that folder checked for size and SHA-256 and renamed into place. 1 with the reason in REPLY.
+place_upload() {
+  local volume="$CMD_STORAGE:$CMD_CONTENT/$U_NAME" path='' folder sum avail
+  path="$(timeout 30 pvesm path "$volume" 2>>"$U_OUT")" || { REPLY="pvesm path $volume failed"; return 1; }
+  path="${path%%$'\n'*}"
+  [[ "$path" == /*"/$U_NAME" && "$path" != *[[:cntrl:]]* && "$path" != */../* && "$path" != */./* ]] ||
+    { REPLY="pvesm path $volume did not print a path to $U_NAME"; return 1; }
+  folder="${path%/*}"
+  [[ -d "$folder" ]] || { REPLY="$folder does not exist: enable the content type $CMD_CONTENT on storage $CMD_STORAGE"; return 1; }
+  if [[ -e "$path" || -L "$path" ]]; then
+    [[ -f "$path" && ! -L "$path" ]] || { REPLY="exists: $path is not a regular file"; return 1; }
+    sum="$(sha256sum <"$path")"
+    if [[ "${sum%% *}" == "$U_SHA" ]]; then
+      printf 'homefleet-agent: %s is already there with the same SHA-256; nothing to do\n' "$volume" >>"$U_OUT"
+      return 0
+    fi
+    [[ "$U_REPLACE" == true ]] || { REPLY="exists: $path holds other bytes (push with replace to overwrite it)"; return 1; }
+  fi
+  avail="$(df -P -B1 "$folder" 2>/dev/null | tail -n 1)"
+  read -r _ _ _ avail _ <<<"$avail"
+  if [[ "$avail" =~ ^[0-9]{1,20}$ ]] && ((avail < U_SIZE)); then REPLY="not enough space in $folder: $avail bytes free, $U_SIZE needed"; return 1; fi
+  U_TMP="$(mktemp "$folder/.homefleet-upload.XXXXXX")" || { REPLY="could not write in $folder"; return 1; }
+  U_PART="$(mktemp "$folder/.homefleet-upload.XXXXXX")" || { REPLY="could not write in $folder"; return 1; }
+  fetch_upload || return 1
+  (($(stat -c %s "$U_TMP") == U_SIZE)) || { REPLY="the file has $(stat -c %s "$U_TMP") bytes, the controller said $U_SIZE"; return 1; }
+  sum="$(sha256sum <"$U_TMP")"
+  [[ "${sum%% *}" == "$U_SHA" ]] || { REPLY="SHA-256 mismatch: got ${sum%% *}, the controller said $U_SHA"; return 1; }
+  chmod 0644 "$U_TMP" || { REPLY="could not set the mode of $U_TMP"; return 1; }
+  if [[ "$U_REPLACE" == true ]]; then
+    mv -f "$U_TMP" "$path" || { REPLY="could not rename the file into $path"; return 1; }
+  else
+    # A link fails when the name exists: a file that appeared meanwhile is not overwritten.
+    ln "$U_TMP" "$path" 2>/dev/null || { REPLY="exists: $path appeared during the transfer"; return 1; }
+  fi
+  printf 'homefleet-agent: %s written (%s bytes, SHA-256 %s)\n' "$volume" "$U_SIZE" "$U_SHA" >>"$U_OUT"
+}
+
+# Runs the upload command at path $2 of the parsed document $1, its output into file $3; returns
+# the exit code to report. Whatever happens, no temp file is left in the storage's folder.
+run_upload() {
+  local code=0
+  U_OUT="$3" U_TMP='' U_PART=''
+  if ! upload_check "$1" "$2"; then
+    printf 'refused by the agent: %s\n' "$REPLY" >"$U_OUT"
+    return "$REFUSED"
+  fi
+  : >"$U_OUT"
+  place_upload || code=1
+  if [[ -n "$U_TMP" ]]; then rm -f "$U_TMP" "$U_TMP.headers"; fi
+  if [[ -n "$U_PART" ]]; then rm -f "$U_PART"; fi
+  : >"$WORK_DIR/storage-stale/$CMD_STORAGE" 2>/dev/null || true
+  if ((code != 0)); then printf 'homefleet-agent: %s\n' "$REPLY" >>"$U_OUT"; fi
+  return "$code"
+}
+
 # The last 64 KiB of file $1 that start at a line, into file $2: the first line of a cut is partial
 # and is dropped (with the extra byte read, a cut that falls just after a newline drops nothing).
 tail_lines() {
@@ -1136,6 +1574,16 @@ run_command() {
     deploy)
       log "operation $operation: deploy"
       run_deploy "$doc" "$at" "$out" "$dir" || code=$?
+      if ((code == REFUSED)); then log "operation $operation refused: $(head -c 300 "$out")"; fi
+      ;;
+    download)
+      log "operation $operation: download"
+      run_download "$doc" "$at" "$out" "$dir" || code=$?
+      if ((code == REFUSED)); then log "operation $operation refused: $(head -c 300 "$out")"; fi
+      ;;
+    upload)
+      log "operation $operation: upload"
+      run_upload "$doc" "$at" "$out" || code=$?
       if ((code == REFUSED)); then log "operation $operation refused: $(head -c 300 "$out")"; fi
       ;;
     *) log "command: unknown type; ignored"; rm -rf "$dir"; return 0 ;;

@@ -21,6 +21,7 @@ import { agentCredentials, registerHostRoutes } from './hosts/routes.js';
 import { registerReleaseRoutes } from './releases/routes.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
 import { registerOperationRoutes } from './operations/routes.js';
+import { registerStorageOperationRoutes } from './operations/storage-routes.js';
 import type { HostService, HostsOptions } from './hosts/service.js';
 import { hostCheck } from './http/host-check.js';
 import { requestId } from './http/request-id.js';
@@ -155,6 +156,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   routes.router.use('/api/agent', authentication.refusePersonalTokens);
   registerHostRoutes(routes, context, hosts);
   registerOperationRoutes(routes, services.operations);
+  registerStorageOperationRoutes(routes, services.operations.storage);
   registerReleaseRoutes(routes, context, releases);
   registerMetricRoutes(routes, {
     metrics: services.metrics,

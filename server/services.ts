@@ -100,6 +100,10 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     instances,
     launchables: { serverKey: serverKeys.get, cloudConfig: cloudConfigs.get, carriesKeyMaterial },
     releases,
+    storageOf: hosts.storages.storageOf,
+    // Stand-in until the file cache (server/files, branch s39-files) is merged: no file is cached yet.
+    // The lead wires `files` here and hands it `inUse: (id) => operations.fileInUse(id)`.
+    files: { get: () => undefined, touch: () => undefined },
     commandPolls: options.hosts?.commandPolls,
   });
   instances.usePlacements(hosts.placements);

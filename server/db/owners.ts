@@ -22,6 +22,7 @@ export const TABLE_OWNERS = {
   hosts: 'hosts/',
   host_tokens: 'hosts/',
   host_guests: 'hosts/',
+  host_storages: 'hosts/',
   operations: 'operations/',
   guest_configs: 'operations/',
   host_maintenance: 'operations/',

@@ -18,6 +18,9 @@ const CASES: [string, unknown][] = [
   ['no guests', { ...heartbeatBody(), guests: undefined }],
   ['not an object', [1, 2]],
   ['null', null],
+  ['storages and their hash', heartbeatBody({ storages: [{ storage: 'local', type: 'dir', content: ['iso', 'vztmpl'], avail: 1, total: 2, active: true, shared: false }], storage_sha256: 'a'.repeat(64) })],
+  ['storages without sizes, a null hash', heartbeatBody({ storages: [{ storage: 'nfs', type: 'nfs', content: [], active: false, shared: true }], storage_sha256: null })],
+  ['bad storages and a bad guest', heartbeatBody({ storages: [{ storage: 'x y', type: 'dir', content: 'iso', active: 1, shared: false }], storage_sha256: 'z', guests: [guest(-1)] })],
   ['unknown fields', heartbeatBody({ surprise: true, guests: [guest(100, { surprise: 1 })] })],
 ];
 

@@ -9,6 +9,7 @@ import type { PlacementCache } from './placements.js';
 import type { HostRow } from './repo.js';
 import type { DriftApply, Guest } from '../contract/inputs/hosts.js';
 import type { HeartbeatBody } from './schema.js';
+import type { HostStorages } from './storage.js';
 import { sha256 } from './tokens.js';
 
 /** A heartbeat's guest list as its transaction takes it, worked out before it a slice per turn. */
@@ -28,6 +29,7 @@ export function createHeartbeats(
   applyDrift: (hostId: number, request: DriftApply, who: null) => DriftResult,
   placements: PlacementCache,
   commandsFor: (host: HostRow, now: number) => { commands: AgentCommand[]; announcesStatus: boolean },
+  storages: Pick<HostStorages, 'report'>,
   onHeartbeat?: (hostId: number, body: HeartbeatBody, now: number) => Promise<() => void>,
 ) {
   const { ctx, repo, view, instances } = parts;
@@ -58,6 +60,7 @@ export function createHeartbeats(
       uptime_s: body.uptime_s ?? null,
       hypervisor_version: body.hypervisor_version,
     });
+    storages.report(before.id, body.storages, body.storage_sha256);
     const { guests, hash } = plan;
     let moved = new Map<number, string[]>();
     if (hash !== before.guests_hash) {

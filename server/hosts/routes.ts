@@ -8,7 +8,8 @@ import type { RouteTable } from '../http/routes.js';
 import type { DeletionRow, EnrollmentTokenRow, HostRow } from './repo.js';
 import { baseUrlOf } from '../releases/routes.js';
 import { DriftApply, EnrollBody, EnrollmentTokenCreate, HostDeleteQuery, HostPatch, UpgradeRequest } from '../contract/inputs/hosts.js';
-import { HeartbeatBody, parseHeartbeat } from './schema.js';
+import { StorageVolumesBody } from '../contract/inputs/storage.js';
+import { HeartbeatBody, parseHeartbeat, parseStorageVolumes } from './schema.js';
 import type { HostService, Who } from './service.js';
 import { shellQuote } from '../releases/shell-quote.js';
 import { bearerOfKind, TOKEN_PREFIX, type AgentTokenKind } from './tokens.js';
@@ -115,6 +116,8 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
 
   routes.on('GET /api/hosts/:id', { access: 'hosts.read' }, (req, res, { params }) => hosts.get(params.id));
 
+  routes.on('GET /api/hosts/:id/storage', { access: 'hosts.read' }, (req, res, { params }) => hosts.storages.list(params.id));
+
   routes.on('PATCH /api/hosts/:id', { access: 'hosts.manage', body: HostPatch }, (req, res, { params, body }) =>
     hosts.update(params.id, body, who()),
   );
@@ -161,6 +164,15 @@ export function registerHostRoutes(routes: RouteTable, ctx: AppContext, hosts: H
     { access: 'machine', credentials: ['host'], body: HeartbeatBody, parse: parseHeartbeat, bodyLimit: '4mb', before: [admitHeartbeat] },
     // Checked a slice of guests at a time (parseHeartbeat), compared with what is stored likewise, then stored in a turn of its own (heartbeat.ts).
     (req, _res, { body }) => hosts.heartbeat(bearer(req), body),
+  );
+
+  // 10,000 volumes with the longest volume ids are about 4.5 MiB, checked a slice at a time (parseStorageVolumes).
+  routes.on('POST /api/agent/storage',
+    { access: 'machine', credentials: ['host'], body: StorageVolumesBody, parse: parseStorageVolumes, bodyLimit: '5mb' },
+    (req, res, { body }) => {
+      hosts.storages.volumes(agentCredentialOf(res, 'host').id, body);
+      res.status(204).end();
+    },
   );
 
   routes.on('POST /api/agent/receipts/:operation_id',

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import * as z from 'zod';
 import { guestReport, heartbeatBody, type Heartbeat } from '../contract/inputs/hosts.js';
+import { StorageVolumesBody, type StorageVolumesUpload } from '../contract/inputs/storage.js';
 import { validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
 
@@ -40,4 +41,35 @@ export async function parseHeartbeat(value: unknown): Promise<HeartbeatBody> {
   }
   if (issues.length || !envelope.success) throw validationFailed(fieldErrors(new z.ZodError(issues)));
   return { ...envelope.data, guests };
+}
+
+/** StorageVolumesBody without its volumes' fields, which parseStorageVolumes checks a slice at a time. */
+const VolumesEnvelope = z.lazy(() =>
+  StorageVolumesBody.unwrap().extend({
+    volumes: z.array(z.unknown(), { error: 'must be a list of volumes' }).max(10_000, { error: 'must hold at most 10000 volumes' }),
+  }),
+);
+const VOLUMES_PER_TURN = 500;
+
+/**
+ * StorageVolumesBody's parse, 500 volumes per turn of the event loop (10,000 are about 50 ms of
+ * checking), with the same answers: a 400 naming each bad field (`volumes.3.volid`).
+ */
+export async function parseStorageVolumes(value: unknown): Promise<StorageVolumesUpload> {
+  const envelope = VolumesEnvelope.safeParse(value);
+  const issues = envelope.success ? [] : [...envelope.error.issues];
+  const given = (value as { volumes?: unknown } | null)?.volumes;
+  const raw = envelope.success ? envelope.data.volumes : Array.isArray(given) && given.length <= 10_000 ? (given as unknown[]) : [];
+  const volumes: StorageVolumesUpload['volumes'] = [];
+  const schema = StorageVolumesBody.unwrap().shape.volumes.element;
+  for (let start = 0; start < raw.length; start += VOLUMES_PER_TURN) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    raw.slice(start, start + VOLUMES_PER_TURN).forEach((volume, i) => {
+      const parsed = schema.safeParse(volume);
+      if (parsed.success) volumes.push(parsed.data);
+      else issues.push(...parsed.error.issues.map((issue) => ({ ...issue, path: ['volumes', start + i, ...issue.path] })));
+    });
+  }
+  if (issues.length || !envelope.success) throw validationFailed(fieldErrors(new z.ZodError(issues)));
+  return { ...envelope.data, volumes };
 }

@@ -13,6 +13,7 @@ import { createHostView, presentDeletion } from './present.js';
 import type { Releases } from '../releases/releases.js';
 import { createRemoval } from './removal.js';
 import { createHostRepo, type HostOperationRows, type HostRow } from './repo.js';
+import { createHostStorages } from './storage.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';
 import type { HostPatch } from '../contract/inputs/hosts.js';
 import type { HeartbeatBody } from './schema.js';
@@ -71,7 +72,8 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
   const removal = createRemoval(parts, commands.announce);
   const applyDrift = createDriftApply(parts, deps.instances);
   const placements = createPlacements(ctx.db, () => view.freshSince());
-  const heartbeats = createHeartbeats(parts, applyDrift, placements, commands.commandsFor, deps.onHeartbeat);
+  const storages = createHostStorages(ctx);
+  const heartbeats = createHeartbeats(parts, applyDrift, placements, commands.commandsFor, storages, deps.onHeartbeat);
   // A host removed (or its name changed) moves where its guests show in the registry.
   ctx.bus.on('host.status', () => placements.invalidate());
 
@@ -84,6 +86,8 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
 
   return {
     repo,
+    /** Each host's storages and their volumes (PRODUCT.md "Host storage"). */
+    storages,
 
     /**
      * Run every few seconds by the app: announces hosts that went offline on host.status, and lets

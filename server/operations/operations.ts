@@ -34,6 +34,9 @@ export function lastBytes(text: string, bytes = OUTPUT_BYTES, wholeLines = false
 /** What is kept of an operation's output. */
 const keptOutput = (type: Operation['type'], output: string) => (type === 'logs' ? lastBytes(output, LOG_OUTPUT_BYTES, true) : lastBytes(output));
 
+/** Operations only `hosts.manage` asks for, and so only it cancels. */
+const HOSTS_MANAGE_TYPES = new Set<Operation['type']>(['upgrade', 'download', 'upload']);
+
 export type Operations = ReturnType<typeof createOperations>;
 
 /**
@@ -47,8 +50,8 @@ export function createOperations(parts: OperationParts, channel: CommandChannel)
     const op = ops.byId(id);
     if (!op) throw notFound('operation not found');
     if (op.type === 'uninstall') throw conflict('a host removal cannot be cancelled; an administrator may force it (DELETE /api/hosts/:id?force=true)');
-    // An upgrade is asked for with hosts.manage; it is called off with the same.
-    if (op.type === 'upgrade' && !managesHosts) throw forbidden('forbidden');
+    // An upgrade, a download or a push is asked for with hosts.manage; it is called off with the same.
+    if (HOSTS_MANAGE_TYPES.has(op.type) && !managesHosts) throw forbidden('forbidden');
     if (op.status === 'sent') throw conflict('the operation was already sent to the agent');
     if (op.status !== 'pending') throw conflict('the operation has already ended');
     ops.finish(op.id, 'pending', 'cancelled', now);

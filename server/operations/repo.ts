@@ -60,6 +60,17 @@ export function createOperationRepo(db: Db) {
     openForGuest: db.prepare<[number, number], OperationRow>(
       `SELECT ${COLUMNS} FROM operations WHERE host_id = ? AND vmid = ? AND type IN ('guest.action', 'deploy') AND status IN ('pending', 'sent')`,
     ),
+    // Pushes of a file (operations of type upload) not yet ended: by host and storage, by host, or anywhere.
+    openUploadTo: db.prepare<[number, number, string], number>(
+      `SELECT 1 FROM operations WHERE host_id = ? AND type = 'upload' AND status IN ('pending', 'sent')
+          AND json_extract(params, '$.file_id') = ? AND json_extract(params, '$.storage') = ? LIMIT 1`,
+    ).pluck(),
+    openUploadOn: db.prepare<[number, number], number>(
+      "SELECT 1 FROM operations WHERE host_id = ? AND type = 'upload' AND status IN ('pending', 'sent') AND json_extract(params, '$.file_id') = ? LIMIT 1",
+    ).pluck(),
+    openUpload: db.prepare<[number], number>(
+      "SELECT 1 FROM operations WHERE type = 'upload' AND status IN ('pending', 'sent') AND json_extract(params, '$.file_id') = ? LIMIT 1",
+    ).pluck(),
     markSent: db.prepare<[number, number, string]>("UPDATE operations SET status = 'sent', sent_at = ?, result_due_at = ? WHERE id = ? AND status = 'pending'"),
     finish: db.prepare<[string, number, number | null, string | null, string, string]>(
       'UPDATE operations SET status = ?, finished_at = ?, exit_code = ?, output = ? WHERE id = ? AND status = ?',
@@ -82,6 +93,12 @@ export function createOperationRepo(db: Db) {
     pendingOf: (hostId: number, type: OperationType) => s.pendingOf.all(hostId, type),
     /** The guest's unfinished action or deploy, if any: "an operation is already pending for this guest". */
     openForGuest: (hostId: number, vmid: number) => s.openForGuest.get(hostId, vmid),
+    /** A push of the file to this storage of the host is pending or sent. */
+    uploadRunning: (hostId: number, fileId: number, storage: string) => s.openUploadTo.get(hostId, fileId, storage) !== undefined,
+    /** The host has a pending or sent push of the file: it may fetch it. */
+    uploadOpenOn: (hostId: number, fileId: number) => s.openUploadOn.get(hostId, fileId) !== undefined,
+    /** Any host has a pending or sent push of the file: the file cache keeps it. */
+    uploadOpen: (fileId: number) => s.openUpload.get(fileId) !== undefined,
     /** Hands one out: false when it was not pending any more (a command goes out once). */
     markSent: (id: string, now: number, resultDueAt: number) => s.markSent.run(now, resultDueAt, id).changes === 1,
     /** Ends one that is still `from`: false when something else ended it first. */

@@ -15,6 +15,7 @@ import { createMaintenance, createMaintenanceRepo } from './maintenance.js';
 import { createOperations } from './operations.js';
 import { announceOperation, type OperationParts } from './parts.js';
 import { createOperationRepo } from './repo.js';
+import { createStorageOperations, type CachedFiles, type StorageOf } from './storage-ops.js';
 
 /** What operations are handed by server/services.ts: of hosts, their rows and two functions (no host service). */
 export interface OperationDeps {
@@ -29,6 +30,10 @@ export interface OperationDeps {
   /** Saved server keys and cloud configs by id (server/provisioning). */
   launchables: Launchables;
   releases: Releases;
+  /** One storage of a host's last heartbeat (server/hosts/storage.ts): downloads and pushes go only where it holds their content. */
+  storageOf: StorageOf;
+  /** The file cache (server/files): what a push sends, and where its bytes are for the agent's fetch. */
+  files: CachedFiles;
   /** The command poll's limits (GET /api/agent/commands). */
   commandPolls?: CommandChannelOptions | undefined;
 }
@@ -59,6 +64,7 @@ export function createOperationService(ctx: AppContext, deps: OperationDeps) {
   const deploys = createDeploys(parts, channel);
   const guestActions = createGuestActions(parts, maintenance, channel, deploys);
   const guestConfigs = createGuestConfigs(parts);
+  const storage = createStorageOperations(parts, channel, deps.storageOf, deps.files);
 
   return {
     operations,
@@ -68,6 +74,10 @@ export function createOperationService(ctx: AppContext, deps: OperationDeps) {
     launchables: deps.launchables,
     guestConfigs,
     maintenance,
+    /** Downloads and pushes onto hosts' storages, and the agent's fetch of a pushed file. */
+    storage,
+    /** For the file cache's eviction and delete: a pending or sent push needs the file. */
+    fileInUse: storage.inUse,
 
     /** Inside a heartbeat's transaction: what the host reports settles earlier commands, then those due go out. */
     commandsFor: (host: HostRow, now: number): { commands: AgentCommand[]; announcesStatus: boolean } => commandsFor({ ...parts, host, now }),

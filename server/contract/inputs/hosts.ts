@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { VERSION_PATTERN } from '../versions.js';
 import { guestMetricFields, HostMetrics } from './metrics.js';
 import { shared } from './parts.js';
+import { heartbeatStorageFields } from './storage.js';
 
 const DAY_S = 24 * 60 * 60;
 
@@ -161,6 +162,8 @@ export function heartbeatBody(isIP: (text: string) => number) {
       hypervisor_version: text(200).default(''),
       metrics: HostMetrics,
       guests: z.array(guestReport(), { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
+      // PRODUCT.md "Host storage": the node's storages, and the hash of the volumes the agent last sent.
+      ...heartbeatStorageFields(),
     },
     { error: 'must be a JSON object' },
   );

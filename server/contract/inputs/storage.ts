@@ -78,7 +78,9 @@ export const DownloadBody = z.lazy(() =>
         url: z
           .string({ error: 'must be an http or https URL' })
           .max(2048, { error: 'must be at most 2048 characters' })
-          .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && !/[\s\u0000-\u001f]/.test(v), { error: 'must be an http or https URL' }),
+          .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && !/[\s\u0000-\u001f]/.test(v), { error: 'must be an http or https URL', abort: true })
+          // A user name or password in the URL would be kept in the operation, the change log and the command: refused, never stored.
+          .refine((v) => new URL(v).username === '' && new URL(v).password === '', { error: 'must not carry a user name or password (user:password@): use a URL that needs none' }),
         filename: z.string({ error: 'must be a file name' }).regex(FILE_NAME, { error: 'must be a file name without a path: letters, digits, . _ - (at most 255)' }),
         content: z.enum(DOWNLOAD_CONTENTS, { error: `must be one of ${DOWNLOAD_CONTENTS.join(', ')}` }),
         checksum: z.string({ error: 'must be a hex checksum' }).regex(/^[0-9a-fA-F]{64}([0-9a-fA-F]{64})?$/, { error: 'must be a SHA-256 or SHA-512 in hex' }).optional(),

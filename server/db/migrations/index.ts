@@ -16,6 +16,7 @@ import tailnetFacts from './0015-tailnet-facts.sql';
 import changeLog from './0016-change-log.sql';
 import provisioning from './0017-provisioning.sql';
 import deploy from './0018-deploy.sql';
+import hostStorage from './0019-host-storage.sql';
 
 export interface Migration {
   version: number;
@@ -46,4 +47,5 @@ export const migrations: readonly Migration[] = [
   { version: 16, name: 'change-log', sql: changeLog },
   { version: 17, name: 'provisioning', sql: provisioning },
   { version: 18, name: 'deploy', sql: deploy },
+  { version: 19, name: 'host-storage', sql: hostStorage },
 ];

@@ -2,11 +2,13 @@ import type { AgentCommand } from '../../contract/hosts.js';
 import type { OperationType } from '../../contract/operations.js';
 import type { OperationParts } from '../parts.js';
 import { deploy } from './deploy.js';
+import { download } from './download.js';
 import { guestAction } from './guest-action.js';
 import { logs } from './logs.js';
 import type { AgentCommandKind, Contact } from './types.js';
 import { uninstall } from './uninstall.js';
 import { upgrade } from './upgrade.js';
+import { upload } from './upload.js';
 
 export type { AgentCommand };
 
@@ -19,6 +21,8 @@ export const AGENT_COMMANDS: CommandTable = {
   'guest.action': guestAction,
   logs,
   deploy,
+  download,
+  upload,
 };
 
 /** The kind of an operation's type (the operation types are the command types). */
@@ -45,7 +49,7 @@ export function commandsFor(contact: Contact): { commands: AgentCommand[]; annou
 
 /**
  * Inside a command poll's transaction: every command due that the poll hands out (guest actions,
- * deploys and log requests; upgrades and removals replace the agent itself, so they come only with a heartbeat).
+ * deploys, log requests, downloads and pushes; upgrades and removals replace the agent itself, so they come only with a heartbeat).
  */
 export function polledCommandsFor(contact: Contact): AgentCommand[] {
   return kinds.filter((kind) => kind.polled).flatMap((kind) => kind.handOut(contact));
