@@ -21,6 +21,7 @@ describe('the storage dialogs’ patterns', () => {
       { url: 'https://example.org/debian.iso', filename: '.hidden', content: 'iso' },
       { url: 'https://example.org/debian.iso', filename: 'debian.iso', content: 'iso', checksum: 'a'.repeat(64), checksum_algorithm: 'sha512' as const },
       { url: 'https://example.org/debian.iso', filename: 'debian.iso', content: 'iso', checksum: 'a'.repeat(128), checksum_algorithm: 'sha512' as const },
+      { url: 'https://me:secret@example.org/debian.iso', filename: 'debian.iso', content: 'iso' },
     ];
     const storage = { storage: 'local', content: ['iso', 'vztmpl', 'import'] };
     for (const c of cases) {
