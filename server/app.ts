@@ -15,6 +15,7 @@ import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import type { EventHub, LiveEventsOptions } from './events/hub.js';
 import { registerEventRoutes } from './events/routes.js';
+import { registerFileRoutes } from './files/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { KEY_FILE } from './releases/releases.js';
 import { agentCredentials, registerHostRoutes } from './hosts/routes.js';
@@ -166,6 +167,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerAlertRoutes(routes, services.alerts);
   registerNotificationRoutes(routes, services.notifications);
   registerProvisioningRoutes(routes, services.serverKeys, services.cloudConfigs);
+  registerFileRoutes(routes, services.files);
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.

@@ -19,6 +19,16 @@ describe('configuration', () => {
     for (const bad of ['0', '3601', '1.5', 'fast']) expect(() => loadConfig({ FLEET_HEARTBEAT_INTERVAL_S: bad }), bad).toThrow(/^Invalid FLEET_HEARTBEAT_INTERVAL_S/);
   });
 
+  it('the file cache: uploads up to 16 GiB, 50 GiB cached by default; bytes or KiB to TiB; a bad value names the variable', () => {
+    expect(loadConfig({})).toMatchObject({ uploadMaxBytes: 16 * 2 ** 30, fileCacheMaxBytes: 50 * 2 ** 30 });
+    expect(loadConfig({ FLEET_UPLOAD_MAX_BYTES: '1048576', FLEET_FILE_CACHE_MAX_BYTES: '2TiB' })).toMatchObject({ uploadMaxBytes: 2 ** 20, fileCacheMaxBytes: 2 * 2 ** 40 });
+    expect(loadConfig({ FLEET_UPLOAD_MAX_BYTES: '512 MiB' }).uploadMaxBytes).toBe(512 * 2 ** 20);
+    for (const bad of ['0', '-1', '1.5GiB', '16GB', '16g', 'lots', '99999999999999999']) {
+      expect(() => loadConfig({ FLEET_UPLOAD_MAX_BYTES: bad }), bad).toThrow(/^Invalid FLEET_UPLOAD_MAX_BYTES \(got .*\): must be a number of bytes/);
+    }
+    expect(() => loadConfig({ FLEET_FILE_CACHE_MAX_BYTES: '8192TiB' })).toThrow(/^Invalid FLEET_FILE_CACHE_MAX_BYTES/);
+  });
+
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
       port: 3000,

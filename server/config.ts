@@ -72,6 +72,19 @@ function wholeNumber(fallback: number, min: number, max: number) {
   };
 }
 
+const BINARY_UNITS = { '': 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40 } as const;
+
+/** A size in bytes, or a whole number of KiB, MiB, GiB or TiB (`16GiB`); at least 1 byte. */
+function byteSize(fallback: number) {
+  return (raw: string | undefined) => {
+    const value = optionalText(raw);
+    if (value === undefined) return fallback;
+    const match = /^(\d{1,16})\s*(KiB|MiB|GiB|TiB)?$/.exec(value);
+    const bytes = match ? Number(match[1]) * BINARY_UNITS[(match[2] ?? '') as keyof typeof BINARY_UNITS] : 0;
+    return bytes >= 1 && bytes <= Number.MAX_SAFE_INTEGER ? bytes : refuse('must be a number of bytes, or of KiB, MiB, GiB or TiB such as 16GiB (at least 1 byte)');
+  };
+}
+
 /** Hours between scheduled snapshots: 0 or off for none, else at least a quarter of an hour and at most a year. */
 function snapshotHours(raw: string | undefined): number {
   const value = optionalText(raw);
@@ -157,6 +170,8 @@ const VARIABLES = {
   FLEET_USAGE_MAX_REPORTS: wholeNumber(100_000, 100, 10_000_000),
   FLEET_SNAPSHOT_INTERVAL_HOURS: snapshotHours,
   FLEET_SNAPSHOT_KEEP: wholeNumber(7, 1, 1000),
+  FLEET_UPLOAD_MAX_BYTES: byteSize(16 * BINARY_UNITS.GiB),
+  FLEET_FILE_CACHE_MAX_BYTES: byteSize(50 * BINARY_UNITS.GiB),
   FLEET_OIDC_ISSUER: checkedText(
     isIssuerUrl,
     "must be the provider's issuer URL, https://… (plain http:// only on a loopback address), without credentials, query or fragment",
@@ -252,6 +267,10 @@ export interface Config {
   snapshotIntervalHours: number;
   /** Scheduled (and, separately, manual) snapshots kept; pre-import snapshots keep the last 3. */
   snapshotKeep: number;
+  /** FLEET_UPLOAD_MAX_BYTES: the largest file POST /api/files takes (server/files). */
+  uploadMaxBytes: number;
+  /** FLEET_FILE_CACHE_MAX_BYTES: what the cached files may take together; the least recently used go first. */
+  fileCacheMaxBytes: number;
   oidc: OidcConfig | undefined;
   /** FLEET_REQUIRE_2FA: whose accounts need a second factor before any fleet access. */
   require2fa: 'off' | 'administrators' | 'all';
@@ -288,6 +307,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usageMaxReports: e.FLEET_USAGE_MAX_REPORTS,
     snapshotIntervalHours: e.FLEET_SNAPSHOT_INTERVAL_HOURS,
     snapshotKeep: e.FLEET_SNAPSHOT_KEEP,
+    uploadMaxBytes: e.FLEET_UPLOAD_MAX_BYTES,
+    fileCacheMaxBytes: e.FLEET_FILE_CACHE_MAX_BYTES,
     oidc,
     require2fa: e.FLEET_REQUIRE_2FA,
   };

@@ -6,6 +6,7 @@ import { createBackupService } from './backup/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
+import { createFileCache } from './files/service.js';
 import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
@@ -92,6 +93,9 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       isMuted: (hostId) => operations.isMuted(hostId),
     },
   });
+  // The file cache keeps what a push needs (an `upload` operation, pending or sent, naming the file):
+  // operations are built after it, so it asks them late.
+  const files = createFileCache(context, audit, { inUse: (id) => operations.fileInUse(id) });
   const operations = createOperationService(context, {
     audit,
     hosts: hosts.repo,
@@ -101,9 +105,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     launchables: { serverKey: serverKeys.get, cloudConfig: cloudConfigs.get, carriesKeyMaterial },
     releases,
     storageOf: hosts.storages.storageOf,
-    // Stand-in until the file cache (server/files, branch s39-files) is merged: no file is cached yet.
-    // The lead wires `files` here and hands it `inUse: (id) => operations.fileInUse(id)`.
-    files: { get: () => undefined, touch: () => undefined },
+    files: { get: (id) => files.get(id), touch: (id) => files.touch(id) },
     commandPolls: options.hosts?.commandPolls,
   });
   instances.usePlacements(hosts.placements);
@@ -119,7 +121,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   };
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {
@@ -146,6 +148,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       await monitoring.close();
       await jobs.close();
       await snapshots.close();
+      files.close();
     },
   };
 }

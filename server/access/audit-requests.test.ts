@@ -8,6 +8,7 @@ import { TestClient as Client } from '../../test/helpers/http.js';
 import { ADMIN_PASSWORD, logIn, USER_PASSWORD, type TestServer } from '../../test/helpers/server.js';
 import { softPasskey } from '../../test/helpers/webauthn.js';
 import { ed25519Line } from '../../test/helpers/ssh-keys.js';
+import { multipart } from '../../test/helpers/multipart.js';
 import { removeTempDbs, tempDbPath } from '../../test/helpers/tempdb.js';
 import type { AuditEntry } from '../audit.js';
 
@@ -178,6 +179,17 @@ const writes: Record<string, () => Promise<Send>> = {
     let vmid = 9200;
     return (h) => server.client.post(`/api/hosts/${host_id}/deploy`, { source_vmid: 9000, new_vmid: ++vmid, name: `deployed-${vmid}` }, h);
   },
+  'POST /api/hosts/:id/storage/:storage/downloads': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    expect((await heartbeat(server, host_token, { guests: [], storages: [LOCAL_STORAGE] })).status).toBe(200);
+    return (h) => server.client.post(`/api/hosts/${host_id}/storage/local/downloads`, { url: 'https://example.org/debian.iso', filename: 'debian.iso', content: 'iso' }, h);
+  },
+  'POST /api/hosts/:id/storage/:storage/files': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    expect((await heartbeat(server, host_token, { guests: [], storages: [LOCAL_STORAGE] })).status).toBe(200);
+    const { id } = (await uploadFile(`push ${Math.random()}`)).body;
+    return (h) => server.client.post(`/api/hosts/${host_id}/storage/local/files`, { file_id: id, content: 'iso' }, h);
+  },
   'DELETE /api/operations/:id': async () => {
     const { host_id, host_token } = await enrolledHost(server);
     await heartbeat(server, host_token, { guests: [{ vmid: 9105, name: 'web', type: 'qemu', status: 'running' }] });
@@ -221,7 +233,27 @@ const writes: Record<string, () => Promise<Send>> = {
     const { id } = (await server.client.post('/api/cloud-configs', { name: 'base', body: '#cloud-config\n' })).body;
     return (h) => server.client.delete(`/api/cloud-configs/${id}`, h);
   },
+  'POST /api/files': async () => (h) => uploadFile(`${Math.random()}`, h),
+  'DELETE /api/files/:id': async () => {
+    const { id } = (await uploadFile(`${Math.random()}`)).body;
+    return (h) => server.client.delete(`/api/files/${id}`, h);
+  },
 };
+
+/** A directory storage as a heartbeat reports it. */
+const LOCAL_STORAGE = { storage: 'local', type: 'dir', content: ['iso', 'vztmpl', 'snippets'], avail: 1e10, total: 2e10, active: true, shared: false };
+
+/** POST /api/files as the signed-in administrator's browser: one file part. */
+async function uploadFile(content: string, headers: Record<string, string> = {}): Promise<TestResponse> {
+  const { body, contentType } = multipart([{ name: 'file', filename: 'notes.txt', data: content }]);
+  const res = await fetch(`${server.baseUrl}/api/files`, {
+    method: 'POST',
+    headers: { cookie: server.client.cookieHeader(), origin: server.baseUrl, 'content-type': contentType, ...headers },
+    body: new Uint8Array(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
+}
 
 describe('every management write', () => {
   it('is in the list above: a new one needs its case', () => {

@@ -41,6 +41,7 @@ export const TABLE_OWNERS = {
   passkeys: 'signin/',
   server_keys: 'provisioning/',
   cloud_configs: 'provisioning/',
+  files: 'files/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;

@@ -17,6 +17,7 @@ import changeLog from './0016-change-log.sql';
 import provisioning from './0017-provisioning.sql';
 import deploy from './0018-deploy.sql';
 import hostStorage from './0019-host-storage.sql';
+import files from './0020-files.sql';
 
 export interface Migration {
   version: number;
@@ -48,4 +49,5 @@ export const migrations: readonly Migration[] = [
   { version: 17, name: 'provisioning', sql: provisioning },
   { version: 18, name: 'deploy', sql: deploy },
   { version: 19, name: 'host-storage', sql: hostStorage },
+  { version: 20, name: 'files', sql: files },
 ];

@@ -1,0 +1,155 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+import { FILE_NAME } from '../contract/inputs/storage.js';
+import { badRequest, HttpError, validationFailed } from '../errors.js';
+
+/** A file part written whole to its temp file. */
+export interface Received {
+  name: string;
+  size: number;
+  sha256: string;
+  /** The temp file in the cache folder: the caller renames or removes it. */
+  tempPath: string;
+}
+
+export interface ReceiveOptions {
+  /** Where the temp file is written: the cache folder itself, so that keeping it is a rename. */
+  dir: string;
+  /** FLEET_UPLOAD_MAX_BYTES: one byte more is 413. */
+  maxBytes: number;
+  /**
+   * Called with the running size before each chunk is written; throws (507) when the cache cannot hold
+   * that much, or answers a promise to wait on (the chunk is held, and with it the request).
+   */
+  grow(size: number): void | Promise<void>;
+  /** Told at once when the upload fails, before its temp file is removed. */
+  failing(): void;
+}
+
+export const TEMP_FILE = /^\.upload-[0-9a-f-]{36}\.partial$/;
+
+/** More multipart framing (boundaries, part headers, small fields) than an honest upload of one file carries. */
+const FRAMING_BYTES = 64 * 1024;
+
+/**
+ * The least the file of this request can be, from its declared Content-Length less the framing around
+ * it: a request that cannot fit is refused before it is read. Undefined for a body of unknown length.
+ */
+export function leastFileBytes(req: IncomingMessage): number | undefined {
+  const declared = req.headers['content-length'];
+  return declared !== undefined && /^\d{1,16}$/.test(declared) ? Math.max(0, Number(declared) - FRAMING_BYTES) : undefined;
+}
+
+const fileError = (message: string) => validationFailed([{ field: 'file', message }]);
+export const tooLarge = (maxBytes: number) => new HttpError(413, { error: `file too large: at most ${maxBytes} bytes` });
+export const aborted = () => Object.assign(new Error('upload aborted by the client'), { aborted: true });
+
+/**
+ * Reads a `multipart/form-data` request with one file part named `file` (busboy), streaming the part
+ * to a temp file in `dir` while its SHA-256 is computed: never more of it in memory than the streams'
+ * buffers, as the write stream's backpressure pauses busboy, and busboy the request. On any failure
+ * (bad input, too large, the cache full, the client gone) the request is no longer read, the temp file
+ * is removed, and then the promise rejects: nothing is left behind once the caller hears of it.
+ */
+export function receiveUpload(req: IncomingMessage, options: ReceiveOptions): Promise<Received> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    if (!/^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '')) {
+      reject(badRequest('the body must be multipart/form-data with one file part named file'));
+      return;
+    }
+    try {
+      // preservePath: busboy would otherwise keep only the base name; a name with a path is refused instead.
+      parser = busboy({ headers: req.headers, preservePath: true, limits: { files: 1, fields: 20, fieldSize: 1024, parts: 21, headerPairs: 20 } });
+    } catch {
+      reject(badRequest('the body must be multipart/form-data with one file part named file'));
+      return;
+    }
+    let settled = false;
+    let written: Promise<Omit<Received, 'name'>> | undefined;
+    let name = '';
+    let cleanup: () => Promise<void> = async () => {};
+
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      options.failing();
+      req.unpipe(parser);
+      parser.removeAllListeners('file');
+      void cleanup().then(
+        () => reject(err),
+        () => reject(err),
+      );
+    };
+    const succeed = async () => {
+      if (settled) return;
+      if (!written) return fail(fileError('is missing: send one part named file, with a file name'));
+      try {
+        const result = await written;
+        if (!settled) {
+          settled = true;
+          resolve({ name, ...result });
+        }
+      } catch (err) {
+        fail(err);
+      }
+    };
+
+    parser.on('file', (field, stream, info) => {
+      if (field !== 'file') return (stream.resume(), fail(fileError(`must be the one file part, named file (got a file part named ${JSON.stringify(field.slice(0, 64))})`)));
+      const filename = info.filename ?? '';
+      if (!FILE_NAME.test(filename)) {
+        stream.resume();
+        return fail(fileError('must have a file name without a path: letters, digits, . _ - (at most 255), not starting with a dot'));
+      }
+      name = filename;
+      const tempPath = path.join(options.dir, `.upload-${randomUUID()}.partial`);
+      const out = fs.createWriteStream(tempPath, { flags: 'wx', mode: 0o600 });
+      const hash = createHash('sha256');
+      let size = 0;
+      const meter = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          size += chunk.length;
+          if (size > options.maxBytes) return done(tooLarge(options.maxBytes));
+          const write = () => (hash.update(chunk), done(null, chunk));
+          let room: void | Promise<void>;
+          try {
+            room = options.grow(size);
+          } catch (err) {
+            return done(err as Error);
+          }
+          if (room) room.then(write, done);
+          else write();
+        },
+      });
+      cleanup = async () => {
+        stream.resume();
+        meter.destroy();
+        // Closed before it is removed: Windows (the desktop app) cannot remove an open file.
+        if (!out.closed) await new Promise<void>((done) => (out.destroy(), out.once('close', () => done())));
+        await fs.promises.rm(tempPath, { force: true });
+      };
+      written = pipeline(stream, meter, out).then(async () => {
+        // Closed before it is renamed: Windows cannot rename an open file.
+        if (!out.closed) await once(out, 'close');
+        return { size, sha256: hash.digest('hex'), tempPath };
+      });
+      // Failures are acted on at once (not when the form ends): stop reading, remove the temp file.
+      written.catch(fail);
+    });
+    parser.on('filesLimit', () => fail(fileError('must be the only file part: send one file per upload')));
+    parser.on('partsLimit', () => fail(badRequest('too many parts: send one part named file')));
+    parser.on('error', () => fail(badRequest('malformed multipart/form-data body')));
+    parser.on('close', () => void succeed());
+    req.once('close', () => {
+      if (!req.complete) fail(aborted());
+    });
+    req.pipe(parser);
+  });
+}
