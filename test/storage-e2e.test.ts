@@ -207,11 +207,18 @@ describe('host storage and the file cache through the real agents, in Chromium',
     expect(errors).toEqual([]);
   }, 60_000);
 
-  it('an administrator uploads a 200 MiB file through Settings → Files with a moving progress bar; it is cached once, by its SHA-256', async () => {
+  it('an administrator uploads a 200 MiB file through Settings → Files with a moving progress bar (a cancelled upload leaves nothing); it is cached once, by its SHA-256', async () => {
     await page.goto('/settings');
     const files = page.getByTestId('files');
     await files.getByText('The cache is empty.').waitFor();
     await files.getByLabel('Upload a file').setInputFiles(isoPath);
+    // Cancel while it goes: said beside the box, and nothing is kept (the server drops the partial file).
+    await files.getByRole('button', { name: 'Upload', exact: true }).click();
+    await expect.poll(() => files.getByTestId('upload-progress').evaluate((bar: HTMLProgressElement) => bar.value)).toBeGreaterThan(0);
+    await files.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await files.locator('#file-upload-error').textContent()).toBe('The upload was cancelled: nothing was kept.');
+    await expect.poll(() => (fs.existsSync(path.join(dir, 'files')) ? cacheFiles() : [])).toEqual([]);
+    expect((await admin.get('/api/files')).body.files).toEqual([]);
     // Every value the bar shows, frame by frame, until the upload ends.
     await page.evaluate(() => {
       const seen: number[] = [];

@@ -179,18 +179,20 @@ function UploadForm({ max, onDone }: { max: number; onDone: (file: CachedFile) =
           </p>
         )}
       </div>
+      {/* Keyed: were Cancel's element reused as the Upload button, the click that cancels would submit the form again once it re-renders. */}
       {progress ? (
-        <div class="upload-progress">
-          <progress max={progress.total} value={progress.sent} aria-label={`Uploading ${file?.name ?? ''}`} data-testid="upload-progress" />{' '}
-          <span data-testid="upload-sent">
-            {progress.sent >= progress.total ? 'Sent: the server is storing it…' : `${percent}% · ${bytes(progress.sent)} of ${bytes(progress.total)}`}
-          </span>{' '}
+        <div class="upload-progress" key="uploading">
+          <progress max={progress.total} value={progress.sent} aria-label={`Uploading ${file?.name ?? ''}`} data-testid="upload-progress" />
+          {/* Before the figures, which change width as they count: the button stays where it is. */}
           <button type="button" onClick={() => upload.current?.cancel()}>
             Cancel
           </button>
+          <span data-testid="upload-sent">
+            {progress.sent >= progress.total ? 'Sent: the server is storing it…' : `${percent}% · ${bytes(progress.sent)} of ${bytes(progress.total)}`}
+          </span>
         </div>
       ) : (
-        <div class="form-actions">
+        <div class="form-actions" key="upload">
           <button type="submit" class="primary" disabled={!file || !!tooBig}>
             Upload
           </button>
