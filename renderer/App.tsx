@@ -101,7 +101,8 @@ function route(path: string, session: Session) {
   if ((params = match('/hosts/:id', path))) return need('hosts.read', <Lazy key={`host-${params.id}`} load={pages.hostDetail} props={{ id: params.id! }} />);
   if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
   if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
-  if (match('/settings', path)) return need('content.manage', <Lazy key="settings" load={pages.settings} />);
+  // Settings → Files is its widest section (hosts.read, every role); the others check their own capability.
+  if (match('/settings', path)) return need('hosts.read', <Lazy key="settings" load={pages.settings} />);
   if (match('/users', path)) return need('users.manage', <Lazy key="users" load={pages.users} />);
   if (match('/audit', path)) return need('users.manage', <Lazy key="audit" load={pages.audit} />);
   if (match('/telemetry', path)) return need('diagnostics.read', <Lazy key="telemetry" load={pages.telemetry} />);

@@ -91,12 +91,20 @@ async function request(method: string, path: string, body?: unknown): Promise<un
   const data: any = isJson ? await res.json().catch(() => undefined) : undefined;
   if (res.ok) return data;
 
-  if (res.status === 401 && !OWN_401.includes(path.split('?')[0]!) && location.pathname !== '/login') navigate(signInUrl(), { replace: true });
-  if (res.status === 403 && data?.error === 'password change required' && !location.pathname.startsWith('/password')) {
+  return Promise.reject(refusal(res.status, path, data, res.headers.get('retry-after')));
+}
+
+/**
+ * A refused call as the page shows it (and where it sends people: sign-in on 401, the password or
+ * second-factor page when the server asks for one). Also for calls made without `api()`: an upload.
+ */
+export function refusal(status: number, path: string, data: any, retryAfter: string | null): ApiError {
+  if (status === 401 && !OWN_401.includes(path.split('?')[0]!) && location.pathname !== '/login') navigate(signInUrl(), { replace: true });
+  if (status === 403 && data?.error === 'password change required' && !location.pathname.startsWith('/password')) {
     navigate(`/password?next=${encodeURIComponent(currentUrl())}`, { replace: true });
   }
   // FLEET_REQUIRE_2FA: nothing but setting up a second factor until one is.
-  if (res.status === 403 && data?.error === 'second factor required' && !location.pathname.startsWith('/account')) {
+  if (status === 403 && data?.error === 'second factor required' && !location.pathname.startsWith('/account')) {
     navigate(`/account?next=${encodeURIComponent(currentUrl())}`, { replace: true });
   }
   const fields: Record<string, string> = {};
@@ -107,9 +115,9 @@ async function request(method: string, path: string, body?: unknown): Promise<un
     .map(([field, message]) => `${field} ${message}`)
     .join('; ');
   const message =
-    typeof data?.error === 'string' ? sentence(data.error) : fieldText ? `Please fix: ${fieldText}.` : (PLAIN_MESSAGES[res.status] ?? `The server answered ${res.status}.`);
-  const retry = Number(res.headers.get('retry-after'));
-  return Promise.reject(new ApiError(res.status, message, fields, Number.isFinite(retry) && retry > 0 ? retry : undefined));
+    typeof data?.error === 'string' ? sentence(data.error) : fieldText ? `Please fix: ${fieldText}.` : (PLAIN_MESSAGES[status] ?? `The server answered ${status}.`);
+  const retry = Number(retryAfter);
+  return new ApiError(status, message, fields, Number.isFinite(retry) && retry > 0 ? retry : undefined);
 }
 
 /** The text to show for any thrown value: never a stack trace. */

@@ -121,7 +121,10 @@ const provisioning = (admin: boolean) => () =>
     </>
   ));
 
-/** Administrators see every section; operators (content.manage) only the cloud configs. */
+/** Settings → Files, its own chunk: every role that reads hosts sees the file cache. */
+const files = () => import('./Files').then((m) => m.FileSettings);
+
+/** Administrators see every section; operators (content.manage) the cloud configs and the files; viewers the files. */
 export function SettingsPage() {
   const session = useSession();
   if (session.can('settings.manage')) return <AdminSettings />;
@@ -129,7 +132,8 @@ export function SettingsPage() {
     <section>
       <PageTitle title="Settings" />
       <div class="detail-grid">
-        <Lazy load={provisioning(false)} />
+        {session.can('content.manage') && <Lazy key="provisioning" load={provisioning(false)} />}
+        {session.can('hosts.read') && <Lazy key="files" load={files} />}
       </div>
     </section>
   );
@@ -257,6 +261,7 @@ function AdminSettings() {
           }
         />
         <Lazy key="provisioning" load={provisioning(true)} />
+        <Lazy key="files" load={files} />
       </div>
     </section>
   );

@@ -14,11 +14,11 @@ describe('what each role is offered, and what the server refuses', () => {
   });
   afterAll(() => dash?.stop());
 
-  it('a viewer sees no write controls and no admin pages, and forced writes are refused with 403', async () => {
+  it('a viewer sees no write controls and no admin pages (Settings holds only the file cache, read-only), and forced writes are refused with 403', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'viewer', '/instances');
     await expect.poll(() => page.locator('tr[data-vmid="901"]').count()).toBe(1);
-    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Hosts', 'Alerts', 'Usage']);
+    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Jobs', 'Hosts', 'Alerts', 'Usage', 'Settings']);
     await expect.poll(() => page.getByRole('link', { name: 'New instance' }).count()).toBe(0);
 
     await page.goto('/instances/901');
@@ -33,7 +33,15 @@ describe('what each role is offered, and what the server refuses', () => {
     await expect.poll(() => page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
     await expect.poll(() => page.getByRole('checkbox').count()).toBe(0);
 
-    for (const url of ['/settings', '/users', '/audit', '/telemetry', '/instances/new']) {
+    // Settings → Files: hosts.read sees the cache; uploading, pushing and deleting are hosts.manage.
+    await page.goto('/settings');
+    await page.getByTestId('cache-used').waitFor();
+    for (const other of ['Export', 'Database snapshots', 'Notifications', 'Server keys', 'Cloud configs']) {
+      expect(await page.getByRole('heading', { name: other, exact: true }).count(), other).toBe(0);
+    }
+    expect(await page.getByLabel('Upload a file').count()).toBe(0);
+
+    for (const url of ['/users', '/audit', '/telemetry', '/instances/new']) {
       await page.goto(url);
       await expect.poll(() => page.getByText('Your role cannot use this page.').isVisible(), { message: url }).toBe(true);
     }

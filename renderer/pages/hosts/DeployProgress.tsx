@@ -1,48 +1,15 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, messageOf } from '../../api';
 import { Notice } from '../../components/ui';
-import { useLive } from '../../live';
 import type { DeployInput } from '../../../server/contract/inputs/provisioning';
-import { FINISHED_STATUSES, type Operation } from '../../../server/contract/operations';
 import { addressText, failedStep } from './deployForm';
-
-/** How often the operation is read while it runs: the live event is faster, this covers a stream that is reconnecting. */
-const POLL_MS = 2_000;
+import { OperationSteps, useOperation } from './operationProgress';
 
 /**
- * A deploy's operation as it goes, pending → sent → succeeded or failed: live from
- * `operation.updated`, read again (with its output, for roles that read it) when it ends. On success a
- * link to the new instance and its address; on failure the step that failed and the agent's output.
+ * A deploy's operation as it goes (useOperation): on success a link to the new instance and its
+ * address; on failure the step that failed and the agent's output.
  */
 export function DeployProgress(props: { operationId: string; vmid: number; network: DeployInput['network']; diagnostics: boolean }) {
-  const [op, setOp] = useState<Operation>();
-  const [error, setError] = useState<string>();
-  const finished = useRef(false);
-  const read = useCallback(
-    () =>
-      api('GET /api/operations/:id', { params: { id: props.operationId } }).then(
-        (next) => {
-          finished.current = FINISHED_STATUSES.includes(next.status);
-          setOp(next);
-        },
-        (e) => setError(messageOf(e)),
-      ),
-    [props.operationId],
-  );
-  useEffect(() => {
-    void read();
-    const timer = setInterval(() => finished.current || void read(), POLL_MS);
-    return () => clearInterval(timer);
-  }, [read]);
-  useLive(['operation.updated'], ({ data }) => {
-    if (data.id !== props.operationId || finished.current) return;
-    // The event carries no output: the end is read whole.
-    if (FINISHED_STATUSES.includes(data.status)) void read();
-    else setOp((o) => ({ ...data, output: o?.output ?? null }));
-  });
-
+  const { op, error } = useOperation(props.operationId);
   const status = op?.status ?? 'pending';
-  const reached = (step: string) => status === step || (step === 'pending' ? true : step === 'sent' ? status !== 'pending' : false);
   const failure = op?.status === 'failed' ? failedStep(op.output) : undefined;
   return (
     <div data-testid="deploy-progress" aria-live="polite">
@@ -52,13 +19,7 @@ export function DeployProgress(props: { operationId: string; vmid: number; netwo
           {status}
         </span>
       </p>
-      <ol class="deploy-steps" aria-label="Progress">
-        {['pending', 'sent', status === 'failed' || status === 'expired' || status === 'cancelled' ? status : 'succeeded'].map((step) => (
-          <li key={step} class={reached(step) ? 'done' : undefined}>
-            {step === 'pending' ? 'asked' : step === 'sent' ? 'taken by the agent' : step}
-          </li>
-        ))}
-      </ol>
+      <OperationSteps status={status} />
       {error && <Notice kind="error">{error}</Notice>}
       {status === 'succeeded' && (
         <Notice kind="success">

@@ -14,6 +14,7 @@ import { OperationsCard } from './Operations';
 import { useLiveOperations, withOperation } from './operationLive';
 import { isLive, StatusDot, Upgrade, type Act } from './parts';
 import { Removal } from './Removal';
+import { StorageCard } from './Storage';
 import { useLatestMetrics } from './figures';
 import { Lazy } from '../../components/Lazy';
 
@@ -145,6 +146,7 @@ export function HostDetailPage({ id }: { id: string }) {
         </div>
       </div>
       <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} metrics={latest} />
+      {h.status !== 'deleted' && <StorageCard host={h} manage={manage} diagnostics={can.diagnostics} />}
       <div class="detail-grid">
         <OperationsCard host={h} operations={operations.data ?? []} can={can} />
         <MaintenanceCard hostId={h.id} policy={policy.data} manage={session.can('settings.manage') && isLive(h)} onSaved={(p) => policy.update(() => p)} />

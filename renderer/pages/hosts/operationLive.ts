@@ -1,7 +1,7 @@
 import { useLive } from '../../live';
 import type { Operation } from '../../../server/contract/operations';
 
-/** What an operation did, in a few words: "stop of 100", "clone of 9000 to 300", "deploy of 301 “web” from 9000", "agent logs". */
+/** What an operation did, in a few words: "stop of 100", "clone of 9000 to 300", "deploy of 301 “web” from 9000", "download of debian.iso to local", "agent logs". */
 export function operationWhat(op: Pick<Operation, 'type' | 'action' | 'vmid' | 'params'>): string {
   if (op.type === 'guest.action') {
     const extra = op.action === 'clone' ? ` to ${op.params.new_vmid} “${op.params.name}”` : op.action === 'snapshot' ? ` “${op.params.name}”` : op.action === 'rollback' ? ` to “${op.params.snapshot}”` : '';
@@ -12,6 +12,8 @@ export function operationWhat(op: Pick<Operation, 'type' | 'action' | 'vmid' | '
     const from = op.params.source_volume ?? op.params.source_vmid;
     return `deploy of ${op.vmid}${op.params.name ? ` “${op.params.name}”` : ''}${from ? ` from ${from}` : ''}`;
   }
+  if (op.type === 'download') return `download of ${op.params.filename ?? '?'} to ${op.params.storage ?? '?'}`;
+  if (op.type === 'upload') return `push of ${op.params.name ?? `file ${op.params.file_id ?? '?'}`} to ${op.params.storage ?? '?'}`;
   if (op.type === 'logs') return 'agent logs';
   if (op.type === 'upgrade') return `agent upgrade to ${op.params.version ?? '?'}`;
   return 'agent uninstall';
