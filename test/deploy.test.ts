@@ -395,11 +395,12 @@ describe('the largest launch bodies', () => {
       }
     })();
     for (const body of bodies) {
-      const answers = await Promise.all(Array.from({ length: 4 }, () => operator.post(`/api/hosts/${host.id}/deploy`, body)));
+      const answers = await Promise.all(Array.from({ length: 2 }, () => operator.post(`/api/hosts/${host.id}/deploy`, body)));
       for (const a of answers) expect(a.status, a.text.slice(0, 200)).toBe(400);
     }
     polling = false;
     await health;
+    console.log(`slowest /api/health during the launch bodies: ${Math.round(slowest)} ms`);
     expect(slowest).toBeLessThan(1000);
   }, 60_000);
 });

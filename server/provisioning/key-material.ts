@@ -9,6 +9,8 @@ const KEY_FIELDS: ReadonlySet<string> = new Set(['ssh_keys', 'sshkeys', 'ssh_pub
  * those a server key may have: a DSA key in a launch is key material too.
  */
 const KEY_IN_TEXT = /(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)[ \t]+(AAAA[A-Za-z0-9+/]+={0,2})/g;
+/** Values searched before the search lets the event loop turn. */
+const SLICE = 5000;
 /** More candidates than this in one body is key material whatever they parse as (and bounds the work). */
 const MAX_CANDIDATES = 64;
 
@@ -21,12 +23,15 @@ function namesItsType(type: string, base64: string): boolean {
 /**
  * True when a launch body (deploy or rebuild, as parsed JSON, before any schema reads it) carries
  * key material: a key field at any depth, or a string that holds an SSH public key (or a private
- * key). Walks without recursion, so a deeply nested body costs a loop, not the stack.
+ * key). Walks without recursion, so a deeply nested body costs a loop, not the stack, and in slices.
  */
 export async function carriesKeyMaterial(body: unknown): Promise<boolean> {
   const stack: unknown[] = [body];
   const candidates: [string, string][] = [];
+  let walked = 0;
   while (stack.length) {
+    // A body of 100,000 strings is searched in slices: other requests are answered between them.
+    if (++walked % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     const value = stack.pop();
     if (typeof value === 'string') {
       // Shorter than any key line or private key marker; a key's base64 always starts AAAA.
