@@ -30,6 +30,8 @@ export default defineConfig({
     isolate: false,
     // Builds dist/ once per run (and unpacks the npm Chromium when that is the browser in use).
     globalSetup: ['test/setup/global.ts'],
+    // HOMEFLEET_TEST_CPU_LOG=file: one line per test file with its wall time and CPU (test/README.md).
+    setupFiles: process.env.HOMEFLEET_TEST_CPU_LOG ? ['test/setup/cpu-log.ts'] : [],
     // Most files wait on sockets, child processes, timers and Chromium rather than compute, so more
     // files run at once than there are cores (vitest's default is cores - 1: one file at a time on a
     // 2-core machine). Every file uses its own port 0 servers, temp databases and folders.

@@ -28,6 +28,19 @@ if (files.length === 0) {
   for (const name of fs.readdirSync(dir).sort()) if (name.endsWith('.bats')) files.push(path.join(dir, name));
 }
 
+// The longest files start first, by their time in the last run (the largest first when there is
+// none), so the run does not end with one long file alone on a core. Output stays in file order.
+const timesFile = path.join(root, 'node_modules', '.cache', 'homefleet-bats-times.json');
+let lastTimes = {};
+try {
+  lastTimes = JSON.parse(fs.readFileSync(timesFile, 'utf8'));
+} catch {
+  // No earlier run on this machine.
+}
+const rel = (file) => path.relative(root, file);
+const expected = (file) => lastTimes[rel(file)] ?? fs.statSync(file).size / 1000;
+const order = files.map((_, i) => i).sort((a, b) => expected(files[b]) - expected(files[a]));
+
 function runFile(file) {
   return new Promise((resolve) => {
     const started = performance.now();
@@ -61,11 +74,18 @@ const print = () => {
 await Promise.all(
   Array.from({ length: Math.min(jobs, files.length) }, async () => {
     while (next < files.length) {
-      const i = next++;
+      const i = order[next++];
       results[i] = await runFile(files[i]);
       print();
     }
   }),
 );
+for (const { file, seconds } of results) lastTimes[rel(file)] = Number(seconds.toFixed(1));
+try {
+  fs.mkdirSync(path.dirname(timesFile), { recursive: true });
+  fs.writeFileSync(timesFile, `${JSON.stringify(lastTimes, null, 1)}\n`);
+} catch {
+  // A read-only checkout keeps the default order.
+}
 console.log(`bats: ${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

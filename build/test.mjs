@@ -37,7 +37,9 @@ if (build.code !== 0) process.exit(build.code);
 
 // The global setup of vitest skips its own build: dist/ was just built from the current sources.
 const results = await Promise.all([
-  run('typecheck', node, ['node_modules/typescript7/bin/tsc', '--noEmit']),
+  // One thread: its four checkers each re-check what the files share, 19 CPU-seconds against 9 for
+  // the same answer, on cores that vitest and bats are using meanwhile.
+  run('typecheck', node, ['node_modules/typescript7/bin/tsc', '--noEmit', '--singleThreaded']),
   run('vitest', node, ['node_modules/vitest/vitest.mjs', 'run'], { stream: true, env: { HOMEFLEET_DIST_BUILT: '1' } }),
   run('bats', node, ['build/bats.mjs']),
 ]);

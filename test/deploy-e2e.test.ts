@@ -7,12 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumLaunchOptions } from '../build/chromium.mjs';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { ed25519Line } from './helpers/ssh-keys.js';
+import { closeContexts, sharedBrowser } from './e2e/helpers.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fixtures = path.join(root, 'reporter/test/fixtures');
@@ -131,7 +131,7 @@ beforeAll(async () => {
   });
   // The template's sizes, which the dialog pre-fills, come with the heartbeat's metrics.
   await until('the template’s sizes', async () => (await admin.get(`/api/hosts/${hostId}/metrics/latest`)).body?.guests?.some((g: { vmid: number; maxmem: number }) => g.vmid === 9000 && g.maxmem));
-  browser = await chromium.launch(await chromiumLaunchOptions());
+  browser = await sharedBrowser();
 }, 60_000);
 
 afterAll(async () => {
@@ -142,7 +142,7 @@ afterAll(async () => {
       // already gone
     }
   }
-  await browser?.close();
+  await closeContexts();
   await server?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });

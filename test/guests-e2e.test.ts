@@ -6,12 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumLaunchOptions } from '../build/chromium.mjs';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { heldPosts } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
+import { closeContexts, sharedBrowser } from './e2e/helpers.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fakeBin = path.join(root, 'reporter/test/fixtures/agent-bin');
@@ -86,7 +86,7 @@ beforeAll(async () => {
     const [host] = (await admin.get('/api/hosts')).body;
     return host?.status === 'online' && host.guest_count === 4 && (host.id as number);
   });
-  browser = await chromium.launch(await chromiumLaunchOptions());
+  browser = await sharedBrowser();
 }, 60_000);
 
 afterAll(async () => {
@@ -97,7 +97,7 @@ afterAll(async () => {
       // already gone
     }
   }
-  await browser?.close();
+  await closeContexts();
   await server?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });

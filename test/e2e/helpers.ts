@@ -25,11 +25,31 @@ export interface Dashboard {
   stop(): Promise<void>;
 }
 
-/** The built dashboard on a real server on 127.0.0.1, and a real Chromium. */
+const worker = globalThis as { homefleetBrowser?: Promise<Browser> };
+/**
+ * The test worker's Chromium, launched on first use and shared by the files the worker runs one
+ * after another (vitest's isolate: false); each test still gets a fresh context, so no cookie,
+ * storage or cache crosses from one to the next. A launch costs a second of a worker and ~0.4
+ * CPU-seconds, and 24 files launched one each. Playwright ends it when the worker exits.
+ */
+export async function sharedBrowser(): Promise<Browser> {
+  const running = await worker.homefleetBrowser?.catch(() => undefined);
+  if (running?.isConnected()) return running;
+  worker.homefleetBrowser = chromiumLaunchOptions().then((options) => chromium.launch(options));
+  return worker.homefleetBrowser;
+}
+
+/** Closes every context left open on the shared browser: a file's afterAll, as the worker runs one file at a time. */
+export async function closeContexts(): Promise<void> {
+  const browser = await worker.homefleetBrowser?.catch(() => undefined);
+  await Promise.all((browser?.contexts() ?? []).map((context) => context.close().catch(() => {})));
+}
+
+/** The built dashboard on a real server on 127.0.0.1, and a real Chromium (the worker's, sharedBrowser). */
 export async function startDashboard(options: Parameters<typeof startServer>[0] = {}): Promise<Dashboard> {
   await buildRenderer();
   const server = await startServer({ rendererDir: path.join(root, 'dist', 'renderer'), ...options });
-  const browser = await chromium.launch(await chromiumLaunchOptions());
+  const browser = await sharedBrowser();
   const contexts: BrowserContext[] = [];
   const errors: string[] = [];
   return {
@@ -51,7 +71,6 @@ export async function startDashboard(options: Parameters<typeof startServer>[0] 
     },
     async stop() {
       for (const context of contexts) await context.close().catch(() => {});
-      await browser.close();
       await server.stop();
     },
   };

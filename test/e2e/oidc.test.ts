@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumLaunchOptions } from '../../build/chromium.mjs';
 import { sendBytes, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
+import { closeContexts, sharedBrowser } from './helpers.js';
 
 // The built server (dist/server/main.js) signing people in through a real OpenID provider on 127.0.0.1,
-// driven by Chromium through the whole redirect flow. One provider, one server, one browser for the file.
+// driven by Chromium through the whole redirect flow. One provider and one server for the file.
 // Every refused sign-in counts in 127.0.0.1's login window (10 per 15 minutes) and the file refuses 9:
 // a new refusal case needs a server of its own.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-oidc-'));
@@ -34,10 +34,10 @@ beforeAll(async () => {
     FLEET_OIDC_ROLE_MAP: 'fleet-admins=administrator,fleet-ops=operator,fleet-view=viewer',
   });
   provider.register({ client_id: 'homefleet', client_secret: CLIENT_SECRET, redirect_uris: [`${server.url}/api/auth/oidc/callback`] });
-  browser = await chromium.launch(await chromiumLaunchOptions());
+  browser = await sharedBrowser();
 }, 60_000);
 afterAll(async () => {
-  await browser?.close();
+  await closeContexts();
   await server?.stop();
   await provider?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
