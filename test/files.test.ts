@@ -182,9 +182,9 @@ describe('POST /api/files', () => {
     expect(rows(small)).toEqual([]);
   });
 
-  it('refuses a body that is not multipart (400), or a malformed one (400)', async () => {
+  it('refuses a body that is not multipart (415), or a malformed one (400)', async () => {
     const json = await fetch(`${small.headless.local}/api/files`, { method: 'POST', headers: { ...bearer(small.tokens.administrator), 'content-type': 'application/json' }, body: '{"file":"x"}' });
-    expect(json.status).toBe(400);
+    expect(json.status).toBe(415);
     expect(await json.json()).toEqual({ error: 'the body must be multipart/form-data with one file part named file' });
     const cut = multipart([{ name: 'file', filename: 'a.iso', data: 'abc' }]);
     const res = await fetch(`${small.headless.local}/api/files`, {

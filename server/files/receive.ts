@@ -7,7 +7,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { FILE_NAME } from '../contract/inputs/storage.js';
-import { badRequest, HttpError, validationFailed } from '../errors.js';
+import { badRequest, HttpError, unsupportedMediaType, validationFailed } from '../errors.js';
 
 /** A file part written whole to its temp file. */
 export interface Received {
@@ -60,8 +60,9 @@ export const aborted = () => Object.assign(new Error('upload aborted by the clie
 export function receiveUpload(req: IncomingMessage, options: ReceiveOptions): Promise<Received> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
+    // Another media type is the wrong kind of body (415, as the JSON routes answer a body they cannot read).
     if (!/^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '')) {
-      reject(badRequest('the body must be multipart/form-data with one file part named file'));
+      reject(unsupportedMediaType('the body must be multipart/form-data with one file part named file'));
       return;
     }
     try {
