@@ -77,9 +77,9 @@ describe('the Deploy dialog’s form', () => {
     expect(deployBody({ ...blank, source: '555' }, templates).errors).toEqual({ source_vmid: 'choose a template or a container template volume' });
   });
 
-  it('says the static address, or that DHCP’s shows once the guest reports in', () => {
+  it('says the static address, or that DHCP gives it', () => {
     expect(addressText({ bridge: 'vmbr0', ip: '192.0.2.30/24', gateway: '192.0.2.1' })).toBe('192.0.2.30');
-    expect(addressText({ bridge: 'vmbr0', ip: 'dhcp' })).toBe('DHCP (the guest’s address shows once it reports in)');
+    expect(addressText({ bridge: 'vmbr0', ip: 'dhcp' })).toBe('DHCP (from your DHCP server; homefleet does not collect guest addresses yet)');
   });
 
   it('reads the failed step from the agent’s last words, or its refusal', () => {

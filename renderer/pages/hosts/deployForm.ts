@@ -164,8 +164,8 @@ export function deployBody(form: DeployForm, templates: Pick<Guest, 'vmid' | 'ty
 
 /** What the new guest's address will be: the static one of the spec, or DHCP's, which no heartbeat carries. */
 export function addressText(network: DeployInput['network'] | null | undefined): string {
-  if (!network) return 'as the template’s network gives it (the guest’s address shows once it reports in)';
-  return network.ip === 'dhcp' ? 'DHCP (the guest’s address shows once it reports in)' : network.ip.replace(/\/\d+$/, '');
+  if (!network) return 'as the template’s network gives it (homefleet does not collect guest addresses yet)';
+  return network.ip === 'dhcp' ? 'DHCP (from your DHCP server; homefleet does not collect guest addresses yet)' : network.ip.replace(/\/\d+$/, '');
 }
 
 /**
