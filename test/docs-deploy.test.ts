@@ -14,37 +14,12 @@ import { bearer } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
 import { killWhenTestEnds } from './helpers/listening.js';
 import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
+import { shellBlocks } from './helpers/readme.js';
 
 const SETUP_TOKEN = 'docs-deploy-setup-token-0123456789ab';
 const README = path.resolve(import.meta.dirname, '../README.md');
 
-interface Block {
-  /** What the `<!-- docs-deploy: … -->` line before the block says: `run`, `the reader sets`, `on the Proxmox host`. */
-  marker: string | undefined;
-  code: string;
-}
-
-/** The ```sh blocks of the README's section `title` (up to the next heading of its level or higher), each with its marker. */
-function shellBlocks(markdown: string, title: string): Block[] {
-  const lines = markdown.split('\n');
-  const start = lines.indexOf(`## ${title}`);
-  if (start < 0) return [];
-  const blocks: Block[] = [];
-  let fence: string[] | undefined;
-  let marker: string | undefined;
-  for (const line of lines.slice(start + 1)) {
-    if (fence) {
-      if (/^```\s*$/.test(line)) (blocks.push({ marker, code: fence.join('\n') + '\n' }), (fence = undefined), (marker = undefined));
-      else fence.push(line);
-    } else if (/^#{1,2} /.test(line)) break;
-    else if (/^```sh\s*$/.test(line)) fence = [];
-    else if (/^```/.test(line)) blocks.push({ marker: 'not sh', code: line });
-    else if (line.trim() !== '') marker = /^<!-- docs-deploy: (.+) -->$/.exec(line)?.[1];
-  }
-  return blocks;
-}
-
-const walkthrough = () => shellBlocks(fs.readFileSync(README, 'utf8'), 'Deploy a guest');
+const walkthrough = () => shellBlocks(fs.readFileSync(README, 'utf8'), 'Deploy a guest', 'docs-deploy');
 
 let server: Headless;
 let admin: TestClient;

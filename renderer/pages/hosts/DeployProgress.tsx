@@ -1,7 +1,7 @@
 import { Notice } from '../../components/ui';
 import type { DeployInput } from '../../../server/contract/inputs/provisioning';
 import { addressText, failedStep } from './deployForm';
-import { OperationSteps, useOperation } from './operationProgress';
+import { FailedOutput, OperationSteps, useOperation } from './operationProgress';
 
 /**
  * A deploy's operation as it goes (useOperation): on success a link to the new instance and its
@@ -47,14 +47,7 @@ export function DeployProgress(props: { operationId: string; vmid: number; netwo
       {(status === 'expired' || status === 'cancelled') && (
         <Notice kind="warning">{status === 'cancelled' ? 'The deploy was cancelled before the agent took it.' : 'The deploy expired: the agent did not report its result in time.'}</Notice>
       )}
-      {status === 'failed' &&
-        (props.diagnostics ? (
-          <pre class="config-view" data-testid="deploy-output">
-            {op?.output || '(no output)'}
-          </pre>
-        ) : (
-          <p class="hint">Operators and administrators can read the agent’s output.</p>
-        ))}
+      {status === 'failed' && <FailedOutput output={op?.output} diagnostics={props.diagnostics} testId="deploy-output" />}
     </div>
   );
 }

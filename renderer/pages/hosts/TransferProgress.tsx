@@ -1,5 +1,5 @@
 import { Notice } from '../../components/ui';
-import { OperationSteps, useOperation } from './operationProgress';
+import { FailedOutput, OperationSteps, useOperation } from './operationProgress';
 
 /**
  * A download or a push as it goes (the Deploy dialog's steps): `what` is the file and where it goes.
@@ -33,14 +33,7 @@ export function TransferProgress(props: { operationId: string; what: string; vol
       {(status === 'expired' || status === 'cancelled') && (
         <Notice kind="warning">{status === 'cancelled' ? 'It was cancelled before the agent took it.' : 'It expired: the agent did not report its result in time.'}</Notice>
       )}
-      {status === 'failed' &&
-        (props.diagnostics ? (
-          <pre class="config-view" data-testid="transfer-output">
-            {op?.output || '(no output)'}
-          </pre>
-        ) : (
-          <p class="hint">Operators and administrators can read the agent’s output.</p>
-        ))}
+      {status === 'failed' && <FailedOutput output={op?.output} diagnostics={props.diagnostics} testId="transfer-output" />}
     </div>
   );
 }

@@ -52,3 +52,14 @@ export function OperationSteps({ status }: { status: OperationStatus }) {
     </ol>
   );
 }
+
+/** A failed operation's output for the roles that read it (`diagnostics.read`), else who can. */
+export function FailedOutput({ output, diagnostics, testId }: { output: string | null | undefined; diagnostics: boolean; testId: string }) {
+  return diagnostics ? (
+    <pre class="config-view" data-testid={testId}>
+      {output || '(no output)'}
+    </pre>
+  ) : (
+    <p class="hint">Operators and administrators can read the agent’s output.</p>
+  );
+}
