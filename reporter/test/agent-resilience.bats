@@ -6,6 +6,8 @@
 setup_file() { load agent_helper; start_agent_mock; make_installed_template; }
 teardown_file() { load agent_helper; stop_agent_mock; }
 setup() { load agent_helper; reset_agent_test; use_installed_root; }
+# What a test started in the background and did not get to stop (it failed first) ends with it.
+teardown() { if [[ -f "$BATS_TEST_TMPDIR/pids" ]]; then xargs kill <"$BATS_TEST_TMPDIR/pids" 2>/dev/null || true; fi; }
 
 # timed_agent LIMIT [NAME=value ...] -- args: run_agent, failing when it took more than LIMIT seconds.
 timed_agent() {
@@ -95,6 +97,7 @@ assert_no_crash() {
   # The loop under strict mode keeps running against a dead server...
   env -i "${BASE_ENV[@]}" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>"$BATS_TEST_TMPDIR/agent.log" 3>&- &
   local pid=$!
+  echo "$pid" >>"$BATS_TEST_TMPDIR/pids"
   sleep 3.5
   kill -0 "$pid"
   local failures
@@ -112,8 +115,10 @@ assert_no_crash() {
     }).listen(Number(port), "127.0.0.1");
   ' "$port" "$MOCK" 3>&- &
   local proxy=$!
+  echo "$proxy" >>"$BATS_TEST_TMPDIR/pids"
   env -i "${BASE_ENV[@]}" "$BASH_BIN" "$INSTALLED_AGENT" --root "$ROOT_DIR" 2>>"$BATS_TEST_TMPDIR/agent.log" 3>&- &
   pid=$!
+  echo "$pid" >>"$BATS_TEST_TMPDIR/pids"
   wait_for '[[ "$(request_count /api/agent/heartbeat)" -ge 1 ]]' 5
   kill "$pid" "$proxy"
   wait "$pid" || true
