@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { nameOf } from '../audit.js';
 import type { GuestActionRequest } from '../contract/inputs/operations.js';
 import { DNS_LABEL, type DeployRequest } from '../contract/inputs/provisioning.js';
@@ -9,7 +8,7 @@ import type { HostRow } from '../hosts/repo.js';
 import type { DeployFields } from '../contract/provisioning.js';
 import type { CommandChannel } from './command-channel.js';
 import { launchFields, requireLaunchables, type LaunchValues } from './launch.js';
-import { announceOperation, requireReachable, type OperationParts } from './parts.js';
+import { queueOperation, requireReachable, type OperationParts } from './parts.js';
 
 export const PRODUCTION_REBUILD = "rebuilding a production instance needs an administrator's force";
 
@@ -33,13 +32,8 @@ export type Deploys = ReturnType<typeof createDeploys>;
 export function createDeploys(parts: OperationParts, channel: CommandChannel) {
   const { ctx, repo, ops, audit, instances, launchables } = parts;
 
-  function queue(host: HostRow, vmid: number, action: 'rebuild' | null, fields: DeployFields, reason: string | null, who: Who, now: number): string {
-    const id = randomUUID();
-    ops.insert({ id, host_id: host.id, type: 'deploy', vmid, action, params: fields, reason, requested_by: who.actor, requested_at: now });
-    announceOperation(parts, id);
-    ctx.afterCommit(() => channel.notify(host.id));
-    return id;
-  }
+  const queue = (host: HostRow, vmid: number, action: 'rebuild' | null, fields: DeployFields, reason: string | null, who: Who, now: number): string =>
+    queueOperation(parts, channel, { host_id: host.id, type: 'deploy', vmid, action, params: fields, reason, requested_by: who.actor, requested_at: now });
 
   const deployTx = ctx.transaction((hostId: number, body: DeployRequest, who: Who, now: number): string => {
     const host = requireHost(repo, hostId);

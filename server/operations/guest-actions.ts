@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { nameOf } from '../audit.js';
 import { DISRUPTIVE_ACTIONS, TEMPLATE_ACTIONS, type OperationAccepted } from '../contract/operations.js';
 import { conflict, HttpError, notFound } from '../errors.js';
@@ -7,7 +6,7 @@ import type { Deploys } from './deploys.js';
 import type { Maintenance } from './maintenance.js';
 import type { GuestActionRequest } from '../contract/inputs/operations.js';
 import { requireHost, type Who } from '../hosts/parts.js';
-import { announceOperation, requireReachable, type OperationParts } from './parts.js';
+import { queueOperation, requireReachable, type OperationParts } from './parts.js';
 
 /** The registry's production rule, as a destroy meets it. */
 export const PRODUCTION_DESTROY = 'production instances cannot be destroyed; change the stack to development first';
@@ -62,9 +61,7 @@ export function createGuestActions(parts: OperationParts, maintenance: Maintenan
       instances.create({ vmid: body.new_vmid, name: body.name, state: 'testing', stack: 'development' });
     }
 
-    const id = randomUUID();
-    ops.insert({
-      id,
+    const id = queueOperation(parts, channel, {
       host_id: hostId,
       type: 'guest.action',
       vmid,
@@ -82,8 +79,6 @@ export function createGuestActions(parts: OperationParts, maintenance: Maintenan
       summary: `${nameOf()} ${forced ? 'forced' : 'asked for'} the ${what} on ${host.hostname}${forced ? ' outside its maintenance window' : ''}`,
       detail: { host: host.hostname, vmid, action: body.action, operation_id: id, ...paramsOf(body), ...(body.reason ? { reason: body.reason } : {}), ...(forced ? { force: true } : {}) },
     });
-    announceOperation(parts, id);
-    ctx.afterCommit(() => channel.notify(hostId));
     return id;
   });
 

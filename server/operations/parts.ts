@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit.js';
 import { conflict } from '../errors.js';
 import type { AppContext } from '../context.js';
 import type { HostRepo, HostRow } from '../hosts/repo.js';
 import type { InstanceService } from '../registry/service.js';
 import type { Launchables } from './launch.js';
-import type { OperationRepo } from './repo.js';
+import type { CommandChannel } from './command-channel.js';
+import type { NewOperation, OperationRepo } from './repo.js';
 import { presentOperation } from './view.js';
 
 /**
@@ -40,4 +42,16 @@ export function requireReachable(parts: OperationParts, host: HostRow, now: numb
   if (host.state === 'deleted') throw conflict('host is deleted');
   if (host.state === 'deleting') throw conflict('host is being deleted');
   if (!parts.isOnline(host, now)) throw conflict('host is offline');
+}
+
+/**
+ * A new pending operation for a host, inside the caller's transaction: inserted, announced, and its
+ * host's waiting command poll woken once it commits. Answers its id.
+ */
+export function queueOperation(parts: Pick<OperationParts, 'ctx' | 'ops'>, channel: CommandChannel, op: Omit<NewOperation, 'id'>): string {
+  const id = randomUUID();
+  parts.ops.insert({ id, ...op });
+  announceOperation(parts, id);
+  parts.ctx.afterCommit(() => channel.notify(op.host_id));
+  return id;
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { nameOf } from '../audit.js';
 import { FILE_NAME, type DownloadRequest, type PushRequest, type StorageReport } from '../contract/inputs/storage.js';
 import type { OperationAccepted } from '../contract/operations.js';
@@ -7,7 +6,7 @@ import { conflict, invalidToken, notFound, validationFailed } from '../errors.js
 import { hostSubject, requireHost, type Who } from '../hosts/parts.js';
 import type { HostRow } from '../hosts/repo.js';
 import type { CommandChannel } from './command-channel.js';
-import { announceOperation, requireReachable, type OperationParts } from './parts.js';
+import { queueOperation, requireReachable, type OperationParts } from './parts.js';
 
 export const PUSH_RUNNING = 'a push of this file to this storage is already running';
 
@@ -39,13 +38,8 @@ export function createStorageOperations(parts: OperationParts, channel: CommandC
     if (!found.active) throw conflict(`storage ${storage} is not active on ${host.hostname}`);
   }
 
-  function queue(host: HostRow, type: 'download' | 'upload', params: Record<string, unknown>, who: Who, now: number): string {
-    const id = randomUUID();
-    ops.insert({ id, host_id: host.id, type, vmid: null, action: null, params, reason: null, requested_by: who.actor, requested_at: now });
-    announceOperation(parts, id);
-    ctx.afterCommit(() => channel.notify(host.id));
-    return id;
-  }
+  const queue = (host: HostRow, type: 'download' | 'upload', params: Record<string, unknown>, who: Who, now: number): string =>
+    queueOperation(parts, channel, { host_id: host.id, type, vmid: null, action: null, params, reason: null, requested_by: who.actor, requested_at: now });
 
   const downloadTx = ctx.transaction((hostId: number, storage: string, body: DownloadRequest, who: Who, now: number): string => {
     const host = requireHost(repo, hostId);
