@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './helpers/build.js';
 import { setUpAdmin, startHeadless, type Headless } from './helpers/headless.js';
 import { bearer, heldPosts } from './helpers/hosts.js';
@@ -25,7 +25,6 @@ let adminToken: string;
 let operator: TestClient;
 let viewer: TestClient;
 let anonymous: TestClient;
-let filesRoute = false;
 let serial = 0;
 
 interface Host {
@@ -91,11 +90,6 @@ async function cached(bytes: Buffer, name: string): Promise<{ id: number; name: 
   return JSON.parse(text);
 }
 
-/** Tests of pushes and fetches need the file cache's upload route. */
-function needsFiles(ctx: TestContext): void {
-  if (!filesRoute) ctx.skip('POST /api/files (the file cache) is not served by this build');
-}
-
 /** A GET of the agent's file route through node:http, the body as bytes. */
 function fetchFile(host: Host, fileId: number, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
@@ -133,8 +127,6 @@ beforeAll(async () => {
   adminToken = await tokenFor('administrator');
   operator = new TestClient(server.local, bearer(await tokenFor('operator')));
   viewer = new TestClient(server.local, bearer(await tokenFor('viewer')));
-  const document = (await anonymous.get('/api/openapi.json')).body;
-  filesRoute = document.paths?.['/api/files']?.post !== undefined;
 }, 60_000);
 
 afterAll(async () => {
@@ -330,8 +322,7 @@ describe('pushes of cached files and the agent’s fetch', () => {
   const ISO = Buffer.alloc(3 * 1024 * 1024 + 17, 0);
   for (let i = 0; i < ISO.length; i++) ISO[i] = (i * 7 + (i >> 9)) & 0xff;
 
-  it('queues a push whose command names the cached file, and lets only that host fetch it while the push runs', async (ctx) => {
-    needsFiles(ctx);
+  it('queues a push whose command names the cached file, and lets only that host fetch it while the push runs', async () => {
     const [host, other] = [await enrolledHost(), await enrolledHost()];
     const file = await cached(ISO, 'homefleet-test.iso');
     const notPushed = await cached(Buffer.from('never pushed'), 'never.iso');
@@ -372,8 +363,7 @@ describe('pushes of cached files and the agent’s fetch', () => {
     expect((await fetchFile(host, file.id)).status).toBe(401);
   });
 
-  it('makes one operation of ten parallel pushes of one file to one storage; another storage or host is another push', async (ctx) => {
-    needsFiles(ctx);
+  it('makes one operation of ten parallel pushes of one file to one storage; another storage or host is another push', async () => {
     const [host, other] = [await enrolledHost([LOCAL, LVM, { ...NFS, active: true }]), await enrolledHost()];
     const file = await cached(Buffer.from('#cloud-config\npackages: [nginx]\n'), 'web.yaml');
     const answers = await heldPosts(server.local, `/api/hosts/${host.id}/storage/local/files`, bearer(adminToken), Array.from({ length: 10 }, () => ({ file_id: file.id, content: 'snippets' })));
@@ -389,8 +379,7 @@ describe('pushes of cached files and the agent’s fetch', () => {
     expect((await admin.post(`/api/hosts/${host.id}/storage/local/files`, { file_id: file.id, content: 'snippets', replace: true })).status).toBe(202);
   });
 
-  it('answers each refusal of a push with its status, and keeps a pushed file from being deleted until the push ends', async (ctx) => {
-    needsFiles(ctx);
+  it('answers each refusal of a push with its status, and keeps a pushed file from being deleted until the push ends', async () => {
     const host = await enrolledHost();
     const file = await cached(Buffer.from('template bytes'), 'debian-12-standard_12.7-1_amd64.tar.zst');
     const push = (storage: string, b: object, client = admin) => client.post(`/api/hosts/${host.id}/storage/${storage}/files`, b);
