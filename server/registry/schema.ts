@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { FLAGS, SORT_KEYS, type SortKey } from '../contract/registry.js';
-import { InstanceListParams } from '../contract/inputs/registry.js';
+import { InstanceAtParams, InstanceListParams } from '../contract/inputs/registry.js';
 import { validationFailed } from '../errors.js';
+import { INSTANT_RULE, parseInstant } from './instant.js';
 
 /** The writable fields, in the order they are stored, shown and compared for history. */
 export const WRITABLE_FIELDS = ['vmid', 'name', 'state', 'stack', 'tailscale_ip', ...FLAGS] as const;
@@ -23,6 +24,8 @@ export interface ListQuery {
   host?: number | 'none';
   sort: SortKey;
   descending: boolean;
+  /** `at`: the instant whose registry is asked for (ms), rebuilt from history (past.ts). */
+  at?: number;
 }
 
 export function parseListQuery(query: Record<string, unknown>): ListQuery {
@@ -30,7 +33,11 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   const host = firstString(query.host_id);
   // A host filter that names no host cannot be read as "all": that would be another list than asked for.
   if (host && host !== 'none' && !/^[1-9]\d{0,14}$/.test(host)) throw validationFailed([{ field: 'host_id', message: 'must be a host id or none' }]);
+  const at = parseAt(query.at);
+  // Where a guest ran is what hosts report now, never written to history: no past to filter by.
+  if (at !== undefined && host) throw validationFailed([{ field: 'host_id', message: 'cannot be combined with at: where guests ran is not kept in history' }]);
   return {
+    ...(at === undefined ? {} : { at }),
     host: host ? (host === 'none' ? 'none' : Number(host)) : undefined,
     search: firstString(query.search) || undefined,
     state: firstString(query.state) || undefined,
@@ -40,5 +47,20 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   };
 }
 
-/** GET /api/instances's query, forgiving as parseListQuery says; only a host filter that names no host is refused. */
+/** `at` read as an instant (ms); absent or empty is now. Not an instant: 400 naming it, never "now" instead. */
+function parseAt(value: unknown): number | undefined {
+  const text = firstString(value);
+  if (!text) return undefined;
+  const at = parseInstant(text);
+  if (at === null) throw validationFailed([{ field: 'at', message: INSTANT_RULE }]);
+  return at;
+}
+
+/** GET /api/instances's query, forgiving as parseListQuery says; only a host filter that names no host, and an `at` that is no instant, are refused. */
 export const InstanceListQuery = z.lazy(() => InstanceListParams.unwrap().transform((query) => parseListQuery(query)));
+
+/** GET /api/instances/:vmid's query: `at`, as the list reads it. */
+export const InstanceAtQuery = z.lazy(() => InstanceAtParams.unwrap().transform((query): { at?: number } => {
+  const at = parseAt(query.at);
+  return at === undefined ? {} : { at };
+}));
