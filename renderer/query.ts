@@ -1,5 +1,6 @@
 /** The instances view as it lives in the URL, so a view can be bookmarked. Pure; tested in query.test.ts. */
 import { SORT_KEYS, STACKS, STATES, type SortKey } from '../server/contract/registry';
+import { parseAt } from './asOf';
 
 export type Sort = SortKey;
 
@@ -11,6 +12,8 @@ export interface InstanceView {
   host: string;
   sort: Sort;
   order: 'asc' | 'desc';
+  /** The instant the registry is shown as of (UTC ISO), or '' for now. */
+  at: string;
 }
 
 const oneOf = (allowed: readonly string[], value: string | null): string => (value !== null && allowed.includes(value) ? value : '');
@@ -26,6 +29,7 @@ export function parseView(search: string): InstanceView {
     host: /^(none|[1-9][0-9]{0,14})$/.test(params.get('host_id') ?? '') ? params.get('host_id')! : '',
     sort: (SORT_KEYS as readonly string[]).includes(sort) ? (sort as Sort) : 'name',
     order: params.get('order') === 'desc' ? 'desc' : 'asc',
+    at: parseAt(params.get('at')),
   };
 }
 
@@ -38,6 +42,7 @@ export function viewQuery(view: InstanceView): string {
   if (view.host) params.set('host_id', view.host);
   if (view.sort !== 'name') params.set('sort', view.sort);
   if (view.order === 'desc') params.set('order', 'desc');
+  if (view.at) params.set('at', view.at);
   const text = params.toString();
   return text ? `?${text}` : '';
 }

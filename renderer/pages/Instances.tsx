@@ -2,11 +2,12 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { plural, relativeTime, exactTime } from '../format';
+import { atToInput, inputToAt } from '../asOf';
 import { parseView, toggleSort, viewQuery, visibleRange, type InstanceView, type Sort } from '../query';
 import { useFlash, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
-import { FLAGS, STACKS, STATES, type PlacedInstance as Instance } from '../../server/contract/registry';
+import { FLAGS, STACKS, STATES, type ListedInstance as Instance } from '../../server/contract/registry';
 
 const ROW_HEIGHT = 44;
 const SEARCH_DEBOUNCE_MS = 250;
@@ -67,6 +68,8 @@ export function InstancesPage() {
   // Live: another operator's change updates its row in place and flashes it; a new instance reloads the view (its sort and filter decide where it goes).
   const [flashing, flash] = useFlash();
   useLive(['instance.created', 'instance.updated', 'instance.deleted', 'reset'], (event) => {
+    // The past does not change: a live event is about the registry now.
+    if (view.at) return;
     if (event.type === 'instance.updated') {
       const { instance, previous_vmid } = event.data;
       list.update((rows) => rows.map((row) => (row.vmid === previous_vmid ? instance : row)));
@@ -91,7 +94,7 @@ export function InstancesPage() {
   return (
     <section>
       <PageTitle title="Instances">
-        {session.can('fleet.operate') && (
+        {session.can('fleet.operate') && !view.at && (
           <a class="button primary" href="/instances/new">
             New instance
           </a>
@@ -133,11 +136,23 @@ export function InstancesPage() {
             <input
               id="host-none"
               type="checkbox"
+              disabled={Boolean(view.at)}
+              title={view.at ? 'Where guests ran is not kept in history' : undefined}
               checked={view.host === 'none'}
               onChange={(e) => setView({ ...view, host: e.currentTarget.checked ? 'none' : '' })}
             />{' '}
             not reported by any host
           </label>
+        </div>
+        <div class="field">
+          <label for="as-of">As of (UTC)</label>
+          <input
+            id="as-of"
+            type="datetime-local"
+            step="1"
+            value={atToInput(view.at)}
+            onChange={(e) => setView({ ...view, at: inputToAt(e.currentTarget.value), host: inputToAt(e.currentTarget.value) ? '' : view.host })}
+          />
         </div>
         {filtered && (
           <button type="button" class="link clear" onClick={() => (setText(''), setView({ ...view, search: '', state: '', stack: '', host: '' }))}>
@@ -146,6 +161,15 @@ export function InstancesPage() {
         )}
       </form>
 
+      {view.at && (
+        <Notice kind="info">
+          <strong data-testid="as-of-banner">Showing the registry as of {exactTime(view.at)}</strong>: each instance as it was then, rebuilt
+          from its history; nothing can be changed here.{' '}
+          <button type="button" class="link" onClick={() => setView({ ...view, at: '' })}>
+            Back to now
+          </button>
+        </Notice>
+      )}
       {list.error && <Notice kind="error">{list.error}</Notice>}
       {list.data && (
         <p class="counts" aria-live="polite" data-testid="counts">
@@ -159,7 +183,8 @@ export function InstancesPage() {
         </p>
       )}
       {!list.data && list.loading && <Loading />}
-      {list.data && list.data.length === 0 && !filtered && (
+      {list.data && list.data.length === 0 && !filtered && view.at && <Empty title="No instances existed then" />}
+      {list.data && list.data.length === 0 && !filtered && !view.at && (
         <Empty title="No instances yet">
           {session.can('fleet.operate') ? (
             <>
@@ -232,7 +257,7 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
             <tr key={instance.vmid} aria-rowindex={first + i + 2} data-vmid={instance.vmid} class={flashing.has(instance.vmid) ? 'flash' : undefined}>
               <td class="col-vmid">{instance.vmid}</td>
               <td class="col-name">
-                <a href={`/instances/${instance.vmid}`}>{instance.name}</a>
+                <InstanceLink instance={instance} at={view.at} />
               </td>
               <td class="col-state">
                 <Badge value={instance.state} />
@@ -270,6 +295,19 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
       </table>
     </div>
   );
+}
+
+/** Now: the instance's page. As of a past instant: its page as it was then, under the vmid it has now; nothing for one deleted since. */
+function InstanceLink({ instance, at }: { instance: Instance; at: string }) {
+  if (!at) return <a href={`/instances/${instance.vmid}`}>{instance.name}</a>;
+  if (instance.current_vmid == null) {
+    return (
+      <>
+        {instance.name} <span class="muted">(deleted since)</span>
+      </>
+    );
+  }
+  return <a href={`/instances/${instance.current_vmid}?at=${encodeURIComponent(at)}`}>{instance.name}</a>;
 }
 
 export function Flags({ instance }: { instance: Pick<Instance, (typeof FLAGS)[number]> }) {
