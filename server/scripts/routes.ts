@@ -14,10 +14,13 @@ export function registerScriptRoutes(routes: RouteTable, scripts: Scripts): void
     res.status(204).end();
   });
   routes.on('GET /api/scripts/:id/versions', { access: 'content.manage' }, (_req, _res, { params }) => scripts.versions(params.id));
+  // Read before the type is set: a 404 is still answered as JSON.
   routes.on('GET /api/scripts/:id/versions/:v', { access: 'content.manage' }, (_req, res, { params }) => {
-    res.type('text/plain').send(scripts.versionBody(params.id, params.v));
+    const body = scripts.versionBody(params.id, params.v);
+    res.type('text/plain').send(body);
   });
   routes.on('GET /api/scripts/:id/versions/:v/diff', { access: 'content.manage', query: AgainstQuery }, async (_req, res, { params, query }) => {
-    res.type('text/plain').send(await scripts.diff(params.id, params.v, query.against));
+    const diff = await scripts.diff(params.id, params.v, query.against);
+    res.type('text/plain').send(diff);
   });
 }
