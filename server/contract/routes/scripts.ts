@@ -8,11 +8,7 @@ export const scriptRoutes = {
   'GET /api/scripts': route({ answers: [answer<ScriptSummary[]>(200, 'The scripts by name, without their bodies')] }),
   'POST /api/scripts': route({
     body: input<ScriptInput>(),
-    answers: [
-      answer<Script>(201, 'The script, as version 1'),
-      answer<{ errors: { field: string; message: string }[] }>(400, 'A bad field; a body over 64 KiB of UTF-8 names its size'),
-      answer<{ error: string }>(409, 'A script of that name (in any case) exists'),
-    ],
+    answers: [answer<Script>(201, 'The script, as version 1 (400 naming the field, a body over 64 KiB of UTF-8 with its size; 409 when a script of that name, in any case, exists)')],
   }),
   'GET /api/scripts/:id': route({ ids: ['id'], answers: [answer<Script>(200, 'The script with its body')] }),
   'PUT /api/scripts/:id': route({
