@@ -1139,7 +1139,7 @@ script_check() {
   command_field "$doc" "$at.interpreter" s || return 1
   case "$REPLY" in bash | sh | python3) S_INTERPRETER="$REPLY" ;; *) REPLY='unknown interpreter'; return 1 ;; esac
   command_field "$doc" "$at.timeout_s" n || return 1
-  [[ "$REPLY" =~ ^[1-9][0-9]{0,3}$ ]] && ((REPLY <= 3600)) || { REPLY='timeout_s must be from 1 to 3600'; return 1; }
+  if ! [[ "$REPLY" =~ ^[1-9][0-9]{0,3}$ ]] || ((REPLY > 3600)); then REPLY='timeout_s must be from 1 to 3600'; return 1; fi
   S_TIMEOUT="$REPLY"
   command_field "$doc" "$at.vmid" n optional || return 1
   S_VMID="$REPLY" S_TYPE=''
@@ -1169,7 +1169,10 @@ guest_exec_result() {
     printf '\nhomefleet-agent: the script did not finish within %ss\n' "$S_TIMEOUT" >>"$2"
     return 124
   fi
-  json_int GUEST_EXEC exitcode && [[ "$REPLY" =~ ^[0-9]{1,3}$ ]] || { printf '\nhomefleet-agent: the guest agent gave no exit code\n' >>"$2"; return 1; }
+  if ! json_int GUEST_EXEC exitcode || ! [[ "$REPLY" =~ ^[0-9]{1,3}$ ]]; then
+    printf '\nhomefleet-agent: the guest agent gave no exit code\n' >>"$2"
+    return 1
+  fi
   code=$((10#$REPLY))
   return $((code > 255 ? 1 : code))
 }
