@@ -44,6 +44,8 @@ export const TABLE_OWNERS = {
   server_keys: 'provisioning/',
   cloud_configs: 'provisioning/',
   files: 'files/',
+  scripts: 'scripts/',
+  script_versions: 'scripts/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;
