@@ -42,6 +42,8 @@ export const TABLE_OWNERS = {
   server_keys: 'provisioning/',
   cloud_configs: 'provisioning/',
   files: 'files/',
+  campaigns: 'campaigns/',
+  campaign_targets: 'campaigns/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;
