@@ -69,10 +69,14 @@ export function createEngine(parts: CampaignParts) {
     return true;
   }
 
-  /** The running targets whose operations ended: succeeded, failed (counted) or cancelled. */
-  function settle(c: CampaignRow, now: number): boolean {
+  /**
+   * The running targets whose operations ended: succeeded, failed (counted) or cancelled. `ended`
+   * (when given) says which operations may have ended since the last look: only those are read.
+   */
+  function settle(c: CampaignRow, now: number, ended?: (operationId: string) => boolean): boolean {
     let changed = false;
     for (const t of repo.inStatus(c.id, 'running')) {
+      if (ended && !ended(t.operation_id!)) continue;
       const op = launch.operation(t.operation_id!);
       if (op && !FINISHED_STATUSES.includes(op.status)) continue;
       changed = true;
@@ -99,11 +103,11 @@ export function createEngine(parts: CampaignParts) {
 
   /**
    * One step of the engine for campaign `c` (read in the caller's transaction; changed in place and
-   * written back when anything moved). Answers whether anything changed.
+   * written back when anything moved). Answers whether anything changed. `ended`: as for settle.
    */
-  function advance(c: CampaignRow, now: number): boolean {
+  function advance(c: CampaignRow, now: number, ended?: (operationId: string) => boolean): boolean {
     const step = JSON.parse(c.step) as CampaignStep;
-    let changed = settle(c, now);
+    let changed = settle(c, now, ended);
     if (c.status === 'running' && stopOnFailures(c, now)) changed = true;
     if (c.status !== 'running') {
       if (changed) repo.setCampaign(c);

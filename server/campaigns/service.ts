@@ -39,9 +39,21 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
   const engine = createEngine(parts);
   const { audit } = deps;
   let task: Task | undefined;
+  /**
+   * Operations of running targets announced as ended since the engine last looked: a look reads only
+   * those. Every IDLE_MS (and at start-up, when this is empty though operations may have ended while
+   * the server was down) a look reads them all.
+   */
+  const ended = new Set<string>();
+  let fullLookAt = 0;
+  /** The campaign page's answer, kept until the campaign next changes (500 targets are read and shaped once). */
+  const presented = new Map<number, Campaign>();
 
   const summaryOf = (row: CampaignRow): CampaignSummary => presentSummary(row, repo.counts(row.id));
-  const announce = (row: CampaignRow) => ctx.bus.publish('campaign.updated', summaryOf(row));
+  const announce = (row: CampaignRow) => {
+    presented.delete(row.id);
+    ctx.bus.publish('campaign.updated', summaryOf(row));
+  };
 
   function require(id: number): CampaignRow {
     const row = repo.byId(id);
@@ -49,8 +61,14 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
     return row;
   }
   const read = (id: number): Campaign => {
+    const kept = presented.get(id);
+    if (kept) return kept;
     const row = require(id);
-    return presentCampaign(row, repo.counts(id), repo.targets(id));
+    const campaign = presentCampaign(row, repo.counts(id), repo.targets(id));
+    presented.set(id, campaign);
+    // A few pages open at once are what this is for; more are read again.
+    if (presented.size > 20) presented.delete(presented.keys().next().value!);
+    return campaign;
   };
   const subject = (c: Pick<CampaignRow, 'id' | 'name'>) => ({ type: 'campaign', id: String(c.id), name: c.name });
 
@@ -97,10 +115,10 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
   });
 
   /** One step of the engine for one campaign, in its creator's name (the operations it queues are theirs). */
-  const advanceTx = ctx.transaction((id: number, now: number): number | null => {
+  const advanceTx = ctx.transaction((id: number, now: number, full: boolean): number | null => {
     const row = repo.byId(id);
     if (!row) return null;
-    if (engine.advance(row, now)) announce(row);
+    if (engine.advance(row, now, full ? undefined : (operationId) => ended.delete(operationId))) announce(row);
     return row.status === 'running' ? row.next_wave_at : null;
   });
 
@@ -123,9 +141,14 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
   function tick(): void {
     const now = ctx.clock.now();
     let next = now + IDLE_MS;
+    const full = Date.now() - fullLookAt >= IDLE_MS;
+    if (full) {
+      fullLookAt = Date.now();
+      ended.clear();
+    }
     for (const id of repo.active()) {
       const row = repo.byId(id)!;
-      const due = runAs(JSON.parse(row.actor) as Actor, () => advanceTx(id, now));
+      const due = runAs(JSON.parse(row.actor) as Actor, () => advanceTx(id, now, full));
       if (due !== null && due < next) next = due;
     }
     // The campaign's times are the app clock's; the runner's timers are the real clock's.
@@ -149,7 +172,9 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
       // At start-up first: campaigns that were running when the server stopped go on where they were.
       task = ctx.tasks.every('campaigns', IDLE_MS, tick, { first: new Date() });
       ctx.bus.on('operation.updated', (op) => {
-        if (FINISHED_STATUSES.includes(op.status) && repo.campaignOfOperation(op.id) !== undefined) wake();
+        if (!FINISHED_STATUSES.includes(op.status) || repo.campaignOfOperation(op.id) === undefined) return;
+        ended.add(op.id);
+        wake();
       });
       ctx.bus.on('host.status', wake);
       // A guest's lock cleared shows in a heartbeat.
