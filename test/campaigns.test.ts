@@ -9,6 +9,7 @@ import { ensureBuilt } from './helpers/build.js';
 import { setUpAdmin, startHeadless, type Headless } from './helpers/headless.js';
 import { bearer, heldPosts } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
+import { openStream } from './helpers/sse.js';
 import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
 
 const SETUP_TOKEN = 'campaigns-test-setup-token-0123456789';
@@ -20,6 +21,7 @@ let admin: TestClient;
 let operator: TestClient;
 let operatorToken: string;
 let viewer: TestClient;
+let viewerToken: string;
 let anonymous: TestClient;
 let serial = 0;
 
@@ -116,7 +118,8 @@ beforeAll(async () => {
   anonymous = new TestClient(server.local);
   operatorToken = await tokenFor('operator');
   operator = new TestClient(server.local, bearer(operatorToken));
-  viewer = new TestClient(server.local, bearer(await tokenFor('viewer')));
+  viewerToken = await tokenFor('viewer');
+  viewer = new TestClient(server.local, bearer(viewerToken));
 }, 60_000);
 
 afterAll(async () => {
@@ -320,6 +323,26 @@ describe('pause, resume and cancel', () => {
     expect((await admin.get('/api/campaigns/999999')).body).toEqual({ error: 'campaign not found' });
     expect((await admin.get('/api/campaigns/abc')).status).toBe(400);
     for (const action of ['pause', 'resume', 'cancel']) expect((await operator.post(`/api/campaigns/999999/${action}`)).status).toBe(404);
+  });
+});
+
+describe('live progress', () => {
+  it('campaign.updated reaches a viewer’s stream as targets move, with the counts and no targets', async () => {
+    const h = await enrolledHost([guest(2201), guest(2202)]);
+    const stream = await openStream(viewer, '/api/events', bearer(viewerToken));
+    expect(stream.status).toBe(200);
+    try {
+      const res = await operator.post('/api/campaigns', { name: 'live', target: { vmids: [2201, 2202] }, step: { type: 'guest.action', action: 'start' }, wave_size: 2 });
+      const id = res.body.id;
+      const first = await stream.waitFor((f) => f.event === 'campaign.updated' && JSON.parse(f.data!).id === id);
+      expect(JSON.parse(first.data!)).toMatchObject({ id, name: 'live', status: 'running', counts: { running: 2 } });
+      expect(JSON.parse(first.data!)).not.toHaveProperty('targets');
+      await runCommands(h);
+      const last = await stream.waitFor((f) => f.event === 'campaign.updated' && JSON.parse(f.data!).id === id && JSON.parse(f.data!).status === 'succeeded');
+      expect(JSON.parse(last.data!).counts).toMatchObject({ succeeded: 2, running: 0 });
+    } finally {
+      stream.close();
+    }
   });
 });
 
