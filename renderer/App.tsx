@@ -79,6 +79,8 @@ const pages = {
   hosts: () => import('./pages/hosts').then((m) => m.HostsPage),
   hostDetail: () => import('./pages/hosts').then((m) => m.HostDetailPage),
   alerts: () => import('./pages/Alerts').then((m) => m.AlertsPage),
+  campaigns: () => import('./pages/campaigns').then((m) => m.CampaignsPage),
+  campaign: () => import('./pages/campaigns').then((m) => m.CampaignPage),
   usage: () => import('./pages/Usage').then((m) => m.UsagePage),
   settings: () => import('./pages/Settings').then((m) => m.SettingsPage),
   users: () => import('./pages/Users').then((m) => m.UsersPage),
@@ -102,6 +104,8 @@ function route(path: string, session: Session) {
   if (match('/hosts', path)) return need('hosts.read', <Lazy key="hosts" load={pages.hosts} />);
   if ((params = match('/hosts/:id', path))) return need('hosts.read', <Lazy key={`host-${params.id}`} load={pages.hostDetail} props={{ id: params.id! }} />);
   if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
+  if (match('/campaigns', path)) return need('fleet.read', <Lazy key="campaigns" load={pages.campaigns} />);
+  if ((params = match('/campaigns/:id', path))) return need('fleet.read', <Lazy key={`campaign-${params.id}`} load={pages.campaign} props={{ id: params.id! }} />);
   if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
   if (match('/scripts', path)) return need('content.read', <Lazy key="scripts" load={pages.scripts} />);
   if (match('/scripts/new', path)) return need('content.manage', <Lazy key="script-new" load={pages.scriptEditor} />);

@@ -7,6 +7,7 @@ import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
 import type { AuditLog } from './audit.js';
 import { registerBackupRoutes } from './backup/routes.js';
+import { registerCampaignRoutes } from './campaigns/routes.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
@@ -173,6 +174,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerProvisioningRoutes(routes, services.serverKeys, services.cloudConfigs);
   registerScriptRoutes(routes, services.scripts);
   registerFileRoutes(routes, services.files);
+  registerCampaignRoutes(routes, services.campaigns);
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.

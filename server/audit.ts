@@ -38,6 +38,8 @@ export type AuditAction =
   | `script.${string}`
   // the file cache (server/files): file.upload, file.evict, file.delete
   | `file.${string}`
+  // campaigns (server/campaigns): campaign.create, campaign.pause, campaign.resume, campaign.cancel
+  | `campaign.${string}`
   // an instance changed by no request: a sync job's run
   | `instance.${string}`;
 

@@ -3,8 +3,10 @@ import { createAccountService } from './access/accounts.js';
 import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
+import { createCampaignService } from './campaigns/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
+import { notFound } from './errors.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createFileCache } from './files/service.js';
 import { createReleases } from './releases/releases.js';
@@ -115,6 +117,40 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     commandPolls: options.hosts?.commandPolls,
   });
   instances.usePlacements(hosts.placements);
+  const campaigns = createCampaignService(context, {
+    audit,
+    fleet: {
+      host(id, now) {
+        const host = hosts.repo.hostById(id);
+        return host && { id: host.id, hostname: host.hostname, state: host.state, online: hosts.isOnline(host, now), agent_version: host.agent_version };
+      },
+      guestsOf: (hostId) => hosts.repo.guestsOf(hostId),
+      guest: (hostId, vmid) => hosts.repo.guestOf(hostId, vmid),
+      hostOf: (vmid) => hosts.placements().get(vmid)?.host.id,
+      maintenanceClosed: (hostId, now) => operations.maintenance.closed(hostId, now),
+    },
+    // Stand-in until s40-tags merges: its collections service answers `vmidsOf`.
+    collections: {
+      vmidsOf: () => {
+        throw notFound('collection not found');
+      },
+    },
+    launch: {
+      guestAction: (hostId, vmid, body, who) => operations.guestActions.request(hostId, vmid, body, who),
+      script: (hostId, vmid, scriptId, timeoutS, who) => operations.scripts.request(hostId, vmid, scriptId, timeoutS, who),
+      upgrade: (hostId, version, who) => operations.requestUpgrade(hostId, { version }, who),
+      agentVersion: () => releases.currentVersion(),
+      agentVersions: () => releases.versions(),
+      operation(id) {
+        try {
+          return operations.operations.get(id, false);
+        } catch {
+          return undefined;
+        }
+      },
+      cancel: (id, who, managesHosts) => operations.operations.cancel(id, who, managesHosts),
+    },
+  });
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
   recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;
@@ -127,7 +163,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   };
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts, campaigns,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {
@@ -136,6 +172,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       usageRetention.start();
       monitoring.start();
       context.tasks.every('hosts.sweep', HOST_SWEEP_MS, () => hosts.sweep());
+      campaigns.start();
       context.tasks.start();
     },
 

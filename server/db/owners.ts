@@ -44,6 +44,8 @@ export const TABLE_OWNERS = {
   files: 'files/',
   scripts: 'scripts/',
   script_versions: 'scripts/',
+  campaigns: 'campaigns/',
+  campaign_targets: 'campaigns/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;

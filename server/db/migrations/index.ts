@@ -19,6 +19,7 @@ import deploy from './0018-deploy.sql';
 import hostStorage from './0019-host-storage.sql';
 import files from './0020-files.sql';
 import scripts from './0022-scripts.sql';
+import campaigns from './0023-campaigns.sql';
 
 export interface Migration {
   version: number;
@@ -52,4 +53,5 @@ export const migrations: readonly Migration[] = [
   { version: 19, name: 'host-storage', sql: hostStorage },
   { version: 20, name: 'files', sql: files },
   { version: 22, name: 'scripts', sql: scripts },
+  { version: 23, name: 'campaigns', sql: campaigns },
 ];
