@@ -42,6 +42,7 @@ export const TABLE_OWNERS = {
   server_keys: 'provisioning/',
   cloud_configs: 'provisioning/',
   files: 'files/',
+  collections: 'collections/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;
