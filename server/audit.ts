@@ -36,6 +36,8 @@ export type AuditAction =
   | `cloud_config.${string}`
   // the file cache (server/files): file.upload, file.evict, file.delete
   | `file.${string}`
+  // collections (server/collections): collection.create, collection.update, collection.delete
+  | `collection.${string}`
   // an instance changed by no request: a sync job's run
   | `instance.${string}`;
 

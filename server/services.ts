@@ -3,6 +3,8 @@ import { createAccountService } from './access/accounts.js';
 import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
+import { createCollectionsBackup } from './collections/backup.js';
+import { createCollections } from './collections/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
@@ -58,7 +60,13 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const instances = createInstanceService(context, audit);
   const { serverKeys, cloudConfigs } = createProvisioning(context, audit);
   const jobs = createJobService(context, instances, audit, options.jobs);
-  const backup = createBackupService(context, audit, { registry: createRegistryBackup(context.db), jobs: createJobsBackup(context.db) });
+  // Campaigns freeze their targets from `collections.vmidsOf(id)`.
+  const collections = createCollections(context, audit, instances);
+  const backup = createBackupService(context, audit, {
+    registry: createRegistryBackup(context.db),
+    jobs: createJobsBackup(context.db),
+    collections: createCollectionsBackup(context.db),
+  });
   const snapshots = createSnapshotService(context, options.snapshots);
   const usage = createUsageService(context);
   const usageStats = createUsageStats(context.db);
@@ -120,7 +128,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     operations.closePolls();
   };
   return {
-    audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
+    audit, accounts, signIn, tokens, instances, collections, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
     metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */

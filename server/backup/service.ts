@@ -4,6 +4,8 @@ import type { AppContext } from '../context.js';
 import { badRequest, validationFailed } from '../errors.js';
 import { fieldErrors, isPlainObject } from '../http/validate.js';
 import type { BackupDocument, BackupHistoryRow, ImportAnswer } from '../contract/backup.js';
+import type { BackupCollection } from '../contract/collections.js';
+import { BackupCollectionRow } from '../contract/inputs/collections.js';
 import type { JobRun } from '../contract/jobs.js';
 import type { Instance } from '../contract/registry.js';
 import { isoMillis } from '../time.js';
@@ -33,6 +35,10 @@ export interface BackupSources {
     jobIds(): number[];
     importRows(jobs: readonly BackupJob[] | undefined, runs: readonly BackupRun[] | undefined): void;
   };
+  collections: {
+    exportCollections(): BackupCollection[];
+    importRows(rows: readonly BackupCollection[] | undefined): void;
+  };
 }
 
 export type BackupService = ReturnType<typeof createBackupService>;
@@ -43,6 +49,7 @@ export interface ImportPlan {
   history: BackupHistoryEntry[] | undefined;
   jobs: BackupJob[] | undefined;
   runs: BackupRun[] | undefined;
+  collections: BackupCollection[] | undefined;
 }
 
 type RowParser<T> = (row: unknown) => { success: true; data: T } | { success: false; error: ZodError };
@@ -64,6 +71,7 @@ const instanceLabel = labelOf('instances', ['vmid', 'name']);
 const historyLabel = labelOf('instance_history', ['vmid', 'field']);
 const jobLabel = labelOf('jobs', ['id', 'key']);
 const runLabel = labelOf('job_runs', ['id', 'job_id']);
+const collectionLabel = labelOf('collections', ['id', 'name']);
 
 /** One import error: a field path a program can use, and a message a person can act on. */
 function rowError(label: RowLabel, section: string, index: number, row: unknown, field: string | undefined, message: string) {
@@ -105,15 +113,17 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
 export function createBackupService(
   { clock, bus, transaction }: Pick<AppContext, 'clock' | 'bus' | 'transaction'>,
   audit: AuditLog,
-  { registry, jobs: jobRows }: BackupSources,
+  { registry, jobs: jobRows, collections: collectionRows }: BackupSources,
 ) {
-  const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number) => {
+  const replaceAll = transaction(({ instances, history, jobs, runs, collections }: ImportPlan, now: number) => {
     registry.importRows(instances, history, now);
     jobRows.importRows(jobs, runs);
+    collectionRows.importRows(collections);
     const replaced = jobs ? 'the registry and the jobs' : 'the registry';
     const summary = `${nameOf()} imported a backup of ${instances.length} instances, replacing ${replaced}`;
     // One entry for the whole import: its `imported` history rows are the instances' own.
-    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail: { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}) } });
+    const detail = { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}), ...(collections ? { collections: collections.length } : {}) };
+    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail });
     bus.publish('backup.imported', {});
   });
 
@@ -126,7 +136,7 @@ export function createBackupService(
     if (!Number.isInteger(version) || (version as number) < 1 || (version as number) > BACKUP_VERSION) {
       throw badRequest('unsupported backup version');
     }
-    for (const section of ['instance_history', 'jobs', 'job_runs'] as const) {
+    for (const section of ['instance_history', 'jobs', 'job_runs', 'collections'] as const) {
       if (body[section] !== undefined && body[section] !== null && !Array.isArray(body[section])) {
         throw validationFailed([{ field: section, message: 'must be an array' }]);
       }
@@ -155,7 +165,14 @@ export function createBackupService(
       const orphan = runs.findIndex((r) => !known.has(r.job_id));
       if (orphan >= 0) throw validationFailed([rowError(runLabel, 'job_runs', orphan, (body.job_runs as unknown[])[orphan], 'job_id', 'names no job')]);
     }
-    return { instances, history, jobs, runs };
+    const collections = Array.isArray(body.collections)
+      ? validateRows(body.collections, (row) => BackupCollectionRow.safeParse(row), 'collections', collectionLabel)
+      : undefined;
+    if (collections) {
+      rejectDuplicates(body.collections as unknown[], collections, 'collections', collectionLabel, 'id', (c) => c.id);
+      rejectDuplicates(body.collections as unknown[], collections, 'collections', collectionLabel, 'name', (c) => c.name.toLowerCase());
+    }
+    return { instances, history, jobs, runs, collections };
   }
 
   /** Writes a checked import and its change log entry in one transaction. Returns the number of instances imported. */
@@ -173,6 +190,7 @@ export function createBackupService(
         instance_history: registry.exportHistory(),
         jobs: jobRows.exportJobs(),
         job_runs: jobRows.exportRuns(),
+        collections: collectionRows.exportCollections(),
       };
     },
 

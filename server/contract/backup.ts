@@ -1,3 +1,4 @@
+import type { BackupCollection } from './collections.js';
 import type { JobBase, JobRun } from './jobs.js';
 import type { HistoryEntry, Instance } from './registry.js';
 
@@ -21,6 +22,8 @@ export interface BackupDocument {
   instance_history: BackupHistoryRow[];
   jobs: BackupJob[];
   job_runs: JobRun[];
+  /** The collections (saved filters); a backup without them leaves the collections as they are. */
+  collections: BackupCollection[];
 }
 
 /** POST /api/import */
