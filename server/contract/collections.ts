@@ -1,3 +1,5 @@
+import type { Stack, State } from './instance-fields.js';
+
 /**
  * Collections: saved filters over the instances (PRODUCT.md "Collections, scripts, campaigns and
  * release channels"). A collection keeps its filter, not its members: what it matches is worked
@@ -11,8 +13,8 @@
  */
 export interface CollectionFilter {
   search?: string;
-  state?: string;
-  stack?: string;
+  state?: State;
+  stack?: Stack;
   host_id?: number | 'none';
   tags?: string[];
   guest_status?: string;
