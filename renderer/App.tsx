@@ -74,6 +74,8 @@ export function App() {
 const pages = {
   instanceForm: () => import('./pages/InstanceForm').then((m) => m.InstanceFormPage),
   instanceDetail: () => import('./pages/InstanceDetail').then((m) => m.InstanceDetailPage),
+  collections: () => import('./pages/Collections').then((m) => m.CollectionsPage),
+  collection: () => import('./pages/Collections').then((m) => m.CollectionPage),
   jobs: () => import('./pages/Jobs').then((m) => m.JobsPage),
   jobDetail: () => import('./pages/JobDetail').then((m) => m.JobDetailPage),
   hosts: () => import('./pages/hosts').then((m) => m.HostsPage),
@@ -99,6 +101,8 @@ function route(path: string, session: Session) {
   if (match('/instances/new', path)) return need('fleet.operate', <Lazy key="instance-new" load={pages.instanceForm} />);
   if ((params = match('/instances/:vmid/edit', path))) return need('fleet.operate', <Lazy key={`instance-edit-${params.vmid}`} load={pages.instanceForm} props={{ vmid: params.vmid! }} />);
   if ((params = match('/instances/:vmid', path))) return need('fleet.read', <Lazy key={`instance-${params.vmid}`} load={pages.instanceDetail} props={{ vmid: params.vmid! }} />);
+  if (match('/collections', path)) return need('content.read', <Lazy key="collections" load={pages.collections} />);
+  if ((params = match('/collections/:id', path))) return need('content.read', <Lazy key={`collection-${params.id}`} load={pages.collection} props={{ id: params.id! }} />);
   if (match('/jobs', path)) return need('fleet.read', <Lazy key="jobs" load={pages.jobs} />);
   if ((params = match('/jobs/:id', path))) return need('fleet.read', <Lazy key={`job-${params.id}`} load={pages.jobDetail} props={{ id: params.id! }} />);
   if (match('/hosts', path)) return need('hosts.read', <Lazy key="hosts" load={pages.hosts} />);

@@ -40,6 +40,8 @@ export type AuditAction =
   | `file.${string}`
   // campaigns (server/campaigns): campaign.create, campaign.pause, campaign.resume, campaign.cancel
   | `campaign.${string}`
+  // collections (server/collections): collection.create, collection.update, collection.delete
+  | `collection.${string}`
   // an instance changed by no request: a sync job's run
   | `instance.${string}`;
 

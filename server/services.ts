@@ -4,9 +4,10 @@ import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
 import { createCampaignService } from './campaigns/service.js';
+import { createCollectionsBackup } from './collections/backup.js';
+import { createCollections } from './collections/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
-import { notFound } from './errors.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createFileCache } from './files/service.js';
 import { createReleases } from './releases/releases.js';
@@ -65,7 +66,14 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   // Versions are diffed as guest configs are: bounded in size and time, and in steps of the event loop.
   const scripts = createScripts(context, audit, unifiedDiff);
   const jobs = createJobService(context, instances, audit, options.jobs);
-  const backup = createBackupService(context, audit, { registry: createRegistryBackup(context.db), jobs: createJobsBackup(context.db), scripts: createScriptsBackup(context.db) });
+  // Campaigns freeze their targets from `collections.vmidsOf(id)`.
+  const collections = createCollections(context, audit, instances);
+  const backup = createBackupService(context, audit, {
+    registry: createRegistryBackup(context.db),
+    jobs: createJobsBackup(context.db),
+    scripts: createScriptsBackup(context.db),
+    collections: createCollectionsBackup(context.db),
+  });
   const snapshots = createSnapshotService(context, options.snapshots);
   const usage = createUsageService(context);
   const usageStats = createUsageStats(context.db);
@@ -129,12 +137,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       hostOf: (vmid) => hosts.placements().get(vmid)?.host.id,
       maintenanceClosed: (hostId, now) => operations.maintenance.closed(hostId, now),
     },
-    // Stand-in until s40-tags merges: its collections service answers `vmidsOf`.
-    collections: {
-      vmidsOf: () => {
-        throw notFound('collection not found');
-      },
-    },
+    collections,
     launch: {
       guestAction: (hostId, vmid, body, who) => operations.guestActions.request(hostId, vmid, body, who),
       script: (hostId, vmid, scriptId, timeoutS, who) => operations.scripts.request(hostId, vmid, scriptId, timeoutS, who),
@@ -162,7 +165,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     operations.closePolls();
   };
   return {
-    audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
+    audit, accounts, signIn, tokens, instances, collections, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
     metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts, campaigns,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */

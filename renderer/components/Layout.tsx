@@ -46,6 +46,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
 
   const items: NavItem[] = [
     { href: '/instances', label: 'Instances', show: session.can('fleet.read') },
+    { href: '/collections', label: 'Collections', show: session.can('content.read') },
     { href: '/jobs', label: 'Jobs', show: session.can('fleet.read') },
     { href: '/hosts', label: 'Hosts', show: session.can('hosts.read') },
     { href: '/alerts', label: 'Alerts', show: session.can('fleet.read') },

@@ -7,6 +7,7 @@ import { navigate } from '../router';
 import { useSession } from '../session';
 import { DeployedFrom } from './DeployedFrom';
 import { Flags } from './Instances';
+import { TagChips } from '../components/Tags';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
 
@@ -112,6 +113,10 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
             <dt>Services</dt>
             <dd>
               <Flags instance={item} />
+            </dd>
+            <dt>Tags</dt>
+            <dd data-testid="instance-tags">
+              <TagChips tags={item.tags} />
             </dd>
             <dt>Created</dt>
             <dd>

@@ -46,6 +46,7 @@ export const TABLE_OWNERS = {
   script_versions: 'scripts/',
   campaigns: 'campaigns/',
   campaign_targets: 'campaigns/',
+  collections: 'collections/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;
