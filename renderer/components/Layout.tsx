@@ -46,9 +46,11 @@ export function Layout({ children }: { children: ComponentChildren }) {
 
   const items: NavItem[] = [
     { href: '/instances', label: 'Instances', show: session.can('fleet.read') },
+    { href: '/collections', label: 'Collections', show: session.can('content.read') },
     { href: '/jobs', label: 'Jobs', show: session.can('fleet.read') },
     { href: '/hosts', label: 'Hosts', show: session.can('hosts.read') },
     { href: '/alerts', label: 'Alerts', show: session.can('fleet.read') },
+    { href: '/campaigns', label: 'Campaigns', show: session.can('fleet.read') },
     { href: '/usage', label: 'Usage', show: session.can('content.read') },
     { href: '/scripts', label: 'Scripts', show: session.can('content.read') },
     { href: '/telemetry', label: 'Telemetry', show: session.can('diagnostics.read') },

@@ -8,6 +8,7 @@ import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
 import { DeployedFrom } from './DeployedFrom';
 import { Flags } from './Instances';
+import { TagChips } from '../components/Tags';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
 
@@ -135,6 +136,10 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
               <dt>Services</dt>
               <dd>
                 <Flags instance={shown} />
+              </dd>
+              <dt>Tags</dt>
+              <dd data-testid="instance-tags">
+                <TagChips tags={shown.tags} />
               </dd>
               <dt>Created</dt>
               <dd>

@@ -46,6 +46,9 @@ export const TABLE_OWNERS = {
   files: 'files/',
   scripts: 'scripts/',
   script_versions: 'scripts/',
+  campaigns: 'campaigns/',
+  campaign_targets: 'campaigns/',
+  collections: 'collections/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;

@@ -28,5 +28,10 @@ export function listFilters(query: ListQuery): { where: string[]; params: Record
     where.push('stack = @stack');
     params.stack = query.stack;
   }
+  // `,a,b,` holds `,a,` exactly when `a` is one of the tags: no LIKE, so `_` in a tag is no wildcard.
+  query.tags?.forEach((tag, i) => {
+    where.push(`instr(',' || tags || ',', @tag${i}) > 0`);
+    params[`tag${i}`] = `,${tag},`;
+  });
   return { where, params };
 }

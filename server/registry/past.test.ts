@@ -39,7 +39,7 @@ describe('GET /api/instances?at=', () => {
     await ok(api.put('/api/instances/101', { name: 'web-2', atlas: 0, tailscale_ip: '100.64.0.9' }));
     move('2026-11-22T10:03:00.000Z');
 
-    const base = { vmid: 101, stack: 'development', argus: 0, semaphore: 0, patchmon: 0, tailscale: 0, andromeda: 0, hardware_acceleration: 0, created_at: '2026-11-22T10:00:00Z', host: null, guest_status: null, tailscale_ipv6: null, current_vmid: 101 };
+    const base = { vmid: 101, stack: 'development', argus: 0, semaphore: 0, patchmon: 0, tailscale: 0, andromeda: 0, hardware_acceleration: 0, tags: [], created_at: '2026-11-22T10:00:00Z', host: null, guest_status: null, tailscale_ipv6: null, current_vmid: 101 };
     expect(await rows('2026-11-22T10:00:30Z')).toEqual([{ ...base, name: 'web', state: 'testing', tailscale_ip: '', atlas: 1, updated_at: '2026-11-22T10:00:00Z' }]);
     expect(await rows('2026-11-22T10:01:30Z')).toEqual([{ ...base, name: 'web-1', state: 'deployed', tailscale_ip: '', atlas: 1, updated_at: '2026-11-22T10:01:00Z' }]);
     expect(await rows('2026-11-22T10:02:30Z')).toEqual([{ ...base, name: 'web-2', state: 'deployed', tailscale_ip: '100.64.0.9', atlas: 0, updated_at: '2026-11-22T10:02:00Z' }]);
@@ -114,6 +114,18 @@ describe('GET /api/instances?at=', () => {
     expect(await vmids('&state=testing&stack=development&sort=vmid&order=desc')).toEqual([403, 402]);
   });
 
+  it('rebuilds tags and filters by the tags then', async () => {
+    await ok(api.post('/api/instances', { vmid: 601, name: 'edge', state: 'deployed', stack: 'development', tags: ['web'] }), 201);
+    move('2026-11-22T10:01:00Z');
+    await ok(api.put('/api/instances/601', { tags: ['db', 'edge'] }));
+    move('2026-11-22T10:02:00Z');
+    expect((await rows('2026-11-22T10:00:30Z')).map((r) => [r.vmid, r.tags])).toEqual([[601, ['web']]]);
+    expect((await rows('2026-11-22T10:01:30Z')).map((r) => [r.vmid, r.tags])).toEqual([[601, ['db', 'edge']]]);
+    expect((await rows('2026-11-22T10:00:30Z', '&tag=web')).map((r) => r.vmid)).toEqual([601]);
+    expect((await rows('2026-11-22T10:00:30Z', '&tag=db')).map((r) => r.vmid)).toEqual([]);
+    expect((await rows('2026-11-22T10:01:30Z', '&tag=db&tag=edge')).map((r) => r.vmid)).toEqual([601]);
+  });
+
   it('an `at` not in the past is the registry now, with what hosts report; empty is now too', async () => {
     await ok(api.post('/api/instances', { vmid: 101, name: 'web', state: 'testing', stack: 'development' }), 201);
     const now = (await api.get('/api/instances')).body;
@@ -131,6 +143,9 @@ describe('GET /api/instances?at=', () => {
     }
     expect(await ok(at('2026-11-22T10:00:00Z', '&host_id=none'), 400)).toEqual({
       errors: [{ field: 'host_id', message: 'cannot be combined with at: where guests ran is not kept in history' }],
+    });
+    expect(await ok(at('2026-11-22T10:00:00Z', '&guest_status=running'), 400)).toEqual({
+      errors: [{ field: 'guest_status', message: 'cannot be combined with at: guest statuses are not kept in history' }],
     });
   });
 

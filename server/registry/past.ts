@@ -4,7 +4,7 @@ import type { Flag, Instance, ListedInstance } from '../contract/registry.js';
 import { FLAGS } from '../contract/registry.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { listFilters, SORT_COLUMNS } from './list-sql.js';
-import { COLUMNS } from './repo.js';
+import { COLUMNS, splitTags } from './repo.js';
 import { WRITABLE_FIELDS, type ListQuery } from './schema.js';
 
 const NUMERIC: ReadonlySet<string> = new Set(['vmid', ...FLAGS]);
@@ -77,14 +77,14 @@ function rebuilt(source: Source, only: boolean): string {
     HAVING max(l.field = 'created') IS NOT 1`;
 }
 
-type Row = [number, string, Instance['state'], Instance['stack'], string, Flag, Flag, Flag, Flag, Flag, Flag, Flag, string, string, number | null];
+type Row = [number, string, Instance['state'], Instance['stack'], string, Flag, Flag, Flag, Flag, Flag, Flag, Flag, string, string, string, number | null];
 
 /** A rebuilt row (COLUMNS, then current_vmid) as the API shows it: what hosts report is not in history, so null. */
 function toPast(r: Row): ListedInstance {
   return {
     vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7], patchmon: r[8],
-    tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], created_at: r[12], updated_at: r[13],
-    host: null, guest_status: null, tailscale_ipv6: null, current_vmid: r[14],
+    tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], tags: splitTags(r[12]), created_at: r[13], updated_at: r[14],
+    host: null, guest_status: null, tailscale_ipv6: null, current_vmid: r[15],
   };
 }
 

@@ -29,6 +29,7 @@ describe('as of, in Chromium', () => {
     await signIn(page, dash.server, 'operator', '/instances');
     await expect.poll(() => renderedVmids(page)).toEqual([4201]);
     expect(await page.getByRole('link', { name: 'New instance' }).isVisible()).toBe(true);
+    expect(await page.locator('tbody input[type="checkbox"]').count()).toBeGreaterThan(0);
 
     await page.getByLabel('As of (UTC)').fill('2026-11-22T10:00:30');
     await expect.poll(() => page.getByTestId('as-of-banner').textContent()).toBe('Showing the registry as of 2026-11-22 10:00:30 UTC');
@@ -39,6 +40,8 @@ describe('as of, in Chromium', () => {
     // Nothing can be changed in the past.
     expect(await page.getByRole('link', { name: 'New instance' }).count()).toBe(0);
     expect(await page.getByLabel('not reported by any host').isDisabled()).toBe(true);
+    // No row to pick for a bulk edit either.
+    expect(await page.locator('tbody input[type="checkbox"]').count()).toBe(0);
 
     // Later: the rename, and an instance deleted since (shown, not linked).
     await page.getByLabel('As of (UTC)').fill('2026-11-22T10:02:30');

@@ -22,6 +22,7 @@ CREATE TABLE deleted_instances (
   tailscale INTEGER NOT NULL,
   andromeda INTEGER NOT NULL,
   hardware_acceleration INTEGER NOT NULL,
+  tags TEXT NOT NULL,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   deleted_at TEXT NOT NULL

@@ -18,7 +18,9 @@ import provisioning from './0017-provisioning.sql';
 import deploy from './0018-deploy.sql';
 import hostStorage from './0019-host-storage.sql';
 import files from './0020-files.sql';
+import tagsCollections from './0021-tags-collections.sql';
 import scripts from './0022-scripts.sql';
+import campaigns from './0023-campaigns.sql';
 import timeTravel from './0026-time-travel.sql';
 
 export interface Migration {
@@ -52,6 +54,8 @@ export const migrations: readonly Migration[] = [
   { version: 18, name: 'deploy', sql: deploy },
   { version: 19, name: 'host-storage', sql: hostStorage },
   { version: 20, name: 'files', sql: files },
+  { version: 21, name: 'tags-collections', sql: tagsCollections },
   { version: 22, name: 'scripts', sql: scripts },
+  { version: 23, name: 'campaigns', sql: campaigns },
   { version: 26, name: 'time-travel', sql: timeTravel },
 ];

@@ -69,15 +69,18 @@ export function createUpgradeRequests(parts: OperationParts, releases: Releases)
   const { ctx, repo, audit } = parts;
   const requestTx = ctx.transaction((hostId: number, version: string, rollback: boolean, who: Who, now: number) => {
     const host = requireHost(repo, hostId);
-    announceOperation(parts, repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, rollback, now), who.actor));
+    const id = repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, rollback, now), who.actor);
+    announceOperation(parts, id);
     audit.write({ action: 'host.upgrade_request', subject: { type: 'host', id: String(host.id), name: host.hostname }, summary: `${nameOf()} asked host ${host.hostname} to ${rollback ? 'roll back' : 'upgrade'} to ${version}`, detail: { host: host.hostname, version, ...(rollback ? { rollback } : {}) } });
+    return id;
   });
 
-  return (hostId: number, request: { version?: string; rollback?: boolean }, who: Who): void => {
+  /** Answers the upgrade's operation id (a campaign follows it). */
+  return (hostId: number, request: { version?: string; rollback?: boolean }, who: Who): string => {
     const version = request.version ?? releases.currentVersion();
     if (!version) throw conflict('no agent release is available');
     if (!releases.versions().includes(version)) throw badRequest('unknown agent version');
-    requestTx(hostId, version, request.rollback === true, who, ctx.clock.now());
+    return requestTx(hostId, version, request.rollback === true, who, ctx.clock.now());
   };
 }
 
