@@ -192,7 +192,12 @@ export const HostPatch = z.lazy(() =>
         collectors: z
           .strictObject(
             Object.fromEntries(COLLECTORS.map((c) => [c, z.boolean({ error: 'must be true or false' }).optional()])) as Record<Collector, z.ZodOptional<z.ZodBoolean>>,
-            { error: `must be an object of ${COLLECTORS.join(', ')}: true or false` },
+            {
+              error: (issue) =>
+                issue.code === 'unrecognized_keys'
+                  ? `has no collector ${issue.keys.join(', ')}: the collectors are ${COLLECTORS.join(', ')}`
+                  : `must be an object of ${COLLECTORS.join(', ')}: true or false`,
+            },
           )
           .optional(),
       },
