@@ -21,6 +21,7 @@ import files from './0020-files.sql';
 import tagsCollections from './0021-tags-collections.sql';
 import scripts from './0022-scripts.sql';
 import campaigns from './0023-campaigns.sql';
+import agentChannels from './0024-agent-channels.sql';
 
 export interface Migration {
   version: number;
@@ -56,4 +57,5 @@ export const migrations: readonly Migration[] = [
   { version: 21, name: 'tags-collections', sql: tagsCollections },
   { version: 22, name: 'scripts', sql: scripts },
   { version: 23, name: 'campaigns', sql: campaigns },
+  { version: 24, name: 'agent-channels', sql: agentChannels },
 ];
