@@ -106,7 +106,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
               title={`Signed in as ${session.user.username}`}
               onClick={() => setAccountOpen((open) => !open)}
             >
-              {session.user.username} <span class="role">{session.user.role}</span>
+              <span class="username">{session.user.username}</span> <span class="role">{session.user.role}</span>
             </button>
             <div class="account-links" id="account-links">
               <span class="who" title={`Signed in as ${session.user.username}`}>
