@@ -1,8 +1,9 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database.js';
 import type { InstanceInput } from '../contract/inputs/registry.js';
-import type { Flag, HistoryEntry, Instance, InstanceHost, PlacedInstance, SortKey } from '../contract/registry.js';
+import type { Flag, HistoryEntry, Instance, InstanceHost, PlacedInstance } from '../contract/registry.js';
 import type { ListQuery } from './schema.js';
+import { listFilters, SORT_COLUMNS } from './list-sql.js';
 
 export const COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, tags, created_at, updated_at';
@@ -10,13 +11,6 @@ export const COLUMNS =
 /** Tags as the instances table keeps them: comma-joined, sorted (a tag holds no comma), '' for none. */
 export const joinTags = (tags: readonly string[]): string => tags.join(',');
 export const splitTags = (text: string): string[] => (text ? text.split(',') : []);
-
-const SORT_COLUMNS: Record<SortKey, string> = {
-  name: 'name COLLATE NOCASE',
-  vmid: 'vmid',
-  created_at: 'created_at',
-  updated_at: 'updated_at',
-};
 
 export interface StoredInstance extends Instance {
   id: number;
@@ -95,15 +89,7 @@ export function createInstanceRepo(db: Db) {
   const clearTailnet = db.prepare<[number]>('DELETE FROM tailnet_facts WHERE vmid = ?');
   const listStatements = new Map<string, Statement<Record<string, string>, unknown[]>>();
 
-  function listStatement(query: ListQuery) {
-    const where: string[] = [];
-    if (query.search) {
-      where.push(`(name LIKE @search ESCAPE '\\' OR CAST(vmid AS TEXT) LIKE @search ESCAPE '\\' OR stack LIKE @search ESCAPE '\\')`);
-    }
-    if (query.state) where.push('state = @state');
-    if (query.stack) where.push('stack = @stack');
-    // `,a,b,` holds `,a,` exactly when `a` is one of the tags: no LIKE, so `_` in a tag is no wildcard.
-    query.tags?.forEach((_tag, i) => where.push(`instr(',' || tags || ',', @tag${i}) > 0`));
+  function listStatement(where: readonly string[], query: ListQuery) {
     const dir = query.descending ? 'DESC' : 'ASC';
     // Unfiltered, SQLite walks the sort column's index: rows come out in order, nothing to sort. With
     // a filter it would still walk that index and look up every row to test it (a search of 10,000
@@ -128,12 +114,8 @@ export function createInstanceRepo(db: Db) {
     },
     byVmids: (vmids: readonly number[]) => (vmids.length ? byVmids.all(JSON.stringify(vmids)) : []),
     list(query: ListQuery, placements: Placements = NOWHERE): PlacedInstance[] {
-      const params: Record<string, string> = {};
-      if (query.search) params.search = `%${query.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-      if (query.state) params.state = query.state;
-      if (query.stack) params.stack = query.stack;
-      query.tags?.forEach((tag, i) => (params[`tag${i}`] = `,${tag},`));
-      let rows = listStatement(query).all(params);
+      const { where, params } = listFilters(query);
+      let rows = listStatement(where, query).all(params);
       // By host and guest status: the placements are what hosts report, kept beside the registry, not in its table.
       const host = query.host;
       if (host === 'none') rows = rows.filter((r) => !placements.has(r[0] as number));
