@@ -109,8 +109,8 @@ export function createPastRepo(db: Db) {
     `INSERT INTO deleted_instances (instance_id, ${COLUMNS}, deleted_at) SELECT id, ${COLUMNS}, ? FROM instances WHERE id = ?`,
   );
   const keepHistory = db.prepare<[number, number]>(
-    `INSERT INTO deleted_instance_history (deleted_id, field, old_value, new_value, changed_at, changed_by)
-     SELECT ?, field, old_value, new_value, changed_at, changed_by FROM instance_history WHERE instance_id = ? ORDER BY id`,
+    `INSERT INTO deleted_instance_history (deleted_id, field, old_value, new_value, changed_at, changed_by, change_id)
+     SELECT ?, field, old_value, new_value, changed_at, changed_by, change_id FROM instance_history WHERE instance_id = ? ORDER BY id`,
   );
   const forget = db.prepare('DELETE FROM deleted_instances');
   const times = (at: number) => ({ at: isoMillis(at), at_s: isoSeconds(at) });

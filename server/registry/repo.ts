@@ -70,10 +70,14 @@ export function createInstanceRepo(db: Db) {
   const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null, number]>(
     'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by, change_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  // The field changes of change log entries (issue 35): each history row names the entry that made it.
-  const changesOf = db.prepare<[string], { change_id: number; field: string; old_value: string | null; new_value: string | null }>(
-    `SELECT change_id, field, old_value, new_value FROM instance_history
-      WHERE change_id IN (SELECT value FROM json_each(?)) AND field NOT IN ('created', 'imported', 'rebuilt') ORDER BY id`,
+  // The field changes of change log entries (issue 35): each history row names the entry that made it;
+  // a deleted instance's rows are kept (for time travel) with theirs, so its entries keep their changes.
+  const changesOf = db.prepare<[string, string], { change_id: number; field: string; old_value: string | null; new_value: string | null }>(
+    `SELECT change_id, field, old_value, new_value FROM (
+       SELECT 0 AS kept, id, change_id, field, old_value, new_value FROM instance_history WHERE change_id IN (SELECT value FROM json_each(?))
+       UNION ALL
+       SELECT 1, id, change_id, field, old_value, new_value FROM deleted_instance_history WHERE change_id IN (SELECT value FROM json_each(?)))
+     WHERE field NOT IN ('created', 'imported', 'rebuilt') ORDER BY kept, id`,
   );
   const history = db.prepare<[number], HistoryEntry>(
     `SELECT h.id, i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
@@ -132,7 +136,10 @@ export function createInstanceRepo(db: Db) {
     /** One history row, part of the change log entry `changeId`. */
     addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string, by: string | null, changeId: number) =>
       void insertHistory.run(instanceId, field, oldValue, newValue, at, by, changeId),
-    changesOf: (changeIds: readonly number[]) => changesOf.all(JSON.stringify(changeIds)),
+    changesOf: (changeIds: readonly number[]) => {
+      const ids = JSON.stringify(changeIds);
+      return changesOf.all(ids, ids);
+    },
     history: (instanceId: number) => history.all(instanceId),
     tailscaleIpv6: (vmid: number): string | null => tailnetOf.get(vmid) ?? null,
     /** Keeps (or clears) an existing instance's tailnet facts; true when that changed what is kept. */

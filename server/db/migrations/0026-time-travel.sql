@@ -35,7 +35,11 @@ CREATE TABLE deleted_instance_history (
   old_value TEXT,
   new_value TEXT,
   changed_at TEXT NOT NULL,
-  changed_by TEXT
+  changed_by TEXT,
+  -- The change log entry that made the change (as in instance_history): the entry keeps its field
+  -- changes after the instance is gone.
+  change_id INTEGER
 ) STRICT;
 
 CREATE INDEX deleted_instance_history_field ON deleted_instance_history (deleted_id, field, changed_at, old_value);
+CREATE INDEX deleted_instance_history_change ON deleted_instance_history (change_id) WHERE change_id IS NOT NULL;
