@@ -191,6 +191,25 @@ describe('POST /api/campaigns', () => {
     expect(byHost.body.skipped.map((t: any) => t.vmid)).toEqual([1303]);
   });
 
+  it('a script step goes where its script runs: a guest script into each guest (also of {host_ids}), a host script only onto {host_ids}', async () => {
+    const h = await enrolledHost([guest(1351), guest(1352)]);
+    const inGuests = (await admin.post('/api/scripts', { name: 'in guests', runs_on: 'guest', interpreter: 'bash', body: 'true\n' })).body.id;
+    const onHosts = (await admin.post('/api/scripts', { name: 'on hosts', runs_on: 'host', interpreter: 'bash', body: 'true\n' })).body.id;
+    const plan = (target: object, script_id: number) => operator.post('/api/campaigns?dry_run=true', { name: 'scripts', target, step: { type: 'script', script_id } });
+    expect((await plan({ host_ids: [h.id] }, inGuests)).body).toEqual({
+      waves: [[{ host_id: h.id, vmid: 1351, name: 'g1351' }], [{ host_id: h.id, vmid: 1352, name: 'g1352' }]],
+      skipped: [],
+    });
+    expect((await plan({ host_ids: [h.id] }, onHosts)).body).toEqual({ waves: [[{ host_id: h.id, vmid: null, name: h.hostname }]], skipped: [] });
+    const before = count('SELECT count(*) FROM campaigns');
+    expect(await plan({ vmids: [1351] }, onHosts)).toMatchObject({ status: 400, body: { errors: [{ field: 'target', message: 'a script that runs on the host takes {host_ids}' }] } });
+    expect(await operator.post('/api/campaigns', { name: 'gone', target: { vmids: [1351] }, step: { type: 'script', script_id: 999_999 } })).toMatchObject({
+      status: 400,
+      body: { errors: [{ field: 'step.script_id', message: 'script 999999 not found' }] },
+    });
+    expect(count('SELECT count(*) FROM campaigns')).toBe(before);
+  });
+
   it('refuses bad bodies with 400 naming the field, and nothing is stored', async () => {
     const h = await enrolledHost([guest(1401)]);
     const before = count('SELECT count(*) FROM campaigns');
@@ -360,7 +379,9 @@ describe('roles', () => {
     const upgrade = { name: 'upgrade', target: { host_ids: [h.id] }, step: { type: 'agent.upgrade' } };
     expect((await operator.post('/api/campaigns', upgrade)).body).toEqual({ error: 'an agent.upgrade step needs hosts.manage' });
     expect((await operator.post('/api/campaigns', { ...body, step: { type: 'guest.action', action: 'stop', force: true } })).body).toEqual({ error: 'only an administrator may force an action' });
-    expect((await operator.post('/api/campaigns?dry_run=true', { ...body, step: { type: 'script', script_id: 1 } })).status).toBe(200);
+    const script = await admin.post('/api/scripts', { name: 'roles', runs_on: 'guest', interpreter: 'sh', body: 'true\n' });
+    expect(script.status, script.text).toBe(201);
+    expect((await operator.post('/api/campaigns?dry_run=true', { ...body, step: { type: 'script', script_id: script.body.id } })).status).toBe(200);
     const made = await operator.post('/api/campaigns', body);
     expect(made.status, made.text).toBe(201);
     expect((await viewer.get(`/api/campaigns/${made.body.id}`)).body.targets[0]).toMatchObject({ vmid: 2001, status: 'running' });
@@ -373,7 +394,8 @@ describe('agent upgrades', () => {
     const hosts = [await enrolledHost([], { version: '0.9.0' }), await enrolledHost([], { version: '0.9.0' }), await enrolledHost([], { version: '1.0.0' })];
     const res = await admin.post('/api/campaigns', { name: 'agents', target: { host_ids: hosts.map((h) => h.id) }, step: { type: 'agent.upgrade' } });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.step).toEqual({ type: 'agent.upgrade', version: '1.0.0' });
+    // No version: each host's newest on its channel, decided as its wave starts.
+    expect(res.body.step).toEqual({ type: 'agent.upgrade' });
     expect(res.body.targets.map((t: any) => [t.wave, t.status, t.reason])).toEqual([
       [1, 'running', null],
       [2, 'pending', null],
