@@ -287,6 +287,29 @@ describe('POST /api/campaigns', () => {
     await until('the campaign to succeed', async () => (await campaign(res.body.id)).status === 'succeeded');
   }, 30_000);
 
+  it('maintenance windows are respected: a reboot outside the window waits (a start does not), is skipped after window_wait_h, and runs once a window opens', async () => {
+    const h = await enrolledHost([guest(1651), guest(1652), guest(1653)]);
+    // A window two hours from now, closed at this moment whatever the time of day.
+    const at = (hours: number) => `${String((new Date().getUTCHours() + hours) % 24).padStart(2, '0')}:00`;
+    const later = { windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: at(2), end: at(3) }], timezone: 'UTC', auto_upgrade: false, muted: false };
+    expect((await admin.put(`/api/hosts/${h.id}/maintenance`, later)).status).toBe(200);
+
+    const reboot = await operator.post('/api/campaigns', { name: 'window', target: { vmids: [1651] }, step: { type: 'guest.action', action: 'reboot' } });
+    expect(reboot.body.targets.map((t: any) => [t.status, t.reason])).toEqual([['waiting', "outside the host's maintenance window"]]);
+    const skipped = await operator.post('/api/campaigns', { name: 'no wait', target: { vmids: [1652] }, step: { type: 'guest.action', action: 'reboot' }, window_wait_h: 0 });
+    expect(skipped.body).toMatchObject({ status: 'succeeded', targets: [{ status: 'skipped', reason: "outside the host's maintenance window (waited 0 h)" }] });
+    const start = await operator.post('/api/campaigns', { name: 'start', target: { vmids: [1653] }, step: { type: 'guest.action', action: 'start' } });
+    expect(start.body.targets[0]).toMatchObject({ status: 'running', reason: null });
+    expect(await runCommands(h)).toEqual([1653]);
+
+    // The window opens (here: every hour of every day); the next heartbeat wakes the engine.
+    const always = { ...later, windows: [{ ...later.windows[0], start: '00:00', end: '00:00' }] };
+    expect((await admin.put(`/api/hosts/${h.id}/maintenance`, always)).status).toBe(200);
+    await beat(h);
+    expect(await until('1651 to be queued', async () => (await runCommands(h)).includes(1651) || undefined, 12_000)).toBe(true);
+    await until('the campaign to succeed', async () => (await campaign(reboot.body.id)).status === 'succeeded');
+  }, 30_000);
+
   it('no target is run twice: ten campaigns made at once over the same guests give one campaign and one operation per guest', async () => {
     const h = await enrolledHost([guest(1701), guest(1702), guest(1703)]);
     const body = { name: 'race', target: { vmids: [1701, 1702, 1703] }, step: { type: 'guest.action', action: 'reboot' }, wave_size: 3 };
