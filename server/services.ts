@@ -130,7 +130,17 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     fleet: {
       host(id, now) {
         const host = hosts.repo.hostById(id);
-        return host && { id: host.id, hostname: host.hostname, state: host.state, online: hosts.isOnline(host, now), agent_version: host.agent_version };
+        return (
+          host && {
+            id: host.id,
+            hostname: host.hostname,
+            state: host.state,
+            online: hosts.isOnline(host, now),
+            agent_version: host.agent_version,
+            agent_channel: host.agent_channel,
+            agent_pin: host.agent_pin,
+          }
+        );
       },
       guestsOf: (hostId) => hosts.repo.guestsOf(hostId),
       guest: (hostId, vmid) => hosts.repo.guestOf(hostId, vmid),
@@ -142,8 +152,9 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       guestAction: (hostId, vmid, body, who) => operations.guestActions.request(hostId, vmid, body, who),
       script: (hostId, vmid, scriptId, timeoutS, who) => operations.scripts.request(hostId, vmid, scriptId, timeoutS, who),
       upgrade: (hostId, version, who) => operations.requestUpgrade(hostId, { version }, who),
-      agentVersion: () => releases.currentVersion(),
       agentVersions: () => releases.versions(),
+      newestAgent: (channel) => releases.newest(channel),
+      scriptRunsOn: (id) => scripts.get(id)?.runs_on,
       operation(id) {
         try {
           return operations.operations.get(id, false);

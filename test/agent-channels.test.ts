@@ -212,6 +212,28 @@ describe('agent release channels and pins (built server)', { timeout: 60_000 }, 
     expect(entry.summary).toBe('admin changed the settings of host pve-called-off: agent_pin; the pending upgrade to 1.1.0 was called off');
   });
 
+  it('an upgrade campaign reads each host’s channel and pin as its wave starts: a host pinned meanwhile is skipped naming its pin', async () => {
+    const first = await host('pve-wave-1');
+    const second = await host('pve-wave-2');
+    const res = await admin.post('/api/campaigns', { name: 'agents', target: { host_ids: [first.id, second.id] }, step: { type: 'agent.upgrade' } });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.targets.map((t: { status: string }) => t.status)).toEqual(['running', 'pending']);
+    expect((await patch(second, { agent_pin: '1.0.0' })).status).toBe(200);
+    expect(await upgradeCommands(first)).toEqual([{ type: 'upgrade', version: '1.1.0' }]);
+    const fresh = { agent_version: '1.1.0', started_at: new Date(Date.now() + 1000).toISOString(), hostname: first.name, addresses: [], hypervisor_version: 'pve-manager/8.2.4', guests: [] };
+    expect((await admin.fresh().post('/api/agent/heartbeat', fresh, { authorization: `Bearer ${first.token}` })).status).toBe(200);
+    const done = await until('the campaign to end', async () => {
+      const c = (await admin.get(`/api/campaigns/${res.body.id}`)).body;
+      return c.status !== 'running' && c;
+    });
+    expect(done.status).toBe('succeeded');
+    expect(done.targets.map((t: { name: string; status: string; reason: string | null }) => [t.name, t.status, t.reason])).toEqual([
+      ['pve-wave-1', 'succeeded', null],
+      ['pve-wave-2', 'skipped', 'pinned to agent 1.0.0'],
+    ]);
+    expect(await upgradeCommands(second)).toEqual([]);
+  });
+
   it('automatic upgrades follow the channel and never move a pinned host', async () => {
     const stable = await host('pve-auto-stable');
     const beta = await host('pve-auto-beta');

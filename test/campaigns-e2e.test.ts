@@ -28,6 +28,7 @@ let browser: Browser;
 let page: Page;
 let dir: string;
 let log: string;
+let stdin: string;
 let failFile: string;
 const agents: ChildProcess[] = [];
 const hostIds: number[] = [];
@@ -60,6 +61,8 @@ interface Call {
   tool: string;
   verb: string;
   vmid: number;
+  /** The whole argument list, as the tool was given it. */
+  args: string;
 }
 /** What the fake hypervisors ran since the log was last emptied. */
 const calls = (): Call[] =>
@@ -68,8 +71,8 @@ const calls = (): Call[] =>
     .split('\n')
     .filter(Boolean)
     .map((line) => {
-      const [at, tool, edge, verb, vmid] = line.split(' ');
-      return { at: Number(at), tool: tool!, edge: edge as Call['edge'], verb: verb!, vmid: Number(vmid) };
+      const [at, tool, edge, verb, vmid, ...rest] = line.split(' ');
+      return { at: Number(at), tool: tool!, edge: edge as Call['edge'], verb: verb!, vmid: Number(vmid), args: [verb, vmid, ...rest].filter((a) => a !== undefined).join(' ') };
     });
 const startOf = (vmid: number) => calls().find((c) => c.vmid === vmid && c.edge === 'start')!.at;
 const endOf = (vmid: number) => calls().find((c) => c.vmid === vmid && c.edge === 'end')!.at;
@@ -79,26 +82,29 @@ beforeAll(async () => {
   const wrappers = path.join(dir, 'bin');
   const pveDir = path.join(dir, 'pve');
   log = path.join(dir, 'hypervisor.log');
+  stdin = path.join(dir, 'stdin');
   failFile = path.join(dir, 'fail');
-  for (const d of [wrappers, pveDir]) fs.mkdirSync(d, { recursive: true });
+  for (const d of [wrappers, pveDir, stdin]) fs.mkdirSync(d, { recursive: true });
   for (const f of [log, failFile]) fs.writeFileSync(f, '');
   fs.writeFileSync(path.join(pveDir, 'pvesh-pve-a-qemu.json'), JSON.stringify([101, 102, 103].map((vmid) => ({ vmid, name: `web-${vmid}`, status: 'running' }))));
   fs.writeFileSync(path.join(pveDir, 'pvesh-pve-a-lxc.json'), '[]');
   fs.writeFileSync(path.join(pveDir, 'pvesh-pve-b-qemu.json'), '[]');
   fs.writeFileSync(path.join(pveDir, 'pvesh-pve-b-lxc.json'), JSON.stringify([201, 202, 203].map((vmid) => ({ vmid, name: `ct-${vmid}`, status: 'running', type: 'lxc' }))));
-  // qm and pct: each verb logged with the millisecond it started and ended (half a second apart), and
-  // failing for a vmid listed in the fail file; `config` is the fixture's.
+  // qm and pct: each verb logged with its arguments and the millisecond it started and ended (half a
+  // second apart), failing for a vmid listed in the fail file; `config` is the fixture's. A script's
+  // body arrives on stdin (`pct exec <vmid> -- bash -s`): kept as stdin/<vmid>. apt-get logs the same way, so a script that ran on a host itself would show.
   const fake = `#!/usr/bin/env bash
 tool="\${0##*/}"
 if [[ "\${1:-}" == config ]]; then exec "$FIXTURE_BIN/$tool" "$@"; fi
 printf '%s %s start %s\\n' "$(date +%s%3N)" "$tool" "$*" >>"$CAMPAIGN_LOG"
+if [[ "\${1:-}" == exec ]]; then cat >"$CAMPAIGN_STDIN/\${2:-}"; echo "patched \${2:-}"; fi
 sleep 0.5
 code=0
 if grep -qx -- "\${2:-}" "$FAIL_FILE"; then code=1; echo "fake $tool: $1 of \${2:-} failed" >&2; fi
 printf '%s %s end %s\\n' "$(date +%s%3N)" "$tool" "$*" >>"$CAMPAIGN_LOG"
 exit "$code"
 `;
-  for (const tool of ['qm', 'pct']) fs.writeFileSync(path.join(wrappers, tool), fake, { mode: 0o755 });
+  for (const tool of ['qm', 'pct', 'apt-get']) fs.writeFileSync(path.join(wrappers, tool), fake, { mode: 0o755 });
 
   const port = await freePort();
   serverEnv = {
@@ -125,6 +131,7 @@ exit "$code"
       TMPDIR: dir,
       FIXTURE_BIN: fakeBin,
       CAMPAIGN_LOG: log,
+      CAMPAIGN_STDIN: stdin,
       FAIL_FILE: failFile,
       FAKE_SYSTEMCTL_LOG: path.join(dir, `${name}-systemctl.log`),
       FAKE_PVE_DIR: pveDir,
@@ -247,4 +254,64 @@ describe('a campaign through two real agents, in Chromium', () => {
     expect(Math.min(startOf(102), startOf(202)) - Math.max(endOf(101), endOf(201))).toBeGreaterThanOrEqual(3000);
     expect(Math.min(startOf(103), startOf(203)) - Math.max(endOf(102), endOf(202))).toBeGreaterThanOrEqual(3000);
   }, 90_000);
+
+  it('a script over the containers tagged web (a collection), picked by name in the dialog: pct exec <vmid> -- bash -s with the body on stdin, two at a time', async () => {
+    fs.writeFileSync(log, '');
+    for (const vmid of [201, 202, 203]) expect((await admin.post('/api/instances', { vmid, name: `ct-${vmid}`, state: 'deployed', stack: 'production' })).status).toBe(201);
+    expect((await admin.post('/api/instances', { vmid: 101, name: 'web-101', state: 'deployed', stack: 'production' })).status).toBe(201);
+    expect((await admin.post('/api/instances/bulk', { vmids: [201, 202, 203], add_tags: ['web'] })).body).toEqual({ updated: 3 });
+    expect((await admin.post('/api/collections', { name: 'web containers', filter: { tags: ['web'] } })).status).toBe(201);
+    const body = 'apt-get update && apt-get -y upgrade\n';
+    expect((await admin.post('/api/scripts', { name: 'patch', runs_on: 'guest', interpreter: 'bash', body })).status).toBe(201);
+
+    await page.goto('/campaigns');
+    await page.getByRole('button', { name: 'New campaign…' }).click();
+    const dialog = page.getByTestId('campaign-dialog');
+    await dialog.getByLabel('Name').fill('patch web');
+    await dialog.getByLabel('Target kind').selectOption('collection_id');
+    // Collections and scripts are offered by name.
+    await expect.poll(() => dialog.getByLabel('Collection').locator('option').allTextContents()).toEqual(['pick a collection', 'web containers (3 instances)']);
+    await dialog.getByLabel('Collection').selectOption({ label: 'web containers (3 instances)' });
+    await dialog.getByLabel('Step').selectOption('script');
+    await expect.poll(() => dialog.getByLabel('Script').locator('option').allTextContents()).toEqual(['pick a script', 'patch (runs on the guest, bash)']);
+    await dialog.getByLabel('Script').selectOption({ label: 'patch (runs on the guest, bash)' });
+    await dialog.getByLabel('Wave size').fill('2');
+    await dialog.getByRole('button', { name: 'Preview' }).click();
+    await dialog.getByTestId('campaign-preview').waitFor();
+    expect(await dialog.getByTestId('preview-wave').allTextContents()).toEqual(['201 “ct-201”, 202 “ct-202”', '203 “ct-203”']);
+    await dialog.getByRole('button', { name: 'Start' }).click();
+    await page.waitForURL(/\/campaigns\/\d+$/);
+    await waitForStatus('succeeded');
+    // Each row names its host by name.
+    expect(await page.locator('[data-testid="wave-1"] tr[data-target="201"] a').textContent()).toBe('pve-b');
+
+    const started = calls().filter((c) => c.edge === 'start');
+    expect(started.map((c) => `${c.tool} ${c.args}`).sort()).toEqual(['pct exec 201 -- bash -s', 'pct exec 202 -- bash -s', 'pct exec 203 -- bash -s']);
+    for (const vmid of [201, 202, 203]) expect(fs.readFileSync(path.join(stdin, String(vmid)), 'utf8')).toBe(body);
+    expect(startOf(203)).toBeGreaterThanOrEqual(Math.max(endOf(201), endOf(202)));
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it('the same script on a host installed without --allow-scripts fails with the spec’s words and runs nothing; the page shows it', async () => {
+    fs.writeFileSync(log, '');
+    const script = await admin.post('/api/scripts', { name: 'patch the host', runs_on: 'host', interpreter: 'bash', body: 'apt-get update && apt-get -y upgrade\n' });
+    expect(script.status).toBe(201);
+    expect((await admin.get(`/api/hosts/${hostIds[0]}`)).body.allows_scripts).toBe(false);
+    const res = await admin.post('/api/campaigns', { name: 'patch pve-a', target: { host_ids: [hostIds[0]] }, step: { type: 'script', script_id: script.body.id } });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.targets).toMatchObject([{ host_id: hostIds[0], hostname: 'pve-a', vmid: null, name: 'pve-a', status: 'running' }]);
+    await page.goto(`/campaigns/${res.body.id}`);
+    await waitForStatus('failed');
+    const row = page.locator('[data-testid="wave-1"] tr[data-target="pve-a"]');
+    expect(await row.getAttribute('data-status')).toBe('failed');
+    expect(await row.textContent()).toContain('failed (exit 126)');
+    await row.getByRole('button', { name: 'output' }).click();
+    expect(await row.locator('pre').textContent()).toBe('scripts are not allowed on this host');
+    const operation = (await admin.get(`/api/operations/${res.body.targets[0].operation_id}`)).body;
+    expect(operation).toMatchObject({ type: 'script', vmid: null, status: 'failed', exit_code: 126, output: 'scripts are not allowed on this host' });
+    // Nothing ran: not the script's apt-get, not a hypervisor tool.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(fs.readFileSync(log, 'utf8')).toBe('');
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

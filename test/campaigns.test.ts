@@ -191,6 +191,25 @@ describe('POST /api/campaigns', () => {
     expect(byHost.body.skipped.map((t: any) => t.vmid)).toEqual([1303]);
   });
 
+  it('a script step goes where its script runs: a guest script into each guest (also of {host_ids}), a host script only onto {host_ids}', async () => {
+    const h = await enrolledHost([guest(1351), guest(1352)]);
+    const inGuests = (await admin.post('/api/scripts', { name: 'in guests', runs_on: 'guest', interpreter: 'bash', body: 'true\n' })).body.id;
+    const onHosts = (await admin.post('/api/scripts', { name: 'on hosts', runs_on: 'host', interpreter: 'bash', body: 'true\n' })).body.id;
+    const plan = (target: object, script_id: number) => operator.post('/api/campaigns?dry_run=true', { name: 'scripts', target, step: { type: 'script', script_id } });
+    expect((await plan({ host_ids: [h.id] }, inGuests)).body).toEqual({
+      waves: [[{ host_id: h.id, vmid: 1351, name: 'g1351' }], [{ host_id: h.id, vmid: 1352, name: 'g1352' }]],
+      skipped: [],
+    });
+    expect((await plan({ host_ids: [h.id] }, onHosts)).body).toEqual({ waves: [[{ host_id: h.id, vmid: null, name: h.hostname }]], skipped: [] });
+    const before = count('SELECT count(*) FROM campaigns');
+    expect(await plan({ vmids: [1351] }, onHosts)).toMatchObject({ status: 400, body: { errors: [{ field: 'target', message: 'a script that runs on the host takes {host_ids}' }] } });
+    expect(await operator.post('/api/campaigns', { name: 'gone', target: { vmids: [1351] }, step: { type: 'script', script_id: 999_999 } })).toMatchObject({
+      status: 400,
+      body: { errors: [{ field: 'step.script_id', message: 'script 999999 not found' }] },
+    });
+    expect(count('SELECT count(*) FROM campaigns')).toBe(before);
+  });
+
   it('refuses bad bodies with 400 naming the field, and nothing is stored', async () => {
     const h = await enrolledHost([guest(1401)]);
     const before = count('SELECT count(*) FROM campaigns');
@@ -266,6 +285,29 @@ describe('POST /api/campaigns', () => {
     // The heartbeat that shows the lock cleared wakes the engine.
     expect(await until('1601 to be queued', async () => (await runCommands(h)).includes(1601) || undefined, 3_000)).toBe(true);
     await until('the campaign to succeed', async () => (await campaign(res.body.id)).status === 'succeeded');
+  }, 30_000);
+
+  it('maintenance windows are respected: a reboot outside the window waits (a start does not), is skipped after window_wait_h, and runs once a window opens', async () => {
+    const h = await enrolledHost([guest(1651), guest(1652), guest(1653)]);
+    // A window two hours from now, closed at this moment whatever the time of day.
+    const at = (hours: number) => `${String((new Date().getUTCHours() + hours) % 24).padStart(2, '0')}:00`;
+    const later = { windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: at(2), end: at(3) }], timezone: 'UTC', auto_upgrade: false, muted: false };
+    expect((await admin.put(`/api/hosts/${h.id}/maintenance`, later)).status).toBe(200);
+
+    const reboot = await operator.post('/api/campaigns', { name: 'window', target: { vmids: [1651] }, step: { type: 'guest.action', action: 'reboot' } });
+    expect(reboot.body.targets.map((t: any) => [t.status, t.reason])).toEqual([['waiting', "outside the host's maintenance window"]]);
+    const skipped = await operator.post('/api/campaigns', { name: 'no wait', target: { vmids: [1652] }, step: { type: 'guest.action', action: 'reboot' }, window_wait_h: 0 });
+    expect(skipped.body).toMatchObject({ status: 'succeeded', targets: [{ status: 'skipped', reason: "outside the host's maintenance window (waited 0 h)" }] });
+    const start = await operator.post('/api/campaigns', { name: 'start', target: { vmids: [1653] }, step: { type: 'guest.action', action: 'start' } });
+    expect(start.body.targets[0]).toMatchObject({ status: 'running', reason: null });
+    expect(await runCommands(h)).toEqual([1653]);
+
+    // The window opens (here: every hour of every day); the next heartbeat wakes the engine.
+    const always = { ...later, windows: [{ ...later.windows[0], start: '00:00', end: '00:00' }] };
+    expect((await admin.put(`/api/hosts/${h.id}/maintenance`, always)).status).toBe(200);
+    await beat(h);
+    expect(await until('1651 to be queued', async () => (await runCommands(h)).includes(1651) || undefined, 12_000)).toBe(true);
+    await until('the campaign to succeed', async () => (await campaign(reboot.body.id)).status === 'succeeded');
   }, 30_000);
 
   it('no target is run twice: ten campaigns made at once over the same guests give one campaign and one operation per guest', async () => {
@@ -360,7 +402,9 @@ describe('roles', () => {
     const upgrade = { name: 'upgrade', target: { host_ids: [h.id] }, step: { type: 'agent.upgrade' } };
     expect((await operator.post('/api/campaigns', upgrade)).body).toEqual({ error: 'an agent.upgrade step needs hosts.manage' });
     expect((await operator.post('/api/campaigns', { ...body, step: { type: 'guest.action', action: 'stop', force: true } })).body).toEqual({ error: 'only an administrator may force an action' });
-    expect((await operator.post('/api/campaigns?dry_run=true', { ...body, step: { type: 'script', script_id: 1 } })).status).toBe(200);
+    const script = await admin.post('/api/scripts', { name: 'roles', runs_on: 'guest', interpreter: 'sh', body: 'true\n' });
+    expect(script.status, script.text).toBe(201);
+    expect((await operator.post('/api/campaigns?dry_run=true', { ...body, step: { type: 'script', script_id: script.body.id } })).status).toBe(200);
     const made = await operator.post('/api/campaigns', body);
     expect(made.status, made.text).toBe(201);
     expect((await viewer.get(`/api/campaigns/${made.body.id}`)).body.targets[0]).toMatchObject({ vmid: 2001, status: 'running' });
@@ -373,7 +417,8 @@ describe('agent upgrades', () => {
     const hosts = [await enrolledHost([], { version: '0.9.0' }), await enrolledHost([], { version: '0.9.0' }), await enrolledHost([], { version: '1.0.0' })];
     const res = await admin.post('/api/campaigns', { name: 'agents', target: { host_ids: hosts.map((h) => h.id) }, step: { type: 'agent.upgrade' } });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.step).toEqual({ type: 'agent.upgrade', version: '1.0.0' });
+    // No version: each host's newest on its channel, decided as its wave starts.
+    expect(res.body.step).toEqual({ type: 'agent.upgrade' });
     expect(res.body.targets.map((t: any) => [t.wave, t.status, t.reason])).toEqual([
       [1, 'running', null],
       [2, 'pending', null],

@@ -1,8 +1,9 @@
 // README.md § Run a campaign runs as written: its shell blocks, taken from the README verbatim, run in
 // real bash with real curl against the built server (dist/server/main.js in its own process on
-// 127.0.0.1), with only the variables the README tells the reader to set. The test enrolls the host
-// and plays its agent over the agent's own wire (heartbeat with the four web containers, command
-// polls, results), so the README's wait for the campaign ends as it would on a real host.
+// 127.0.0.1), with only the variables the README tells the reader to set. The test enrolls the host,
+// enters its containers in the registry (four web containers and a database, untagged), and plays its
+// agent over the agent's own wire (heartbeat, command polls, results), so the README's wait for the
+// campaign ends as it would on a real host.
 import { execa } from 'execa';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -49,9 +50,13 @@ beforeAll(async () => {
     addresses: ['192.0.2.10'],
     uptime_s: 3600,
     hypervisor_version: 'pve-manager/8.2.4',
-    guests: [201, 202, 203, 204].map((vmid) => ({ vmid, name: `web-${vmid - 200}`, type: 'lxc', status: 'running' })),
+    guests: [...[201, 202, 203, 204].map((vmid) => ({ vmid, name: `web-${vmid - 200}`, type: 'lxc', status: 'running' })), { vmid: 205, name: 'db-1', type: 'lxc', status: 'running' }],
   });
   expect(beat.status, beat.text).toBe(200);
+  for (const [vmid, name] of [[201, 'web-1'], [202, 'web-2'], [203, 'web-3'], [204, 'web-4'], [205, 'db-1']] as const) {
+    const made = await admin.post('/api/instances', { vmid, name, state: 'deployed', stack: 'production' });
+    expect(made.status, made.text).toBe(201);
+  }
 }, 60_000);
 
 afterAll(async () => {
@@ -62,7 +67,7 @@ afterAll(async () => {
 
 describe('README.md § Run a campaign', () => {
   it('marks each shell block: set by the reader, or run here', () => {
-    expect(walkthrough().map((b) => b.marker)).toEqual(['the reader sets', 'run', 'run']);
+    expect(walkthrough().map((b) => b.marker)).toEqual(['the reader sets', 'run', 'run', 'run', 'run']);
   });
 
   it('the reader sets B, TOKEN and WEB, and nothing else', () => {
@@ -70,7 +75,7 @@ describe('README.md § Run a campaign', () => {
     expect([...set.code.matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1])).toEqual(['B', 'TOKEN', 'WEB']);
   });
 
-  it('runs as written: previews the waves, runs them two at a time, and follows the campaign to its end', async () => {
+  it('runs as written: tags the containers, saves the collection and the patch script, previews the waves, runs them two at a time, and follows the campaign to its end', async () => {
     const script = walkthrough()
       .filter((b) => b.marker === 'run')
       .map((b) => b.code)
@@ -86,22 +91,25 @@ describe('README.md § Run a campaign', () => {
     });
     killWhenTestEnds(bash);
 
-    // The host's agent: each command reported done a moment after it came; the vmids in the order they came, with the time.
+    // The host's agent: each command run and reported done a moment after it came; the vmids in the order they came, with the time.
     const ran: { vmid: number; at: number }[] = [];
     const deadline = Date.now() + 60_000;
     while (bash.exitCode === null && Date.now() < deadline) {
       const res = await host.agent.get('/api/agent/commands?wait=2');
       expect([200, 204], res.text).toContain(res.status);
       for (const command of res.status === 200 ? res.body.commands : []) {
-        expect(command).toMatchObject({ type: 'guest.action', action: 'reboot', guest_type: 'lxc' });
+        expect(command).toMatchObject({ type: 'script', interpreter: 'bash', body: 'export DEBIAN_FRONTEND=noninteractive\napt-get update && apt-get -y upgrade\n', timeout_s: 300 });
         ran.push({ vmid: command.vmid, at: Date.now() });
-        expect((await host.agent.post(`/api/agent/operations/${command.operation_id}/result`, { exit_code: 0, output: '' })).status).toBe(204);
+        expect((await host.agent.post(`/api/agent/operations/${command.operation_id}/result`, { exit_code: 0, output: '0 upgraded, 0 newly installed\n' })).status).toBe(204);
       }
     }
     const done = await bash;
     expect(done.exitCode, done.all).toBe(0);
     const lines = done.stdout.split('\n');
-    expect(JSON.parse(lines[0]!)).toEqual({
+    expect(JSON.parse(lines[0]!)).toEqual({ updated: 4 });
+    expect(lines[1]).toMatch(/^collection \d+$/);
+    expect(lines[2]).toMatch(/^script \d+$/);
+    expect(JSON.parse(lines[3]!)).toEqual({
       waves: [
         [
           { host_id: host.id, vmid: 201, name: 'web-1' },
@@ -114,10 +122,11 @@ describe('README.md § Run a campaign', () => {
       ],
       skipped: [],
     });
-    expect(lines[1]).toMatch(/^campaign \d+$/);
-    const campaign = JSON.parse(lines[2]!);
-    expect(campaign).toMatchObject({ name: 'restart web', status: 'succeeded', counts: { succeeded: 4, failed: 0, skipped: 0 } });
-    // Two at a time, the second pair ten seconds after the first ended.
+    expect(lines[4]).toMatch(/^campaign \d+$/);
+    const campaign = JSON.parse(lines[5]!);
+    expect(campaign).toMatchObject({ name: 'patch web', status: 'succeeded', step: { type: 'script' }, counts: { succeeded: 4, failed: 0, skipped: 0 } });
+    expect(campaign.targets[0]).toMatchObject({ wave: 1, hostname: 'pve1', vmid: 201, name: 'web-1', status: 'succeeded' });
+    // Two at a time (the database, untagged, never), the second pair ten seconds after the first ended.
     expect(ran.map((r) => r.vmid).sort()).toEqual([201, 202, 203, 204]);
     expect(ran[2]!.at - ran[1]!.at).toBeGreaterThanOrEqual(9_500);
   }, 90_000);

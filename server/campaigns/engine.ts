@@ -2,6 +2,7 @@ import type { CampaignStep } from '../contract/inputs/campaigns.js';
 import { DISRUPTIVE_ACTIONS, FINISHED_STATUSES } from '../contract/operations.js';
 import { HttpError } from '../errors.js';
 import type { CampaignParts, Who } from './parts.js';
+import { upgradeFor } from './plan.js';
 import type { CampaignRow, TargetRow } from './repo.js';
 
 const HOUR_MS = 3_600_000;
@@ -30,10 +31,10 @@ export function createEngine(parts: CampaignParts) {
     return undefined;
   }
 
-  /** Queues the target's operation through the feature that owns it; answers its id. */
-  function queue(c: CampaignRow, step: CampaignStep, t: TargetRow, who: Who): string {
+  /** Queues the target's operation through the feature that owns it; answers its id. `version`: an upgrade's, for this host. */
+  function queue(c: CampaignRow, step: CampaignStep, t: TargetRow, who: Who, version: string | undefined): string {
     const hostId = t.host_id!;
-    if (step.type === 'agent.upgrade') return launch.upgrade(hostId, step.version!, who);
+    if (step.type === 'agent.upgrade') return launch.upgrade(hostId, version!, who);
     if (step.type === 'script') return launch.script(hostId, t.vmid, step.script_id, step.timeout_s, who).operation_id;
     const { type: _type, ...body } = step;
     return launch.guestAction(hostId, t.vmid!, { ...body, reason: body.reason ?? `campaign ${c.id} “${c.name}”` }, who).operation_id;
@@ -50,6 +51,12 @@ export function createEngine(parts: CampaignParts) {
       repo.setTarget({ ...t, status: 'skipped', reason: host?.state === 'deleting' ? 'host is being deleted' : 'host is deleted', finished_at: now });
       return true;
     }
+    // The host's channel and pin as they are when its wave starts: pinned since, it is left alone.
+    const upgrade = step.type === 'agent.upgrade' ? upgradeFor(host, step.version, launch.newestAgent) : undefined;
+    if (upgrade && 'reason' in upgrade) {
+      repo.setTarget({ ...t, status: 'skipped', reason: upgrade.reason, finished_at: now });
+      return true;
+    }
     const reason = blocked(c, step, t, now);
     if (reason) {
       const since = t.waiting_since ?? now;
@@ -59,7 +66,7 @@ export function createEngine(parts: CampaignParts) {
       return true;
     }
     try {
-      const operationId = queue(c, step, t, { actor: c.created_by });
+      const operationId = queue(c, step, t, { actor: c.created_by }, upgrade?.version);
       repo.setTarget({ ...t, status: 'running', reason: null, operation_id: operationId, started_at: now });
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;

@@ -2,6 +2,8 @@ import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { OperationAccepted, OperationStatus } from '../contract/operations.js';
 import type { GuestActionRequest } from '../contract/inputs/operations.js';
+import type { ScriptTarget } from '../contract/scripts.js';
+import type { AgentChannel } from '../contract/versions.js';
 import type { CampaignRepo } from './repo.js';
 
 /** Who asks, for the operations' `requested_by`. */
@@ -17,6 +19,8 @@ export interface FleetHost {
   /** A heartbeat within the last three intervals. */
   online: boolean;
   agent_version: string;
+  agent_channel: AgentChannel;
+  agent_pin: string | null;
 }
 
 /** A guest of a host's last heartbeat. */
@@ -48,9 +52,11 @@ export interface CampaignLaunchers {
   script(hostId: number, vmid: number | null, scriptId: number, timeoutS: number | undefined, who: Who): OperationAccepted;
   /** `operations.requestUpgrade`: answers the upgrade's operation id; the heartbeat rule settles it. */
   upgrade(hostId: number, version: string, who: Who): string;
-  /** The agent version the controller ships, and every version it can offer. */
-  agentVersion(): string | undefined;
+  /** Every agent version the controller ships, and the newest of them a host on `channel` is given. */
   agentVersions(): string[];
+  newestAgent(channel: AgentChannel): string | undefined;
+  /** Where a script runs (undefined: no such script), so that a campaign names the right targets. */
+  scriptRunsOn(id: number): ScriptTarget | undefined;
   /** An operation's outcome as it is now; undefined when there is none of that id. */
   operation(id: string): { status: OperationStatus; exit_code: number | null } | undefined;
   /** Cancels a pending operation (an HttpError once it was sent); `managesHosts` for an upgrade. */

@@ -30,10 +30,11 @@ export function presentSummary(row: CampaignRow, counts: CampaignCounts): Campai
   };
 }
 
-export function presentTarget(t: TargetRow): CampaignTarget {
+export function presentTarget(t: TargetRow, hostnameOf: (hostId: number) => string | null): CampaignTarget {
   return {
     wave: t.wave,
     host_id: t.host_id,
+    hostname: t.host_id === null ? null : hostnameOf(t.host_id),
     vmid: t.vmid,
     name: t.name,
     status: t.status,
@@ -44,6 +45,6 @@ export function presentTarget(t: TargetRow): CampaignTarget {
   };
 }
 
-export function presentCampaign(row: CampaignRow, counts: CampaignCounts, targets: TargetRow[]): Campaign {
-  return { ...presentSummary(row, counts), targets: targets.map(presentTarget) };
+export function presentCampaign(row: CampaignRow, counts: CampaignCounts, targets: TargetRow[], hostnameOf: (hostId: number) => string | null): Campaign {
+  return { ...presentSummary(row, counts), targets: targets.map((t) => presentTarget(t, hostnameOf)) };
 }

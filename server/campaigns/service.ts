@@ -24,7 +24,7 @@ function stepWords(step: CampaignRow['step']): string {
   const s = JSON.parse(step) as CampaignRequest['step'];
   if (s.type === 'guest.action') return s.action;
   if (s.type === 'script') return `script ${s.script_id}`;
-  return `agent upgrade to ${s.version}`;
+  return s.version === undefined ? 'agent upgrade along each host’s channel' : `agent upgrade to ${s.version}`;
 }
 
 export type CampaignService = ReturnType<typeof createCampaignService>;
@@ -64,7 +64,13 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
     const kept = presented.get(id);
     if (kept) return kept;
     const row = require(id);
-    const campaign = presentCampaign(row, repo.counts(id), repo.targets(id));
+    const now = ctx.clock.now();
+    const hostnames = new Map<number, string | null>();
+    const hostnameOf = (hostId: number) => {
+      if (!hostnames.has(hostId)) hostnames.set(hostId, deps.fleet.host(hostId, now)?.hostname ?? null);
+      return hostnames.get(hostId)!;
+    };
+    const campaign = presentCampaign(row, repo.counts(id), repo.targets(id), hostnameOf);
     presented.set(id, campaign);
     // A few pages open at once are what this is for; more are read again.
     if (presented.size > 20) presented.delete(presented.keys().next().value!);

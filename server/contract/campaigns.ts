@@ -37,6 +37,8 @@ export interface CampaignPlan {
 }
 
 export interface CampaignTarget extends PlannedTarget {
+  /** The host's name as it is now (null with `host_id`). */
+  hostname: string | null;
   /** 1-based; 0 for a target skipped when the campaign was made. */
   wave: number;
   status: CampaignTargetStatus;

@@ -45,6 +45,8 @@ describe('agent settings on the host page', () => {
     await expect.poll(() => card.getByTestId('agent-pin').textContent()).toBe('1.2.0-beta.1');
     expect(await card.getByTestId('agent-channel').textContent()).toBe('beta (pre-releases and releases)');
     expect(await card.getByTestId('agent-collectors').textContent()).toBe('metrics on, configs off, storage off, backups on');
+    // Host scripts are the agent's own word (installed with --allow-scripts or not), shown, never edited here.
+    expect(await card.getByTestId('agent-scripts').textContent()).toBe('not allowed (the agent was installed without --allow-scripts)');
     expect(await page.locator('.props').textContent()).toContain('pinned to 1.2.0-beta.1');
     // Never offered an upgrade, but the administrator may move it up to its pin.
     await page.getByRole('button', { name: 'Upgrade agent to 1.2.0-beta.1' }).click();
@@ -61,10 +63,12 @@ describe('agent settings on the host page', () => {
     await expect.poll(() => card.getByRole('alert').textContent()).toContain('pinned to the beta version');
     expect((await dash.server.client.get(`/api/hosts/${id}`)).body.agent_channel).toBe('beta');
 
+    expect((await heartbeat(dash.server, token, { hostname: 'pve-settings', allows_scripts: true })).status).toBe(200);
     const operator = await dash.newPage();
     await signIn(operator, dash.server, 'operator', `/hosts/${id}`);
     const read = operator.getByTestId('agent-settings');
     await expect.poll(() => read.getByTestId('agent-pin').textContent()).toBe('1.2.0-beta.1');
+    expect(await read.getByTestId('agent-scripts').textContent()).toBe('allowed (installed with --allow-scripts)');
     expect(await read.getByRole('button').count()).toBe(0);
     expect(dash.errors).toEqual([]);
   });

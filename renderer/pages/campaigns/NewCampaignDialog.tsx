@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../../api';
 import { Dialog } from '../../components/Dialog';
-import { Field, Notice } from '../../components/ui';
+import { Field, Notice, useLoad } from '../../components/ui';
 import type { CampaignPlan } from '../../../server/contract/campaigns';
 import { BLANK_FORM, campaignBody, targetWords, type CampaignForm } from './campaignForm';
 
@@ -17,6 +17,9 @@ export function NewCampaignDialog(props: { onClose: () => void; onStarted: (id: 
   const [plan, setPlan] = useState<CampaignPlan>();
   const [message, setMessage] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // Collections and scripts are picked by name; the body names them by id.
+  const collections = useLoad(() => api('GET /api/collections'), []);
+  const scripts = useLoad(() => api('GET /api/scripts'), []);
   const set = (patch: Partial<CampaignForm>) => {
     setForm((f) => ({ ...f, ...patch }));
     setPlan(undefined);
@@ -54,13 +57,29 @@ export function NewCampaignDialog(props: { onClose: () => void; onStarted: (id: 
         <Field id="campaign-name" label="Name" error={errors.name}>
           {input('campaign-name', 'name')}
         </Field>
-        <Field id="campaign-target" label="Targets" error={errors.target ?? errors['target.vmids'] ?? errors['target.host_ids']} hint="Ids separated by spaces or commas.">
-          <select aria-label="Target kind" value={form.targetKind} onChange={(e) => set({ targetKind: e.currentTarget.value as CampaignForm['targetKind'] })}>
+        <Field
+          id="campaign-target"
+          label="Targets"
+          error={errors.target ?? errors['target.vmids'] ?? errors['target.host_ids'] ?? errors['target.collection_id']}
+          hint={form.targetKind === 'collection_id' ? 'The instances it matches when the campaign starts.' : 'Ids separated by spaces or commas.'}
+        >
+          <select aria-label="Target kind" value={form.targetKind} onChange={(e) => set({ targetKind: e.currentTarget.value as CampaignForm['targetKind'], targetText: '' })}>
             <option value="vmids">guests (VMIDs)</option>
             <option value="host_ids">hosts (every guest, or the host itself)</option>
             <option value="collection_id">a collection</option>
           </select>
-          {input('campaign-target', 'targetText')}
+          {form.targetKind === 'collection_id' ? (
+            <select id="campaign-target" aria-label="Collection" value={form.targetText} onChange={(e) => set({ targetText: e.currentTarget.value })}>
+              <option value="">{collections.data?.length === 0 ? 'no collections yet' : 'pick a collection'}</option>
+              {collections.data?.map((c) => (
+                <option key={c.id} value={String(c.id)}>
+                  {c.name} ({c.count} instance{c.count === 1 ? '' : 's'})
+                </option>
+              ))}
+            </select>
+          ) : (
+            input('campaign-target', 'targetText')
+          )}
         </Field>
         <Field id="campaign-step" label="Step" error={errors.step ?? errors['step.action']}>
           <select id="campaign-step" value={form.stepKind} onChange={(e) => set({ stepKind: e.currentTarget.value as CampaignForm['stepKind'] })}>
@@ -86,12 +105,19 @@ export function NewCampaignDialog(props: { onClose: () => void; onStarted: (id: 
           </Field>
         )}
         {form.stepKind === 'script' && (
-          <Field id="campaign-script" label="Script id" error={errors['step.script_id']}>
-            {input('campaign-script', 'scriptId', { inputMode: 'numeric' })}
+          <Field id="campaign-script" label="Script" error={errors['step.script_id']} hint="A host script runs on the hosts named (only those installed with --allow-scripts); a guest script in each guest.">
+            <select id="campaign-script" value={form.scriptId} onChange={(e) => set({ scriptId: e.currentTarget.value })}>
+              <option value="">{scripts.data?.length === 0 ? 'no scripts yet' : 'pick a script'}</option>
+              {scripts.data?.map((s) => (
+                <option key={s.id} value={String(s.id)}>
+                  {s.name} (runs on the {s.runs_on}, {s.interpreter})
+                </option>
+              ))}
+            </select>
           </Field>
         )}
         {form.stepKind === 'agent.upgrade' && (
-          <Field id="campaign-version" label="Agent version" error={errors['step.version']} hint="Empty: the version this server ships.">
+          <Field id="campaign-version" label="Agent version" error={errors['step.version']} hint="Empty: the newest on each host's channel (pinned hosts are left alone).">
             {input('campaign-version', 'version')}
           </Field>
         )}

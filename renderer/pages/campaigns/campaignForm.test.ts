@@ -24,6 +24,7 @@ describe('the New campaign form', () => {
       window_wait_h: 'Give a number of hours.',
     });
     expect(campaignBody({ ...BLANK_FORM, name: 'x', targetKind: 'collection_id', targetText: '1 2' }).errors).toEqual({ target: 'Name one collection.' });
+    expect(campaignBody({ ...BLANK_FORM, name: 'x', targetKind: 'collection_id', targetText: '', stepKind: 'script' }).errors).toEqual({ target: 'Pick a collection.', 'step.script_id': 'Pick a script.' });
   });
 });
 
@@ -31,6 +32,7 @@ describe('a campaign in words', () => {
   it('its step, how long it took and what failed', () => {
     expect(stepWords({ type: 'guest.action', action: 'snapshot', name: 'pre' })).toBe('snapshot “pre”');
     expect(stepWords({ type: 'agent.upgrade', version: '1.4.0' })).toBe('agent upgrade to 1.4.0');
+    expect(stepWords({ type: 'agent.upgrade' })).toBe('agent upgrade along each host’s channel');
     expect([took(42), took(185), took(3720)]).toEqual(['42 s', '3 min 5 s', '1 h 2 min']);
     const counts = { pending: 0, waiting: 0, running: 0, succeeded: 3, failed: 1, skipped: 2, cancelled: 0 };
     expect(finishedWords({ status: 'failed', duration_s: 12.4, counts }, [{ status: 'failed', vmid: 103, name: 'web-3', reason: 'failed (exit 1)' }])).toBe('Stopped after 12 s. 1 failed: 103 “web-3” (failed (exit 1)). 2 skipped.');

@@ -5,12 +5,13 @@ import type { CampaignRequest } from '../../../server/contract/inputs/campaigns'
 export interface CampaignForm {
   name: string;
   targetKind: 'vmids' | 'host_ids' | 'collection_id';
-  /** Guest ids, host ids or a collection id, separated by spaces or commas. */
+  /** Guest ids or host ids, separated by spaces or commas; or the collection picked (its id). */
   targetText: string;
   stepKind: 'guest.action' | 'script' | 'agent.upgrade';
   action: 'start' | 'shutdown' | 'stop' | 'reboot' | 'snapshot' | 'rollback' | 'destroy';
   /** The snapshot's name (snapshot) or the one to roll back to (rollback). */
   snapshot: string;
+  /** The script picked (its id). */
   scriptId: string;
   version: string;
   waveSize: string;
@@ -49,7 +50,8 @@ export function campaignBody(form: CampaignForm): { body?: Body; errors: Record<
   const ids = form.targetText.split(/[\s,]+/).filter(Boolean);
   const numbers = ids.map(whole);
   if (!form.name.trim()) errors.name = 'Give the campaign a name.';
-  if (ids.length === 0 || numbers.some(Number.isNaN)) errors.target = 'List ids as whole numbers, separated by spaces or commas.';
+  if (form.targetKind === 'collection_id' && ids.length === 0) errors.target = 'Pick a collection.';
+  else if (ids.length === 0 || numbers.some(Number.isNaN)) errors.target = 'List ids as whole numbers, separated by spaces or commas.';
   else if (form.targetKind === 'collection_id' && ids.length !== 1) errors.target = 'Name one collection.';
   const target = form.targetKind === 'collection_id' ? { collection_id: numbers[0]! } : form.targetKind === 'vmids' ? { vmids: numbers } : { host_ids: numbers };
   let step: Record<string, unknown>;
@@ -60,7 +62,7 @@ export function campaignBody(form: CampaignForm): { body?: Body; errors: Record<
       step[form.action === 'snapshot' ? 'name' : 'snapshot'] = form.snapshot.trim();
     }
   } else if (form.stepKind === 'script') {
-    if (Number.isNaN(whole(form.scriptId))) errors['step.script_id'] = 'Give the script’s id.';
+    if (Number.isNaN(whole(form.scriptId))) errors['step.script_id'] = 'Pick a script.';
     step = { type: 'script', script_id: whole(form.scriptId) };
   } else {
     step = { type: 'agent.upgrade', ...(form.version.trim() ? { version: form.version.trim() } : {}) };
@@ -86,7 +88,7 @@ export function campaignBody(form: CampaignForm): { body?: Body; errors: Record<
 export function stepWords(step: CampaignSummary['step']): string {
   if (step.type === 'guest.action') return step.action === 'snapshot' ? `snapshot “${step.name}”` : step.action === 'rollback' ? `rollback to “${step.snapshot}”` : step.action;
   if (step.type === 'script') return `script ${step.script_id}`;
-  return `agent upgrade${step.version ? ` to ${step.version}` : ''}`;
+  return step.version ? `agent upgrade to ${step.version}` : 'agent upgrade along each host’s channel';
 }
 
 /** A target as a row names it: "101 “web”", or the host's name for a host itself. */

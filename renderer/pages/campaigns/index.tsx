@@ -176,7 +176,7 @@ function Wave(props: { title: string; wave: number; targets: CampaignTarget[]; d
           {props.targets.map((t) => (
             <tr key={`${t.host_id}-${t.vmid}`} data-target={t.vmid ?? t.name} data-status={t.status}>
               <td>{targetWords(t)}</td>
-              <td>{t.host_id !== null ? <a href={`/hosts/${t.host_id}`}>host {t.host_id}</a> : <span class="muted">no host</span>}</td>
+              <td>{t.host_id !== null ? <a href={`/hosts/${t.host_id}`}>{t.hostname ?? `host ${t.host_id}`}</a> : <span class="muted">no host</span>}</td>
               <td>
                 <span class={`badge badge-op-${t.status === 'running' ? 'sent' : t.status === 'skipped' || t.status === 'waiting' || t.status === 'pending' ? 'cancelled' : t.status}`}>{t.status}</span>
                 {t.reason && <span class="muted"> {t.reason}</span>}

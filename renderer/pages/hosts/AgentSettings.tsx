@@ -75,6 +75,10 @@ export function AgentSettingsCard(props: { host: HostDetail; shipped: string[] |
             <dd data-testid="agent-collectors">
               {COLLECTOR_NAMES.map((c) => `${c} ${h.collectors[c] ? 'on' : 'off'}`).join(', ')}
             </dd>
+            <dt>Host scripts</dt>
+            <dd data-testid="agent-scripts">
+              {h.allows_scripts ? 'allowed (installed with --allow-scripts)' : 'not allowed (the agent was installed without --allow-scripts)'}
+            </dd>
           </dl>
           {props.manage && (
             <button type="button" onClick={start}>
