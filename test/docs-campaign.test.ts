@@ -1,4 +1,4 @@
-// README.md § Run a campaign runs as written: its shell blocks, taken from the README verbatim, run in
+// server/README.md § Run a campaign runs as written: its shell blocks, taken from the README verbatim, run in
 // real bash with real curl against the built server (dist/server/main.js in its own process on
 // 127.0.0.1), with only the variables the README tells the reader to set. The test enrolls the host,
 // enters its containers in the registry (four web containers and a database, untagged), and plays its
@@ -18,7 +18,7 @@ import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
 import { shellBlocks } from './helpers/readme.js';
 
 const SETUP_TOKEN = 'docs-campaign-setup-token-0123456789';
-const README = path.resolve(import.meta.dirname, '../README.md');
+const README = path.resolve(import.meta.dirname, '../server/README.md');
 
 const walkthrough = () => shellBlocks(fs.readFileSync(README, 'utf8'), 'Run a campaign', 'docs-campaign');
 
@@ -65,7 +65,7 @@ afterAll(async () => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-describe('README.md § Run a campaign', () => {
+describe('server/README.md § Run a campaign', () => {
   it('marks each shell block: set by the reader, or run here', () => {
     expect(walkthrough().map((b) => b.marker)).toEqual(['the reader sets', 'run', 'run', 'run', 'run']);
   });

@@ -1,4 +1,4 @@
-// README.md § Deploy a guest runs as written: its shell blocks, taken from the README verbatim, run
+// server/README.md § Deploy a guest runs as written: its shell blocks, taken from the README verbatim, run
 // in real bash with real curl and ssh-keygen against the built server (dist/server/main.js in its
 // own process on 127.0.0.1), with only the variables the README tells the reader to set. The test
 // enrolls the host and plays its agent over the agent's own wire (heartbeat with template 9000,
@@ -17,7 +17,7 @@ import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
 import { shellBlocks } from './helpers/readme.js';
 
 const SETUP_TOKEN = 'docs-deploy-setup-token-0123456789ab';
-const README = path.resolve(import.meta.dirname, '../README.md');
+const README = path.resolve(import.meta.dirname, '../server/README.md');
 
 const walkthrough = () => shellBlocks(fs.readFileSync(README, 'utf8'), 'Deploy a guest', 'docs-deploy');
 
@@ -63,7 +63,7 @@ afterAll(async () => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-describe('README.md § Deploy a guest', () => {
+describe('server/README.md § Deploy a guest', () => {
   it('marks each shell block: run here, set by the reader, or run on the Proxmox host', () => {
     const blocks = walkthrough();
     expect(blocks.map((b) => b.marker)).toEqual(['on the Proxmox host', 'the reader sets', 'run', 'run', 'run']);

@@ -1,4 +1,4 @@
-// README.md § Prepare a host runs as written: its shell blocks, taken from the README verbatim, run in
+// server/README.md § Prepare a host runs as written: its shell blocks, taken from the README verbatim, run in
 // real bash with real curl against the built server (dist/server/main.js in its own process on
 // 127.0.0.1), with only the variables the README tells the reader to set. The test enrolls the host
 // and plays its agent over the agent's own wire (a heartbeat with its storages, the command poll, the
@@ -19,7 +19,7 @@ import { killWhenTestEnds } from './helpers/listening.js';
 import { shellBlocks } from './helpers/readme.js';
 
 const SETUP_TOKEN = 'docs-prepare-setup-token-0123456789a';
-const README = path.resolve(import.meta.dirname, '../README.md');
+const README = path.resolve(import.meta.dirname, '../server/README.md');
 const ISO_URL = 'https://cdimage.debian.org/cdimage/archive/12.8.0/amd64/iso-cd/debian-12.8.0-amd64-netinst.iso';
 const TEMPLATE_URL = 'https://download.proxmox.com/images/system/debian-12-standard_12.7-1_amd64.tar.zst';
 const SNIPPET = '#cloud-config\npackage_update: true\npackages: [qemu-guest-agent]\nruncmd:\n  - systemctl enable --now qemu-guest-agent\n';
@@ -78,7 +78,7 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('README.md § Prepare a host', () => {
+describe('server/README.md § Prepare a host', () => {
   it('marks each shell block: set by the reader, or run here', () => {
     expect(walkthrough().map((b) => b.marker)).toEqual(['the reader sets', 'run', 'run', 'run', 'run']);
   });
