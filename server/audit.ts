@@ -36,6 +36,8 @@ export type AuditAction =
   | `cloud_config.${string}`
   // the file cache (server/files): file.upload, file.evict, file.delete
   | `file.${string}`
+  // fleet-health policies (server/fleet): policy.update
+  | `policy.${string}`
   // an instance changed by no request: a sync job's run
   | `instance.${string}`;
 

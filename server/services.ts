@@ -7,6 +7,7 @@ import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createFileCache } from './files/service.js';
+import { createFleetHealth } from './fleet/service.js';
 import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
@@ -109,7 +110,8 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     commandPolls: options.hosts?.commandPolls,
   });
   instances.usePlacements(hosts.placements);
-  const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
+  const fleet = createFleetHealth(context, { audit, instances, hosts, jobs, shippedVersion: () => releases.currentVersion() });
+  const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, fleet, heartbeatIntervalS }, options.monitoring);
   recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;
 
@@ -121,7 +123,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   };
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, fleet,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {

@@ -42,6 +42,10 @@ export const TABLE_OWNERS = {
   server_keys: 'provisioning/',
   cloud_configs: 'provisioning/',
   files: 'files/',
+  fleet_backup_jobs: 'fleet/',
+  fleet_backups: 'fleet/',
+  fleet_backup_reports: 'fleet/',
+  fleet_policies: 'fleet/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;

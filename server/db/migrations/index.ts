@@ -18,6 +18,7 @@ import provisioning from './0017-provisioning.sql';
 import deploy from './0018-deploy.sql';
 import hostStorage from './0019-host-storage.sql';
 import files from './0020-files.sql';
+import fleetHealth from './0025-fleet-health.sql';
 
 export interface Migration {
   version: number;
@@ -50,4 +51,5 @@ export const migrations: readonly Migration[] = [
   { version: 18, name: 'deploy', sql: deploy },
   { version: 19, name: 'host-storage', sql: hostStorage },
   { version: 20, name: 'files', sql: files },
+  { version: 25, name: 'fleet-health', sql: fleetHealth },
 ];
