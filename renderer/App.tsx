@@ -79,6 +79,7 @@ const pages = {
   hosts: () => import('./pages/hosts').then((m) => m.HostsPage),
   hostDetail: () => import('./pages/hosts').then((m) => m.HostDetailPage),
   alerts: () => import('./pages/Alerts').then((m) => m.AlertsPage),
+  health: () => import('./pages/FleetHealth').then((m) => m.FleetHealthPage),
   usage: () => import('./pages/Usage').then((m) => m.UsagePage),
   settings: () => import('./pages/Settings').then((m) => m.SettingsPage),
   users: () => import('./pages/Users').then((m) => m.UsersPage),
@@ -100,6 +101,7 @@ function route(path: string, session: Session) {
   if (match('/hosts', path)) return need('hosts.read', <Lazy key="hosts" load={pages.hosts} />);
   if ((params = match('/hosts/:id', path))) return need('hosts.read', <Lazy key={`host-${params.id}`} load={pages.hostDetail} props={{ id: params.id! }} />);
   if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
+  if (match('/health', path)) return need('fleet.read', <Lazy key="health" load={pages.health} />);
   if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
   // Settings → Files is its widest section (hosts.read, every role); the others check their own capability.
   if (match('/settings', path)) return need('hosts.read', <Lazy key="settings" load={pages.settings} />);

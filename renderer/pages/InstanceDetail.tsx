@@ -6,6 +6,7 @@ import { useFlash, useLive } from '../live';
 import { navigate } from '../router';
 import { useSession } from '../session';
 import { DeployedFrom } from './DeployedFrom';
+import { InstanceBackups } from './InstanceBackups';
 import { Flags } from './Instances';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
@@ -180,6 +181,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
         </div>
       </div>
       {item.deploy && <DeployedFrom spec={item.deploy} />}
+      <InstanceBackups vmid={String(item.vmid)} />
     </section>
   );
 }
