@@ -131,6 +131,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       jobs.start();
       usageRetention.start();
       monitoring.start();
+      fleet.start();
       context.tasks.every('hosts.sweep', HOST_SWEEP_MS, () => hosts.sweep());
       context.tasks.start();
     },

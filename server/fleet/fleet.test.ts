@@ -2,7 +2,7 @@
 // policies through their routes, GET /api/fleet-health and the alert rules that read it out — policy.failed
 // after for_s, backup.failed, and alerts that follow dependencies (an offline host raises one alert naming
 // its guests; guest.down and policy.failed of those guests neither fire nor resolve until it is back).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../../test/helpers/clock.js';
 import { bearer, enrolledHost, heartbeatBody, startHostServer } from '../../test/helpers/hosts.js';
 import { ADMIN_PASSWORD, logIn, type TestServer } from '../../test/helpers/server.js';
@@ -140,6 +140,26 @@ describe('policies', () => {
 });
 
 describe('alerts that follow dependencies', () => {
+  it('policy.failed reads the registry’s whole list at most once a minute, and again at once after a change', async () => {
+    await keepBeating(60);
+    const list = vi.spyOn(server.instances, 'list');
+    try {
+      // Every 5 s for 55 s, as the app's timer would (the host, silent for less than 3 intervals, stays online).
+      for (let i = 0; i < 11; i++) {
+        clock.advance(5_000);
+        server.monitoring.alerts.evaluate();
+      }
+      expect(list).toHaveBeenCalledTimes(1);
+      expect((await server.client.put('/api/instances/103', { state: 'testing' })).status).toBe(200);
+      server.monitoring.alerts.evaluate();
+      expect(list).toHaveBeenCalledTimes(2);
+      await server.client.put('/api/instances/103', { state: 'deployed' });
+    } finally {
+      list.mockRestore();
+    }
+    await logIn(server.client, 'admin', ADMIN_PASSWORD);
+  });
+
   it('policy.failed after for_s with the reasons; backup.failed for a failed verification', async () => {
     const policies = [{ scope: { stack: 'production' }, checks: { running: true, in_backup_job: true } }];
     expect((await server.client.put('/api/policies', policies)).status).toBe(200);

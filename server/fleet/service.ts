@@ -33,7 +33,8 @@ const noCollections: CollectionVmids = () => {
 /**
  * The alert rules run every few seconds, and the checks read the registry's whole list (10,000
  * instances are ~12 ms): policy.failed, whose for_s is an hour by default, reads them at most once a
- * minute, or at once after a report or a policy changed.
+ * minute, or at once after a report, a policy, an instance or a host's status changed (a host going
+ * offline holds its guests' alerts from the next evaluation on).
  */
 const ALERT_CHECKS_MS = 60_000;
 
@@ -150,6 +151,17 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
   };
 
   return {
+    /** What changes the checks besides reports and policies: hosts going offline or coming back, instances changing. */
+    start(): void {
+      for (const type of ['instance.created', 'instance.updated', 'instance.deleted'] as const) ctx.bus.on(type, changed);
+      // host.status is also told for a heartbeat that changed nothing of it: only a new status counts.
+      const statuses = new Map<number, string>();
+      ctx.bus.on('host.status', (host) => {
+        if (statuses.get(host.id) !== host.status) changed();
+        statuses.set(host.id, host.status);
+      });
+    },
+
     /** Collections are wired in by the composition root once they exist (s40-tags: `collections.vmidsOf`). */
     useCollections(vmidsOf: CollectionVmids): void {
       collectionVmids = vmidsOf;
