@@ -4,7 +4,7 @@
 //   contract   server/contract/: the wire types, enums, role table and live events; zod-free and node-free,
 //              except server/contract/inputs/: the zod schemas of what routes take, whose types the rest
 //              of the contract and the dashboard import type-only (erased from the bundle)
-//   kernel     server/{context,config,errors,bus,tasks,time,logger,audit,builtin,private-files,version}.ts,
+//   kernel     server/{context,config,errors,bus,tasks,time,logger,audit,builtin,memory,private-files,version}.ts,
 //              server/db/, server/http/, server/tls/: what every feature builds on
 //   features   every other folder of server/ (access, backup, events, hosts, jobs, registry, ...)
 //   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
@@ -17,7 +17,7 @@ const path = require('node:path');
 
 const CONTRACT = '^server/contract/';
 const INPUTS = '^server/contract/inputs/';
-const KERNEL = '^server/((context|config|errors|bus|tasks|time|logger|audit|builtin|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
+const KERNEL = '^server/((context|config|errors|bus|tasks|time|logger|audit|builtin|memory|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
 const ROOTS = '^server/(app|services|main|fatal|recover)[.]ts$';
 const TESTS = '([.]test[.]tsx?$|/testing/)';
 

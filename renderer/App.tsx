@@ -86,6 +86,8 @@ const pages = {
   audit: () => import('./pages/Logs').then((m) => m.AuditPage),
   telemetry: () => import('./pages/Logs').then((m) => m.TelemetryPage),
   tokens: () => import('./pages/Tokens').then((m) => m.TokensPage),
+  scripts: () => import('./pages/Scripts').then((m) => m.ScriptsPage),
+  scriptEditor: () => import('./pages/Scripts').then((m) => m.ScriptEditorPage),
   account: () => import('./pages/Account').then((m) => m.AccountPage),
 };
 
@@ -103,6 +105,9 @@ function route(path: string, session: Session) {
   if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
   if (match('/health', path)) return need('fleet.read', <Lazy key="health" load={pages.health} />);
   if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
+  if (match('/scripts', path)) return need('content.read', <Lazy key="scripts" load={pages.scripts} />);
+  if (match('/scripts/new', path)) return need('content.manage', <Lazy key="script-new" load={pages.scriptEditor} />);
+  if ((params = match('/scripts/:id', path))) return need('content.manage', <Lazy key={`script-${params.id}`} load={pages.scriptEditor} props={{ id: params.id! }} />);
   // Settings → Files is its widest section (hosts.read, every role); the others check their own capability.
   if (match('/settings', path)) return need('hosts.read', <Lazy key="settings" load={pages.settings} />);
   if (match('/users', path)) return need('users.manage', <Lazy key="users" load={pages.users} />);

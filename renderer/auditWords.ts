@@ -61,6 +61,10 @@ export const ACTION_LABELS: Record<string, string> = {
   'host.guest_action_forced': 'Guest actions forced outside a maintenance window',
   'host.operation_cancel': 'Operations cancelled',
   'host.maintenance': 'Maintenance policies changed',
+  'host.script_run': 'Scripts run on hosts and guests',
+  'script.create': 'Scripts added',
+  'script.update': 'Scripts changed',
+  'script.delete': 'Scripts deleted',
 };
 
 export interface AuditFilter {

@@ -44,6 +44,12 @@
 # holding content backup are sent to POST /api/agent/backups when they changed, at most every
 # HOMEFLEET_BACKUPS_MIN_S, unless the heartbeat answer turns the collector off.
 #
+# Scripts: {"type":"script"} runs `<interpreter> -s` with the body (its SHA-256 checked) on standard
+# input: on the host only when installed with --allow-scripts (<state>/allow_scripts; heartbeats say
+# allows_scripts), else it fails with "scripts are not allowed on this host"; in a container
+# `pct exec <vmid> -- <interpreter> -s`; in a VM `qm guest exec <vmid> --pass-stdin 1 --timeout N --
+# <interpreter> -s`; within timeout_s.
+#
 # A server that is down, slow or answers garbage is logged and retried at the next interval: every
 # curl is bounded by --connect-timeout and --max-time, and the loop never exits on such errors.
 #
@@ -83,7 +89,7 @@ Usage: host-agent.sh [--once] [--root DIR]
 The homefleet host agent. It reports this Proxmox VE host (its addresses, metrics and guests) to
 the homefleet controller and runs the commands the controller answers with: guest actions (qm/pct
 start, shutdown, stop, reboot, snapshot, rollback, clone, destroy), deploys, downloads and file
-uploads onto its storages, log requests, agent upgrades and its own removal. install-agent.sh installs it as the systemd service homefleet-agent.service,
+uploads onto its storages, scripts, log requests, agent upgrades and its own removal. install-agent.sh installs it as the systemd service homefleet-agent.service,
 which runs it without options; it is rarely run by hand.
 
   (no option)     heartbeat every interval the controller answers, and long-poll for commands
@@ -99,7 +105,7 @@ which runs it without options; it is rarely run by hand.
   -h, --help      print this text
 
 State, mode 0600, in <root>/etc/homefleet-agent/: server_url, host_token, manifest_public_key.pem,
-tls_pin (optional), manifest_issued_at. Needs bash, curl, coreutils, openssl, perl with JSON::PP,
+tls_pin (optional), manifest_issued_at, allow_scripts (only when installed with --allow-scripts). Needs bash, curl, coreutils, openssl, perl with JSON::PP,
 and the node's own pvesh, pvesm, qm, pct and pveversion (all part of Proxmox VE).
 USAGE
 }
@@ -552,7 +558,7 @@ heartbeat_body() {
   json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
   json+="\"addresses\":$(addresses_json),$(uptime_field)"
   json_string "$(hypervisor_version)" version
-  json+="\"hypervisor_version\":$version,$METRICS_FIELD$STORAGES_FIELD\"guests\":[$GUESTS_JSON]}"
+  json+="\"hypervisor_version\":$version,\"allows_scripts\":$(allows_scripts),$METRICS_FIELD$STORAGES_FIELD\"guests\":[$GUESTS_JSON]}"
   printf '%s' "$json"
 }
 
@@ -601,7 +607,7 @@ heartbeat() {
       uninstall) run_uninstall ANSWER "commands.$i" ;;
       upgrade) run_upgrade ANSWER "commands.$i" || true ;;
       # The command poll's fallback: run beside the heartbeats, which a clone must not hold up.
-      guest.action | logs | deploy | download | upload) run_command ANSWER "commands.$i" & ;;
+      guest.action | logs | deploy | download | upload | script) run_command ANSWER "commands.$i" & ;;
       *) log "heartbeat: unknown command type ignored" ;;
     esac
   done
@@ -1278,6 +1284,107 @@ report_backups() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Scripts (PRODUCT.md "Collections, scripts, campaigns and release channels"): the body's SHA-256
+# checked, then `<interpreter> -s` reading the body on standard input: on the host only when the
+# installer was given --allow-scripts (a file in this agent's own state folder, which nothing the
+# controller sends can write), in a container through `pct exec`, in a VM through its guest agent.
+
+readonly SCRIPTS_NOT_ALLOWED='scripts are not allowed on this host'
+readonly ALLOW_SCRIPTS_FILE="$STATE_DIR/allow_scripts"
+
+# `true` when this host was installed with --allow-scripts, else `false` (the heartbeat's allows_scripts).
+allows_scripts() { if [[ -f "$ALLOW_SCRIPTS_FILE" ]]; then printf true; else printf false; fi; }
+
+# Reads and checks the script command at path $2 of the parsed document $1 into the S_ variables and
+# its body into file $3; 1 with the reason in REPLY when it is refused (then nothing runs).
+S_SHA='' S_INTERPRETER='' S_TIMEOUT=0 S_VMID='' S_TYPE=''
+script_check() {
+  local doc="$1" at="$2"
+  command_field "$doc" "$at.sha256" s || return 1
+  [[ "$REPLY" =~ ^[0-9a-f]{64}$ ]] || { REPLY='invalid sha256'; return 1; }
+  S_SHA="$REPLY"
+  command_field "$doc" "$at.interpreter" s || return 1
+  case "$REPLY" in bash | sh | python3) S_INTERPRETER="$REPLY" ;; *) REPLY='unknown interpreter'; return 1 ;; esac
+  command_field "$doc" "$at.timeout_s" n || return 1
+  if ! [[ "$REPLY" =~ ^[1-9][0-9]{0,3}$ ]] || ((REPLY > 3600)); then REPLY='timeout_s must be from 1 to 3600'; return 1; fi
+  S_TIMEOUT="$REPLY"
+  command_field "$doc" "$at.vmid" n optional || return 1
+  S_VMID="$REPLY" S_TYPE=''
+  if [[ -n "$S_VMID" ]]; then
+    [[ "$S_VMID" =~ ^[1-9][0-9]{0,14}$ ]] || { REPLY='invalid vmid'; return 1; }
+    listed_guest "$S_VMID" || { REPLY="guest $S_VMID is not one this host listed"; return 1; }
+    S_TYPE="$REPLY"
+  fi
+  command_field "$doc" "$at.body" s || return 1
+  printf '%s' "$REPLY" >"$3"
+}
+
+# The result of `qm guest exec` (its JSON on stdout, file $1) as the script's own: its output and
+# error into file $2, its exit code returned; a run the guest agent had not finished is 124.
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A GUEST_EXEC=()
+guest_exec_result() {
+  local code
+  if ! json_parse GUEST_EXEC "$1" || ! json_get GUEST_EXEC . o; then
+    cat "$1" >>"$2"
+    printf '\nhomefleet-agent: qm guest exec answered no JSON\n' >>"$2"
+    return 1
+  fi
+  if json_str GUEST_EXEC out-data; then printf '%s' "$REPLY" >>"$2"; fi
+  if json_str GUEST_EXEC err-data; then printf '%s' "$REPLY" >>"$2"; fi
+  if ! json_int GUEST_EXEC exited || [[ "$REPLY" != 1 ]]; then
+    printf '\nhomefleet-agent: the script did not finish within %ss\n' "$S_TIMEOUT" >>"$2"
+    return 124
+  fi
+  if ! json_int GUEST_EXEC exitcode || ! [[ "$REPLY" =~ ^[0-9]{1,3}$ ]]; then
+    printf '\nhomefleet-agent: the guest agent gave no exit code\n' >>"$2"
+    return 1
+  fi
+  code=$((10#$REPLY))
+  return $((code > 255 ? 1 : code))
+}
+
+# Runs the script command at path $2 of the parsed document $1, its output into file $3, in the
+# scratch folder $4; returns the exit code to report (REFUSED when nothing ran).
+run_script() {
+  local body="$4/body" answer="$4/guest-exec.json" sum code=0
+  if ! script_check "$1" "$2" "$body"; then
+    printf 'refused by the agent: %s\n' "$REPLY" >"$3"
+    return "$REFUSED"
+  fi
+  # "on the host only when the host was installed with --allow-scripts", and then exactly this.
+  if [[ -z "$S_VMID" && ! -f "$ALLOW_SCRIPTS_FILE" ]]; then
+    printf '%s' "$SCRIPTS_NOT_ALLOWED" >"$3"
+    return "$REFUSED"
+  fi
+  sum="$(sha256sum <"$body")"
+  if [[ "${sum%% *}" != "$S_SHA" ]]; then
+    printf 'refused by the agent: the body does not match its SHA-256 (got %s, the controller said %s)\n' "${sum%% *}" "$S_SHA" >"$3"
+    return "$REFUSED"
+  fi
+  : >"$3"
+  case "$S_TYPE" in
+    '')
+      # A clean environment: the script sees nothing of the agent's own.
+      (cd / && timeout --kill-after=15 "$S_TIMEOUT" env -i "PATH=$PATH" "HOME=${HOME:-/root}" "$S_INTERPRETER" -s <"$body" >>"$3" 2>&1) || code=$?
+      ;;
+    lxc) timeout --kill-after=15 "$S_TIMEOUT" pct exec "$S_VMID" -- "$S_INTERPRETER" -s <"$body" >>"$3" 2>&1 || code=$? ;;
+    qemu)
+      # qm waits 30 s for the guest's answer unless told otherwise; the guest agent's own limit is the script's.
+      timeout --kill-after=15 $((S_TIMEOUT + 30)) qm guest exec "$S_VMID" --pass-stdin 1 --timeout "$S_TIMEOUT" -- "$S_INTERPRETER" -s <"$body" >"$answer" 2>>"$3" || code=$?
+      if ((code == 0)); then
+        guest_exec_result "$answer" "$3" || code=$?
+      else
+        # Its failure message (no guest agent configured, not running) is what the result says.
+        cat "$answer" >>"$3"
+      fi
+      ;;
+  esac
+  if ((code == 124)) && ! grep -q 'did not finish within' "$3"; then printf '\nhomefleet-agent: the script did not finish within %ss\n' "$S_TIMEOUT" >>"$3"; fi
+  return "$code"
+}
+
+# ---------------------------------------------------------------------------------------------
 # Host storage (PRODUCT.md "Host storage, downloads and the file cache"): the node's storages in
 # each heartbeat, the volumes of the listed contents sent when they change, downloads onto a
 # storage through Proxmox's own download-url, and cached files fetched from the controller.
@@ -1751,6 +1858,11 @@ run_command() {
     upload)
       log "operation $operation: upload"
       run_upload "$doc" "$at" "$out" || code=$?
+      if ((code == REFUSED)); then log "operation $operation refused: $(head -c 300 "$out")"; fi
+      ;;
+    script)
+      log "operation $operation: script"
+      run_script "$doc" "$at" "$out" "$dir" || code=$?
       if ((code == REFUSED)); then log "operation $operation refused: $(head -c 300 "$out")"; fi
       ;;
     *) log "command: unknown type; ignored"; rm -rf "$dir"; return 0 ;;

@@ -8,7 +8,7 @@
 # size; then installs:
 #   <root>/usr/local/lib/homefleet-agent/host-agent.sh
 #   <root>/etc/homefleet-agent/  (0700; server_url, host_token, manifest_public_key.pem, tls_pin,
-#                                manifest_issued_at: 0600)
+#                                manifest_issued_at, allow_scripts with --allow-scripts: 0600)
 #   <root>/etc/systemd/system/homefleet-agent.service, homefleet-agent-watchdog.service
 # and runs `systemctl daemon-reload` and `systemctl enable --now homefleet-agent.service`.
 # Run again where the agent is installed, it refuses a manifest issued before the newest one that
@@ -34,7 +34,7 @@ source "${BASH_SOURCE[0]%/*}/lib/common.sh" # homefleet:include
 usage() {
   cat <<'USAGE'
 Usage: curl -fsSL https://<homefleet>/install/agent.sh | sudo bash -s -- --token hfe_... [--fingerprint SHA256]
-       install-agent.sh [--server URL] --token hfe_... [--fingerprint SHA256] [--root DIR]
+       install-agent.sh [--server URL] --token hfe_... [--fingerprint SHA256] [--allow-scripts] [--root DIR]
        install-agent.sh --uninstall [--root DIR]
        install-agent.sh --help
 
@@ -47,6 +47,10 @@ homefleet-agent.service, enrolled with the controller. Run as root.
   --fingerprint PIN    pin the controller's self-signed certificate instead of checking it against
                        the system's CAs: the SHA-256 of the certificate's public key, base64 as the
                        dashboard prints it (sha256//<base64> or <base64>) or 64 hex digits
+  --allow-scripts      let homefleet's scripts run on this host itself, as root (scripts inside its
+                       guests need no permission here); without it such a script fails with
+                       "scripts are not allowed on this host". Only this installer sets it: run it
+                       again without the option to take the permission back
   --root DIR           install under DIR instead of / (tests; systemctl is the one on PATH)
   --uninstall          stop the agent and remove everything this installer put on the machine
   -h, --help           print this text
@@ -71,6 +75,7 @@ TOKEN=''
 FINGERPRINT=''
 ROOT=/
 UNINSTALL=0
+ALLOW_SCRIPTS=0
 while (($# > 0)); do
   case "$1" in
     --server | --token | --fingerprint | --root)
@@ -84,6 +89,7 @@ while (($# > 0)); do
       shift
       ;;
     --uninstall) UNINSTALL=1 ;;
+    --allow-scripts) ALLOW_SCRIPTS=1 ;;
     -h | --help) usage; exit 0 ;;
     *) fail "unknown argument: $1 (see --help)" ;;
   esac
@@ -229,7 +235,7 @@ ISSUED="$MANIFEST_ISSUED"
 mkdir -p "$STATE_DIR" "$LIB_DIR" "$UNIT_DIR"
 chmod 0700 "$STATE_DIR"
 # A reinstall starts from a clean state: no pin or upgrade left from the previous installation.
-rm -f "$STATE_DIR/tls_pin" "$STATE_DIR/upgrade" "$STATE_DIR/upgrade.ok" "$STATE_DIR/upgrade.failed" "$LIB_DIR/host-agent.sh.previous"
+rm -f "$STATE_DIR/tls_pin" "$STATE_DIR/upgrade" "$STATE_DIR/upgrade.ok" "$STATE_DIR/upgrade.failed" "$STATE_DIR/allow_scripts" "$LIB_DIR/host-agent.sh.previous"
 (
   umask 077
   printf '%s\n' "$SERVER_URL" >"$STATE_DIR/server_url"
@@ -237,6 +243,8 @@ rm -f "$STATE_DIR/tls_pin" "$STATE_DIR/upgrade" "$STATE_DIR/upgrade.ok" "$STATE_
   cp "$WORK/manifest_public_key.pem" "$STATE_DIR/manifest_public_key.pem"
   if [[ -n "$TLS_PIN" ]]; then printf '%s\n' "$TLS_PIN" >"$STATE_DIR/tls_pin"; fi
   printf '%s\n' "$ISSUED" >"$STATE_DIR/manifest_issued_at"
+  # Read by the agent only: the controller has no way to write it (PRODUCT.md: "the server cannot change it").
+  if ((ALLOW_SCRIPTS)); then printf 'yes\n' >"$STATE_DIR/allow_scripts"; fi
 )
 chmod 0600 "$STATE_DIR"/*
 # Staged in a private folder beside the agent, so the rename puts it in place in one step.
@@ -282,3 +290,4 @@ if ((REINSTALL)); then
   systemctl_quiet restart "$AGENT_UNIT" || fail "systemctl restart $AGENT_UNIT failed"
 fi
 say "installed agent $VERSION as $HOSTNAME_VALUE; it reports to $SERVER_URL"
+if ((ALLOW_SCRIPTS)); then say "scripts may run on this host itself (--allow-scripts)"; fi

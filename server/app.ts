@@ -22,6 +22,7 @@ import { KEY_FILE } from './releases/releases.js';
 import { agentCredentials, registerHostRoutes } from './hosts/routes.js';
 import { registerReleaseRoutes } from './releases/routes.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
+import type { OperationService } from './operations/service.js';
 import { registerOperationRoutes } from './operations/routes.js';
 import { registerStorageOperationRoutes } from './operations/storage-routes.js';
 import type { HostService, HostsOptions } from './hosts/service.js';
@@ -37,6 +38,7 @@ import type { JobService, JobsOptions } from './jobs/service.js';
 import { createLogger, requestLogger, type Logger } from './logger.js';
 import { registerProvisioningRoutes } from './provisioning/routes.js';
 import { registerRegistryRoutes } from './registry/routes.js';
+import { registerScriptRoutes } from './scripts/routes.js';
 import type { InstanceService } from './registry/service.js';
 import { createServices } from './services.js';
 import { registerSignInRoutes } from './signin/routes.js';
@@ -92,6 +94,8 @@ export interface HomefleetApp {
   /** Open live event streams; close() ends them, so call it before waiting on the HTTP server to close. */
   liveEvents: EventHub;
   hosts: HostService;
+  /** Every command to agents: guest actions, deploys, script runs (`operations.scripts.request`), … */
+  operations: OperationService;
   /** Database snapshots (scheduled, before imports, on demand). */
   snapshots: SnapshotService;
   /** Metrics, alerts and notifications (server/monitoring/). */
@@ -168,6 +172,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerAlertRoutes(routes, services.alerts);
   registerNotificationRoutes(routes, services.notifications);
   registerProvisioningRoutes(routes, services.serverKeys, services.cloudConfigs);
+  registerScriptRoutes(routes, services.scripts);
   registerFileRoutes(routes, services.files);
   registerFleetRoutes(routes, services.fleet);
   // After every feature: the API document lists the route table as registered so far.
@@ -194,6 +199,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     jobs,
     liveEvents,
     hosts,
+    operations: services.operations,
     snapshots,
     monitoring: services.monitoring,
     routes: routes.records,

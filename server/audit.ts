@@ -34,6 +34,8 @@ export type AuditAction =
   // server keys and cloud configs (server/provisioning)
   | `server_key.${string}`
   | `cloud_config.${string}`
+  // scripts (server/scripts): script.create, script.update, script.delete
+  | `script.${string}`
   // the file cache (server/files): file.upload, file.evict, file.delete
   | `file.${string}`
   // fleet-health policies (server/fleet): policy.update

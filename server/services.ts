@@ -16,11 +16,14 @@ import { createJobsBackup } from './jobs/backup.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
 import { createHostOperationRows } from './operations/host-repo.js';
+import { unifiedDiff } from './operations/config-diff.js';
 import { createOperationService } from './operations/service.js';
 import { carriesKeyMaterial } from './provisioning/key-material.js';
 import { createProvisioning } from './provisioning/service.js';
 import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
 import { createRegistryBackup } from './registry/backup.js';
+import { createScriptsBackup } from './scripts/backup.js';
+import { createScripts } from './scripts/service.js';
 import { createInstanceService } from './registry/service.js';
 import { createTelemetryRepo } from './telemetry/repo.js';
 import { createTokenService } from './tokens/service.js';
@@ -58,8 +61,10 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const tokens = createTokenService(context, audit, accounts.repo);
   const instances = createInstanceService(context, audit);
   const { serverKeys, cloudConfigs } = createProvisioning(context, audit);
+  // Versions are diffed as guest configs are: bounded in size and time, and in steps of the event loop.
+  const scripts = createScripts(context, audit, unifiedDiff);
   const jobs = createJobService(context, instances, audit, options.jobs);
-  const backup = createBackupService(context, audit, { registry: createRegistryBackup(context.db), jobs: createJobsBackup(context.db) });
+  const backup = createBackupService(context, audit, { registry: createRegistryBackup(context.db), jobs: createJobsBackup(context.db), scripts: createScriptsBackup(context.db) });
   const snapshots = createSnapshotService(context, options.snapshots);
   const usage = createUsageService(context);
   const usageStats = createUsageStats(context.db);
@@ -104,6 +109,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     announceStatus: hosts.announceStatus,
     instances,
     launchables: { serverKey: serverKeys.get, cloudConfig: cloudConfigs.get, carriesKeyMaterial },
+    scripts: { get: scripts.get },
     releases,
     storageOf: hosts.storages.storageOf,
     files: { get: (id) => files.get(id), touch: (id) => files.touch(id) },
@@ -123,7 +129,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   };
   return {
     audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, fleet,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts, fleet,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {

@@ -51,6 +51,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
     { href: '/health', label: 'Health', show: session.can('fleet.read') },
     { href: '/alerts', label: 'Alerts', show: session.can('fleet.read') },
     { href: '/usage', label: 'Usage', show: session.can('content.read') },
+    { href: '/scripts', label: 'Scripts', show: session.can('content.read') },
     { href: '/telemetry', label: 'Telemetry', show: session.can('diagnostics.read') },
     { href: '/settings', label: 'Settings', show: session.can('hosts.read') },
     { href: '/users', label: 'Users', show: session.can('users.manage') },

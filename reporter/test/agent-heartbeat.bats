@@ -13,7 +13,7 @@ setup() { load agent_helper; reset_agent_test; use_installed_root; }
       r.json.agent_version, r.json.hostname, r.json.addresses, r.json.hypervisor_version,
       Number.isInteger(r.json.uptime_s) && r.json.uptime_s >= 0, r.json.guests]')" \
     "$(printf '["POST","Bearer %s","application/json",%s,"1.0.0","pve1",["192.0.2.10","2001:db8::10"],"8.2.4",true,%s]' "$HOST_TOKEN" \
-      '["agent_version","started_at","hostname","addresses","uptime_s","hypervisor_version","metrics","guests"]' \
+      '["agent_version","started_at","hostname","addresses","uptime_s","hypervisor_version","allows_scripts","metrics","guests"]' \
       '[{"vmid":100,"name":"web","type":"qemu","status":"running","template":false},{"vmid":101,"name":"build-runner","type":"qemu","status":"stopped","template":false},{"vmid":200,"name":"db","type":"lxc","status":"running","template":false},{"vmid":201,"name":"cache","type":"lxc","status":"stopped","template":false}]')"
 }
 

@@ -4,7 +4,7 @@ import { nameOf, type AuditLog } from '../audit.js';
 import type { SnapshotList, SnapshotTaken } from '../contract/backup.js';
 import { HttpError } from '../errors.js';
 import type { RouteTable } from '../http/routes.js';
-import { collectGarbage } from './memory.js';
+import { collectGarbage } from '../memory.js';
 import type { BackupService } from './service.js';
 import type { PreImport, SnapshotService } from './snapshots.js';
 

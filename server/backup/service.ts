@@ -6,6 +6,7 @@ import { fieldErrors, isPlainObject } from '../http/validate.js';
 import type { BackupDocument, BackupHistoryRow, ImportAnswer } from '../contract/backup.js';
 import type { JobRun } from '../contract/jobs.js';
 import type { Instance } from '../contract/registry.js';
+import type { BackupScript } from '../contract/scripts.js';
 import { isoMillis } from '../time.js';
 import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupHistoryEntry, parseBackupInstance, type BackupHistoryEntry, type BackupInstance } from './schema.js';
 
@@ -33,7 +34,16 @@ export interface BackupSources {
     jobIds(): number[];
     importRows(jobs: readonly BackupJob[] | undefined, runs: readonly BackupRun[] | undefined): void;
   };
+  /** Scripts with their kept versions (server/scripts/backup.ts): `parse` throws the 400 naming the first bad one. */
+  scripts: {
+    exportScripts(): BackupScript[];
+    parse(raw: unknown): ScriptImport[];
+    importRows(scripts: readonly ScriptImport[]): void;
+  };
 }
+
+/** A script of an import, as server/scripts checked it (its shape is that feature's). */
+export type ScriptImport = Omit<BackupScript, 'size' | 'sha256'>;
 
 export type BackupService = ReturnType<typeof createBackupService>;
 
@@ -43,6 +53,8 @@ export interface ImportPlan {
   history: BackupHistoryEntry[] | undefined;
   jobs: BackupJob[] | undefined;
   runs: BackupRun[] | undefined;
+  /** Absent from the document: the scripts stay as they are. */
+  scripts?: ScriptImport[] | undefined;
 }
 
 type RowParser<T> = (row: unknown) => { success: true; data: T } | { success: false; error: ZodError };
@@ -105,15 +117,16 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
 export function createBackupService(
   { clock, bus, transaction }: Pick<AppContext, 'clock' | 'bus' | 'transaction'>,
   audit: AuditLog,
-  { registry, jobs: jobRows }: BackupSources,
+  { registry, jobs: jobRows, scripts: scriptRows }: BackupSources,
 ) {
-  const replaceAll = transaction(({ instances, history, jobs, runs }: ImportPlan, now: number) => {
+  const replaceAll = transaction(({ instances, history, jobs, runs, scripts }: ImportPlan, now: number) => {
     registry.importRows(instances, history, now);
     jobRows.importRows(jobs, runs);
+    if (scripts) scriptRows.importRows(scripts);
     const replaced = jobs ? 'the registry and the jobs' : 'the registry';
     const summary = `${nameOf()} imported a backup of ${instances.length} instances, replacing ${replaced}`;
     // One entry for the whole import: its `imported` history rows are the instances' own.
-    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail: { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}) } });
+    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail: { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}), ...(scripts ? { scripts: scripts.length } : {}) } });
     bus.publish('backup.imported', {});
   });
 
@@ -155,7 +168,8 @@ export function createBackupService(
       const orphan = runs.findIndex((r) => !known.has(r.job_id));
       if (orphan >= 0) throw validationFailed([rowError(runLabel, 'job_runs', orphan, (body.job_runs as unknown[])[orphan], 'job_id', 'names no job')]);
     }
-    return { instances, history, jobs, runs };
+    const scripts = body.scripts === undefined || body.scripts === null ? undefined : scriptRows.parse(body.scripts);
+    return { instances, history, jobs, runs, scripts };
   }
 
   /** Writes a checked import and its change log entry in one transaction. Returns the number of instances imported. */
@@ -173,6 +187,7 @@ export function createBackupService(
         instance_history: registry.exportHistory(),
         jobs: jobRows.exportJobs(),
         job_runs: jobRows.exportRuns(),
+        scripts: scriptRows.exportScripts(),
       };
     },
 

@@ -1,5 +1,6 @@
 import type { JobBase, JobRun } from './jobs.js';
 import type { HistoryEntry, Instance } from './registry.js';
+import type { BackupScript } from './scripts.js';
 
 /** The format this release writes; 1 and 2 are read too (2 had no jobs, 1 lacked later instance fields). */
 export const BACKUP_VERSION = 3;
@@ -21,6 +22,8 @@ export interface BackupDocument {
   instance_history: BackupHistoryRow[];
   jobs: BackupJob[];
   job_runs: JobRun[];
+  /** Scripts with their kept versions; a document without them imports leaving the scripts as they are. */
+  scripts: BackupScript[];
 }
 
 /** POST /api/import */

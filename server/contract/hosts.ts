@@ -1,6 +1,7 @@
 import { liveEvent } from './events.js';
 import type { DeployCommand, DownloadCommand, GuestActionCommand, LogsCommand, UploadCommand } from './operations.js';
 import type { Guest } from './inputs/hosts.js';
+import type { ScriptCommand } from './scripts.js';
 
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
 export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
@@ -53,6 +54,8 @@ export interface HostSummary {
   uptime_s: number | null;
   hypervisor_version: string;
   sync_registry: boolean;
+  /** The agent was installed with `--allow-scripts` (its heartbeats say so): scripts may run on the host itself. */
+  allows_scripts: boolean;
   /** An unused, unexpired re-bind token exists for this host. */
   allow_rebind: boolean;
   /** The shipped agent is newer than the one this host runs (and the host is not being removed). */
@@ -150,7 +153,7 @@ export interface UpgradeCommand {
 }
 
 /** Every command the heartbeat answer can carry (PRODUCT.md `commands: [...]`); guest actions and log requests also come through GET /api/agent/commands. */
-export type AgentCommand = UninstallCommand | UpgradeCommand | GuestActionCommand | LogsCommand | DeployCommand | DownloadCommand | UploadCommand;
+export type AgentCommand = UninstallCommand | UpgradeCommand | GuestActionCommand | LogsCommand | DeployCommand | DownloadCommand | UploadCommand | ScriptCommand;
 
 export interface HeartbeatAnswer {
   heartbeat_interval_s: number;

@@ -1,11 +1,12 @@
 import { liveEvent } from './events.js';
 import type { MaintenancePolicyInput, OperationStatus } from './inputs/operations.js';
+import type { ScriptCommand } from './scripts.js';
 
 // The statuses and weekdays are named once, with the schemas that take them (inputs/operations.ts).
 export type { OperationStatus, Weekday } from './inputs/operations.js';
 
 /** PRODUCT.md "Guest control through agents": every command an agent receives is an operation. */
-export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall', 'deploy', 'download', 'upload'] as const;
+export const OPERATION_TYPES = ['guest.action', 'logs', 'upgrade', 'uninstall', 'deploy', 'download', 'upload', 'script'] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 /** An operation that is over: it changes no more. */
 export const FINISHED_STATUSES: readonly OperationStatus[] = ['succeeded', 'failed', 'expired', 'cancelled'];
@@ -43,7 +44,7 @@ export interface OperationAccepted {
 
 /**
  * GET /api/operations and /api/operations/:id. `output` (the last 4 KiB the agent sent; for `logs`
- * the last 64 KiB, cut where a line starts) only for `diagnostics.read`; absent otherwise and on the
+ * the last 64 KiB, cut where a line starts; for `script` the last 64 KiB) only for `diagnostics.read`; absent otherwise and on the
  * live event. `params` holds the action's own fields (a snapshot's name, a clone's new vmid and
  * name, an upgrade's version, a deploy's spec: ids of keys and configs, never their text).
  */
@@ -155,7 +156,7 @@ export interface LogsCommand {
 
 /** GET /api/agent/commands?wait=N: 200 with the commands, or 204 when none came within N seconds. */
 export interface CommandsAnswer {
-  commands: (GuestActionCommand | LogsCommand | DeployCommand | DownloadCommand | UploadCommand)[];
+  commands: (GuestActionCommand | LogsCommand | DeployCommand | DownloadCommand | UploadCommand | ScriptCommand)[];
 }
 
 /** GET /api/hosts/:id/guests/:vmid/configs: the kept versions (the last 20), newest first. */

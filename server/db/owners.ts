@@ -42,6 +42,8 @@ export const TABLE_OWNERS = {
   server_keys: 'provisioning/',
   cloud_configs: 'provisioning/',
   files: 'files/',
+  scripts: 'scripts/',
+  script_versions: 'scripts/',
   fleet_backup_jobs: 'fleet/',
   fleet_backups: 'fleet/',
   fleet_backup_reports: 'fleet/',

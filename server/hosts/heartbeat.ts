@@ -59,6 +59,7 @@ export function createHeartbeats(
       addresses: JSON.stringify(body.addresses),
       uptime_s: body.uptime_s ?? null,
       hypervisor_version: body.hypervisor_version,
+      allows_scripts: body.allows_scripts ? 1 : 0,
     });
     storages.report(before.id, body.storages, body.storage_sha256);
     const { guests, hash } = plan;

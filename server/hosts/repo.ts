@@ -33,6 +33,8 @@ export interface HostRow {
   guests_hash: string;
   sync_registry: 0 | 1;
   allow_rebind: 0 | 1;
+  /** The agent reports it was installed with --allow-scripts. */
+  allows_scripts: 0 | 1;
   deleted_at: number | null;
   /** The host's latest upgrade that was not cancelled, read from its operation (server/operations/commands/upgrade.ts). */
   upgrade_state: UpgradeState | null;
@@ -64,6 +66,7 @@ export interface FactsUpdate {
   addresses: string;
   uptime_s: number | null;
   hypervisor_version: string;
+  allows_scripts: 0 | 1;
 }
 
 /** What drift needs of a registered instance. */
@@ -166,7 +169,7 @@ export function createHostRepo(db: Db, ops: HostOperationRows) {
     updateFacts: db.prepare<FactsUpdate>(
       `UPDATE hosts SET hostname = @hostname, agent_version = @agent_version, agent_started_at = @agent_started_at,
          last_heartbeat_at = @last_heartbeat_at, addresses = @addresses, uptime_s = @uptime_s,
-         hypervisor_version = @hypervisor_version
+         hypervisor_version = @hypervisor_version, allows_scripts = @allows_scripts
        WHERE id = @id`,
     ),
     wentOffline: db.prepare<[number, number], StoredHost>(

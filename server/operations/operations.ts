@@ -31,8 +31,9 @@ export function lastBytes(text: string, bytes = OUTPUT_BYTES, wholeLines = false
   return buf.subarray(start).toString('utf8');
 }
 
-/** What is kept of an operation's output. */
-const keptOutput = (type: Operation['type'], output: string) => (type === 'logs' ? lastBytes(output, LOG_OUTPUT_BYTES, true) : lastBytes(output));
+/** What is kept of an operation's output: a script's "output as for guest actions (last 64 KiB kept)". */
+const keptOutput = (type: Operation['type'], output: string) =>
+  type === 'logs' ? lastBytes(output, LOG_OUTPUT_BYTES, true) : type === 'script' ? lastBytes(output, LOG_OUTPUT_BYTES) : lastBytes(output);
 
 /** Operations only `hosts.manage` asks for, and so only it cancels. */
 const HOSTS_MANAGE_TYPES = new Set<Operation['type']>(['upgrade', 'download', 'upload']);

@@ -7,6 +7,7 @@ import type { InstanceService } from '../registry/service.js';
 import type { Launchables } from './launch.js';
 import type { CommandChannel } from './command-channel.js';
 import type { NewOperation, OperationRepo } from './repo.js';
+import type { ScriptSource } from './script-source.js';
 import { presentOperation } from './view.js';
 
 /**
@@ -29,6 +30,8 @@ export interface OperationParts {
   instances: InstanceService;
   /** Saved server keys and cloud configs by id: a deploy names them, its command carries them. */
   launchables: Launchables;
+  /** Scripts by id (server/scripts): a script run names one, its command carries its body. */
+  scripts: ScriptSource;
 }
 
 /** operation.updated with the operation as it is now (never its output); inside a transaction it is heard once that commits. */

@@ -58,7 +58,7 @@ export function createOperationRepo(db: Db) {
       `SELECT ${COLUMNS} FROM operations WHERE host_id = ? AND type = ? AND status = 'pending' ORDER BY requested_at, rowid`,
     ),
     openForGuest: db.prepare<[number, number], OperationRow>(
-      `SELECT ${COLUMNS} FROM operations WHERE host_id = ? AND vmid = ? AND type IN ('guest.action', 'deploy') AND status IN ('pending', 'sent')`,
+      `SELECT ${COLUMNS} FROM operations WHERE host_id = ? AND vmid = ? AND type IN ('guest.action', 'deploy', 'script') AND status IN ('pending', 'sent')`,
     ),
     // Pushes of a file (operations of type upload) not yet ended: by host and storage, by host, or anywhere.
     openUploadTo: db.prepare<[number, number, string], number>(
@@ -91,7 +91,7 @@ export function createOperationRepo(db: Db) {
     byId: (id: string) => s.byId.get(id),
     /** Waiting to be handed out, oldest first. */
     pendingOf: (hostId: number, type: OperationType) => s.pendingOf.all(hostId, type),
-    /** The guest's unfinished action or deploy, if any: "an operation is already pending for this guest". */
+    /** The guest's unfinished action, deploy or script, if any: "an operation is already pending for this guest". */
     openForGuest: (hostId: number, vmid: number) => s.openForGuest.get(hostId, vmid),
     /** A push of the file to this storage of the host is pending or sent. */
     uploadRunning: (hostId: number, fileId: number, storage: string) => s.openUploadTo.get(hostId, fileId, storage) !== undefined,

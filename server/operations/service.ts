@@ -15,6 +15,8 @@ import { createMaintenance, createMaintenanceRepo } from './maintenance.js';
 import { createOperations } from './operations.js';
 import { announceOperation, type OperationParts } from './parts.js';
 import { createOperationRepo } from './repo.js';
+import type { ScriptSource } from './script-source.js';
+import { createScriptRuns } from './scripts.js';
 import { createStorageOperations, type CachedFiles, type StorageOf } from './storage-ops.js';
 
 /** What operations are handed by server/services.ts: of hosts, their rows and two functions (no host service). */
@@ -29,6 +31,8 @@ export interface OperationDeps {
   instances: InstanceService;
   /** Saved server keys and cloud configs by id (server/provisioning). */
   launchables: Launchables;
+  /** Scripts by id (server/scripts): what a script run sends. */
+  scripts: ScriptSource;
   releases: Releases;
   /** One storage of a host's last heartbeat (server/hosts/storage.ts): downloads and pushes go only where it holds their content. */
   storageOf: StorageOf;
@@ -54,6 +58,7 @@ export function createOperationService(ctx: AppContext, deps: OperationDeps) {
     announceStatus: deps.announceStatus,
     instances: deps.instances,
     launchables: deps.launchables,
+    scripts: deps.scripts,
   };
   const requestUpgrade = createUpgradeRequests(parts, deps.releases);
   const channel = createCommandChannel(ctx.tasks, deps.commandPolls);
@@ -65,6 +70,7 @@ export function createOperationService(ctx: AppContext, deps: OperationDeps) {
   const guestActions = createGuestActions(parts, maintenance, channel, deploys);
   const guestConfigs = createGuestConfigs(parts);
   const storage = createStorageOperations(parts, channel, deps.storageOf, deps.files);
+  const scripts = createScriptRuns(parts, channel);
 
   return {
     operations,
@@ -78,6 +84,8 @@ export function createOperationService(ctx: AppContext, deps: OperationDeps) {
     storage,
     /** For the file cache's eviction and delete: a pending or sent push needs the file. */
     fileInUse: storage.inUse,
+    /** Script runs: `scripts.request(hostId, vmid | null, scriptId, timeoutS, who)`, for campaigns. */
+    scripts,
 
     /** Inside a heartbeat's transaction: what the host reports settles earlier commands, then those due go out. */
     commandsFor: (host: HostRow, now: number): { commands: AgentCommand[]; announcesStatus: boolean } => commandsFor({ ...parts, host, now }),

@@ -22,6 +22,7 @@ function buildHost(overrides: Partial<HostRow> = {}): HostRow {
     guests_hash: '',
     sync_registry: 0,
     allow_rebind: 0,
+    allows_scripts: 0,
     deleted_at: null,
     upgrade_state: null,
     upgrade_version: null,

@@ -5,15 +5,18 @@
 // (test/bench/upload-floor.mjs). The load comes from a lean client process (test/bench/upload-client.mjs)
 // that generates the bytes as it sends them. Rounds alternate floor and homefleet (ABBA); the ratio is
 // of the best throughput of each. Prints the ratio (goal ≥ 0.8) and the server's RSS rise over its idle
-// baseline during the uploads (goal ≤ 32 MB). Run with
+// baseline during the uploads (goal ≤ 32 MB). Then the agent's side: the same file pushed to a host, its
+// fetch cut at half-way and resumed as the agent resumes it (curl with a Range), which must transfer
+// only the second half and join into the file's SHA-256. Run with
 // `npx vitest run --config test/bench/vitest.config.ts test/bench/upload.bench.ts`; UPLOAD_BENCH_MIB
 // sets the size (default 2048), UPLOAD_BENCH_ROUNDS the rounds (default 2).
 // All traffic goes to servers this file starts on 127.0.0.1; every file it writes is removed.
 import { execa } from 'execa';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { TestClient } from '../helpers/http.js';
 
@@ -28,6 +31,7 @@ const floorDir = path.join(dir, 'floor');
 fs.mkdirSync(floorDir);
 
 let server: BuiltServer | undefined;
+let token = '';
 let floor: ReturnType<typeof execa> | undefined;
 afterAll(async () => {
   await server?.stop();
@@ -56,15 +60,23 @@ async function send(url: string, token?: string): Promise<{ mibPerS: number; bod
 }
 
 describe('upload benchmark', () => {
-  it(`a ${MIB} MiB upload: throughput ≥ 0.8 of a bare streaming floor, RSS rise ≤ 32 MB`, async () => {
-    server = await startBuiltServer({ DB_PATH: path.join(dir, 'fleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
-    const pid = server.child.pid!;
-    const admin = new TestClient(server.url);
+  let api: TestClient;
+  /** Signed in: enrollment tokens are made from a browser session only. */
+  let admin: TestClient;
+  beforeAll(async () => {
+    server = await startBuiltServer(
+      { DB_PATH: path.join(dir, 'fleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true' },
+      (process.env.UPLOAD_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    );
+    admin = new TestClient(server.url);
     expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
     expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
-    const token = (await admin.post('/api/tokens', { name: 'upload bench', role: 'administrator' })).body.token as string;
-    const api = new TestClient(server.url, { authorization: `Bearer ${token}` });
+    token = (await admin.post('/api/tokens', { name: 'upload bench', role: 'administrator' })).body.token as string;
+    api = new TestClient(server.url, { authorization: `Bearer ${token}` });
+  });
 
+  it(`a ${MIB} MiB upload: throughput ≥ 0.8 of a bare streaming floor, RSS rise ≤ 32 MB`, async () => {
+    const pid = server!.child.pid!;
     floor = execa(process.execPath, [path.join(root, 'test/bench/upload-floor.mjs')], { env: { DIR: floorDir }, reject: false });
     const floorPort = await new Promise<number>((resolve) => floor!.stdout!.once('data', (line: Buffer) => resolve(JSON.parse(line.toString()).port)));
     const floorUrl = `http://127.0.0.1:${floorPort}/`;
@@ -123,4 +135,80 @@ describe('upload benchmark', () => {
     expect(ratio).toBeGreaterThanOrEqual(0.8);
     expect(rise).toBeLessThanOrEqual(32);
   });
+
+  it(`an agent's fetch of the ${MIB} MiB file, cut at half-way, resumes with Range and transfers only the second half`, async () => {
+    const { body } = await send(`${server!.url}/api/files`, token);
+    const file = JSON.parse(body) as { id: number; size: number; sha256: string };
+    const host = await enrolledHost(admin);
+    const push = await api.post(`/api/hosts/${host.id}/storage/local/files`, { file_id: file.id, content: 'iso' });
+    expect(push.status, push.text).toBe(202);
+    const url = `${server!.url}/api/agent/files/${file.id}`;
+    const part = path.join(dir, 'fetched.partial');
+
+    // The cut: the connection is dropped once half the bytes have come, and the part keeps exactly those.
+    const half = Math.floor(SIZE / 2);
+    const first = await cutAt(url, host.token, part, half);
+    expect(first).toBe(half);
+
+    // The resume, as the agent makes it (reporter/host-agent.sh: curl asking for `Range: bytes=<have>-`
+    // and appending; `-C -` takes <have> from the part's size).
+    const started = performance.now();
+    const resumed = await execa('curl', ['-sS', '--fail', '-C', '-', '-o', part, '-H', `authorization: Bearer ${host.token}`, '-w', '%{http_code} %{size_download}', url], { reject: false });
+    const seconds = (performance.now() - started) / 1000;
+    const [code, downloaded] = resumed.stdout.trim().split(' ').map(Number);
+    if (resumed.exitCode !== 0) console.log(`curl: exit ${resumed.exitCode}: ${resumed.stderr}`);
+    const whole = await execa('sha256sum', [part]);
+    console.log(
+      `resumed fetch of ${MIB} MiB: first try cut at ${half} bytes; the resume answered ${code} and transferred ${downloaded} bytes (${((100 * downloaded!) / SIZE).toFixed(1)} % of the file) in ${seconds.toFixed(1)} s; SHA-256 of the joined file ${whole.stdout.split(' ')[0] === file.sha256 ? 'matches' : 'DOES NOT match'}`,
+    );
+    expect(code).toBe(206);
+    expect(downloaded).toBe(SIZE - half);
+    expect(fs.statSync(part).size).toBe(SIZE);
+    expect(whole.stdout.split(' ')[0]).toBe(file.sha256);
+    fs.rmSync(part);
+  });
 });
+
+/** A host enrolled through the API that has beaten with one storage holding ISO images. */
+async function enrolledHost(admin: TestClient): Promise<{ id: number; token: string }> {
+  const enrollment = await admin.post('/api/hosts/enrollment-tokens', { name: 'upload bench' });
+  expect(enrollment.status, enrollment.text).toBe(201);
+  const anonymous = new TestClient(server!.url);
+  const enrolled = await anonymous.post('/api/agent/enroll', { hostname: 'pve-bench', machine_id: 'upload-bench', agent_version: '1.0.0' }, { authorization: `Bearer ${enrollment.body.token}` });
+  expect(enrolled.status, enrolled.text).toBe(201);
+  const host = { id: enrolled.body.host_id as number, token: enrolled.body.host_token as string };
+  const storages = [{ storage: 'local', type: 'dir', content: ['iso'], avail: 4 * SIZE, total: 8 * SIZE, active: true, shared: false }];
+  const beat = await new TestClient(server!.url, { authorization: `Bearer ${host.token}` }).post('/api/agent/heartbeat', {
+    agent_version: '1.0.0',
+    started_at: new Date().toISOString(),
+    hostname: 'pve-bench',
+    addresses: ['192.0.2.10'],
+    uptime_s: 60,
+    hypervisor_version: 'pve-manager/8.2.4',
+    guests: [],
+    storages,
+  });
+  expect(beat.status, beat.text).toBe(200);
+  return host;
+}
+
+/** GETs `url` into `file` and drops the connection once `bytes` have come; answers how many the file keeps. */
+function cutAt(url: string, token: string, file: string, bytes: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const out = fs.createWriteStream(file);
+    let kept = 0;
+    const req = http.get(url, { headers: { authorization: `Bearer ${token}` } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`fetch answered ${res.statusCode}`));
+      res.on('data', (chunk: Buffer) => {
+        if (kept >= bytes) return;
+        const take = chunk.subarray(0, bytes - kept);
+        kept += take.length;
+        out.write(take);
+        if (kept >= bytes) (req.destroy(), out.end(() => resolve(kept)));
+      });
+    });
+    req.on('error', (err) => {
+      if (kept < bytes) reject(err);
+    });
+  });
+}

@@ -160,6 +160,8 @@ export function heartbeatBody(isIP: (text: string) => number) {
         .default([]),
       uptime_s: count().optional(),
       hypervisor_version: text(200).default(''),
+      // PRODUCT.md: "heartbeats report allows_scripts" (installed with --allow-scripts); an older agent says nothing: false.
+      allows_scripts: z.boolean({ error: 'must be true or false' }).default(false),
       metrics: HostMetrics,
       guests: z.array(guestReport(), { error: 'must be an array of guests' }).max(10_000, { error: 'must hold at most 10000 guests' }),
       // PRODUCT.md "Host storage": the node's storages, and the hash of the volumes the agent last sent.

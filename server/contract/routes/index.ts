@@ -4,6 +4,7 @@ import { fleetRoutes } from './fleet.js';
 import { hostRoutes } from './hosts.js';
 import { provisioningRoutes } from './provisioning.js';
 import { registryRoutes } from './registry.js';
+import { scriptRoutes } from './scripts.js';
 import { storageRoutes } from './storage.js';
 import { systemRoutes } from './system.js';
 
@@ -11,7 +12,7 @@ import { systemRoutes } from './system.js';
  * Every route of the server, keyed `METHOD /path`: the route table registers exactly these (a test
  * holds it to that), the dashboard's `api()` calls them by key, the API document lists them.
  */
-export const ROUTES = { ...registryRoutes, ...hostRoutes, ...provisioningRoutes, ...storageRoutes, ...fleetRoutes, ...accessRoutes, ...systemRoutes } as const;
+export const ROUTES = { ...registryRoutes, ...hostRoutes, ...provisioningRoutes, ...scriptRoutes, ...storageRoutes, ...fleetRoutes, ...accessRoutes, ...systemRoutes } as const;
 export type Routes = typeof ROUTES;
 export type RouteKey = keyof Routes;
 

@@ -18,6 +18,7 @@ import provisioning from './0017-provisioning.sql';
 import deploy from './0018-deploy.sql';
 import hostStorage from './0019-host-storage.sql';
 import files from './0020-files.sql';
+import scripts from './0022-scripts.sql';
 import fleetHealth from './0025-fleet-health.sql';
 
 export interface Migration {
@@ -51,5 +52,6 @@ export const migrations: readonly Migration[] = [
   { version: 18, name: 'deploy', sql: deploy },
   { version: 19, name: 'host-storage', sql: hostStorage },
   { version: 20, name: 'files', sql: files },
+  { version: 22, name: 'scripts', sql: scripts },
   { version: 25, name: 'fleet-health', sql: fleetHealth },
 ];

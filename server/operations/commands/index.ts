@@ -5,6 +5,7 @@ import { deploy } from './deploy.js';
 import { download } from './download.js';
 import { guestAction } from './guest-action.js';
 import { logs } from './logs.js';
+import { script } from './script.js';
 import type { AgentCommandKind, Contact } from './types.js';
 import { uninstall } from './uninstall.js';
 import { upgrade } from './upgrade.js';
@@ -23,6 +24,7 @@ export const AGENT_COMMANDS: CommandTable = {
   deploy,
   download,
   upload,
+  script,
 };
 
 /** The kind of an operation's type (the operation types are the command types). */
@@ -49,7 +51,7 @@ export function commandsFor(contact: Contact): { commands: AgentCommand[]; annou
 
 /**
  * Inside a command poll's transaction: every command due that the poll hands out (guest actions,
- * deploys, log requests, downloads and pushes; upgrades and removals replace the agent itself, so they come only with a heartbeat).
+ * deploys, log requests, downloads, pushes and scripts; upgrades and removals replace the agent itself, so they come only with a heartbeat).
  */
 export function polledCommandsFor(contact: Contact): AgentCommand[] {
   return kinds.filter((kind) => kind.polled).flatMap((kind) => kind.handOut(contact));
