@@ -116,7 +116,22 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     commandPolls: options.hosts?.commandPolls,
   });
   instances.usePlacements(hosts.placements);
-  const fleet = createFleetHealth(context, { audit, instances, hosts, jobs, shippedVersion: () => releases.currentVersion() });
+  const fleet = createFleetHealth(context, {
+    audit,
+    instances,
+    jobs,
+    shippedVersion: () => releases.currentVersion(),
+    placements: () => hosts.placements(),
+    hosts: {
+      facts() {
+        const now = context.clock.now();
+        return hosts.repo
+          .listHosts()
+          .filter((h) => h.state !== 'deleted')
+          .map((h) => ({ id: h.id, hostname: h.hostname, online: hosts.isOnline(h, now), last_heartbeat_at: h.last_heartbeat_at, agent_version: h.agent_version }));
+      },
+    },
+  });
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, fleet, heartbeatIntervalS }, options.monitoring);
   recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;

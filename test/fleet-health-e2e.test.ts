@@ -231,7 +231,7 @@ describe('fleet health with real agents, in Chromium', () => {
     await until('its notification', async () => notified('backup.failed', 'alert.firing').length === 1);
   });
 
-  it('a host stopped: one host.offline naming its three guests, notified; no guest.down or policy.failed for them; back: resolved', async () => {
+  it('a host stopped: one host.offline naming its three guests, notified; no guest.down or policy.failed for them; back: resolved', { timeout: 60_000 }, async () => {
     const [a] = hosts;
     // 101 (stopped) and 102 fired guest.down and policy.failed while pve-a beat: they stay as they are.
     await until('the alerts of pve-a’s guests while it beats', async () => (await alerts('firing')).filter((x) => x.rule === 'policy.failed').length === 2);

@@ -1,7 +1,7 @@
 import { nameOf, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { CHECKS, type FleetHealth, type GuestBackup, type InstanceHealth, type Policy } from '../contract/fleet.js';
-import type { HostSummary } from '../contract/hosts.js';
+import { compareVersions } from '../contract/versions.js';
 import type { BackupReport, FleetHealthQuery, PoliciesInput } from '../contract/inputs/fleet.js';
 import { BACKUPS_PER_GUEST } from '../contract/inputs/fleet.js';
 import type { JobKey } from '../contract/jobs.js';
@@ -15,7 +15,10 @@ import { createFleetRepo, type BackupJob, type NewestBackup } from './repo.js';
 export interface FleetDeps {
   audit: AuditLog;
   instances: { list(query: { sort: 'vmid'; descending: false }): PlacedInstance[]; exists(vmid: number): boolean };
-  hosts: { list(): HostSummary[] };
+  /** Where each vmid runs now (the registry's `host` and `guest_status`), kept fresh by hosts. */
+  placements(): ReadonlyMap<number, { host: { id: number; name: string }; guest_status: string }>;
+  /** Every host not removed: whether it is online now, its last heartbeat (ms) and its agent's version (cheap: no drift, no counts). */
+  hosts: { facts(): { id: number; hostname: string; online: boolean; last_heartbeat_at: number | null; agent_version: string }[] };
   jobs: { lastSuccesses(): { key: JobKey; at: string | null }[] };
   /** The agent version this server ships, for the reason of a failing agent_current. */
   shippedVersion(): string | undefined;
@@ -66,9 +69,16 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
   };
 
   let forAlerts: { at: number; value: { failing: PolicyFailure[]; held: Set<number> } } | undefined;
+  // The registry's list of 2,500 instances was two thirds of a fleet-health answer: its rows are kept
+  // until an instance changes, and where each runs is read fresh from the placements every time.
+  let registry: PlacedInstance[] | undefined;
   const changed = () => {
     reports = undefined;
     forAlerts = undefined;
+  };
+  const instancesChanged = () => {
+    registry = undefined;
+    changed();
   };
 
   const reportTx = ctx.transaction((hostId: number, report: BackupReport, now: number) => {
@@ -104,15 +114,16 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
     const policies = repo.policies();
     const scopes = policies.map((p) => ({ stack: 'stack' in p.scope ? p.scope.stack : undefined, vmids: 'collection_id' in p.scope ? vmidsOr(p.scope.collection_id) : undefined, checks: p.checks }));
     const { newest, jobs, reported } = reportsNow();
+    const shipped = deps.shippedVersion();
     const hosts = new Map<number, HostFacts>();
-    for (const h of deps.hosts.list()) {
+    for (const h of deps.hosts.facts()) {
       hosts.set(h.id, {
         id: h.id,
         name: h.hostname,
-        online: h.status !== 'offline',
-        last_heartbeat_at: h.last_heartbeat_at === null ? null : Date.parse(h.last_heartbeat_at),
+        online: h.online,
+        last_heartbeat_at: h.last_heartbeat_at,
         agent_version: h.agent_version,
-        upgrade_available: h.upgrade_available,
+        upgrade_available: !!shipped && compareVersions(shipped, h.agent_version) > 0,
         backups_reported_at: reported.get(h.id) ?? null,
         jobs: jobs.get(h.id) ?? [],
       });
@@ -122,13 +133,25 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
       tailscale: synced.get('tailscale_sync') ?? null,
       patchmon: synced.get('patchmon_sync') ?? null,
       semaphore: synced.get('semaphore_sync') ?? null,
-      shipped: deps.shippedVersion(),
+      shipped,
       anyBackupReport: reported.size > 0,
     };
     const out: { instance: PlacedInstance; result: InstanceHealth; offline: boolean }[] = [];
-    for (const instance of deps.instances.list({ sort: 'vmid', descending: false })) {
+    // The checks of each set of policies that hold an instance, merged once: most instances share a few sets.
+    const merged = new Map<string, Checks | undefined>();
+    registry ??= deps.instances.list({ sort: 'vmid', descending: false });
+    const placements = deps.placements();
+    for (const instance of registry) {
       if (only && !only.has(instance.vmid)) continue;
-      const checks = mergeChecks(scopes.filter((s) => (s.stack !== undefined ? s.stack === instance.stack : s.vmids!.has(instance.vmid))).map((s) => s.checks));
+      const placed = placements.get(instance.vmid);
+      let key = '';
+      for (let n = 0; n < scopes.length; n++) {
+        const s = scopes[n]!;
+        if (s.stack !== undefined ? s.stack === instance.stack : s.vmids!.has(instance.vmid)) key += `${n},`;
+      }
+      if (key === '') continue;
+      if (!merged.has(key)) merged.set(key, mergeChecks(key.split(',').filter(Boolean).map((n) => scopes[Number(n)]!.checks)));
+      const checks = merged.get(key);
       if (!checks) continue;
       const facts: InstanceFacts = {
         vmid: instance.vmid,
@@ -136,11 +159,11 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
         tailscale_ip: instance.tailscale_ip,
         patchmon: instance.patchmon,
         semaphore: instance.semaphore,
-        guest_status: instance.guest_status,
-        host: instance.host ? (hosts.get(instance.host.id) ?? null) : null,
+        guest_status: placed?.guest_status ?? null,
+        host: placed ? (hosts.get(placed.host.id) ?? null) : null,
         backup: newest.get(instance.vmid),
       };
-      out.push({ instance, result: { vmid: instance.vmid, name: instance.name, host: instance.host, checks: checkInstance(facts, checks, fleet, now) }, offline: facts.host !== null && !facts.host.online });
+      out.push({ instance, result: { vmid: instance.vmid, name: instance.name, host: placed?.host ?? null, checks: checkInstance(facts, checks, fleet, now) }, offline: facts.host !== null && !facts.host.online });
     }
     return out;
   }
@@ -153,7 +176,7 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
   return {
     /** What changes the checks besides reports and policies: hosts going offline or coming back, instances changing. */
     start(): void {
-      for (const type of ['instance.created', 'instance.updated', 'instance.deleted'] as const) ctx.bus.on(type, changed);
+      for (const type of ['instance.created', 'instance.updated', 'instance.deleted', 'backup.imported'] as const) ctx.bus.on(type, instancesChanged);
       // host.status is also told for a heartbeat that changed nothing of it: only a new status counts.
       const statuses = new Map<number, string>();
       ctx.bus.on('host.status', (host) => {
@@ -185,7 +208,7 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
     /** GET /api/instances/:vmid/backups: newest first, one entry per volume however many hosts listed it. */
     backupsOf(vmid: number): GuestBackup[] {
       if (!deps.instances.exists(vmid)) throw notFound('instance not found');
-      const names = new Map(deps.hosts.list().map((h) => [h.id, h.hostname]));
+      const names = new Map(deps.hosts.facts().map((h) => [h.id, h.hostname]));
       const seen = new Set<string>();
       const out: GuestBackup[] = [];
       for (const b of repo.backupsOf(vmid)) {
