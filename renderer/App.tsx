@@ -74,11 +74,15 @@ export function App() {
 const pages = {
   instanceForm: () => import('./pages/InstanceForm').then((m) => m.InstanceFormPage),
   instanceDetail: () => import('./pages/InstanceDetail').then((m) => m.InstanceDetailPage),
+  collections: () => import('./pages/Collections').then((m) => m.CollectionsPage),
+  collection: () => import('./pages/Collections').then((m) => m.CollectionPage),
   jobs: () => import('./pages/Jobs').then((m) => m.JobsPage),
   jobDetail: () => import('./pages/JobDetail').then((m) => m.JobDetailPage),
   hosts: () => import('./pages/hosts').then((m) => m.HostsPage),
   hostDetail: () => import('./pages/hosts').then((m) => m.HostDetailPage),
   alerts: () => import('./pages/Alerts').then((m) => m.AlertsPage),
+  campaigns: () => import('./pages/campaigns').then((m) => m.CampaignsPage),
+  campaign: () => import('./pages/campaigns').then((m) => m.CampaignPage),
   health: () => import('./pages/FleetHealth').then((m) => m.FleetHealthPage),
   usage: () => import('./pages/Usage').then((m) => m.UsagePage),
   settings: () => import('./pages/Settings').then((m) => m.SettingsPage),
@@ -98,11 +102,15 @@ function route(path: string, session: Session) {
   if (match('/instances/new', path)) return need('fleet.operate', <Lazy key="instance-new" load={pages.instanceForm} />);
   if ((params = match('/instances/:vmid/edit', path))) return need('fleet.operate', <Lazy key={`instance-edit-${params.vmid}`} load={pages.instanceForm} props={{ vmid: params.vmid! }} />);
   if ((params = match('/instances/:vmid', path))) return need('fleet.read', <Lazy key={`instance-${params.vmid}`} load={pages.instanceDetail} props={{ vmid: params.vmid! }} />);
+  if (match('/collections', path)) return need('content.read', <Lazy key="collections" load={pages.collections} />);
+  if ((params = match('/collections/:id', path))) return need('content.read', <Lazy key={`collection-${params.id}`} load={pages.collection} props={{ id: params.id! }} />);
   if (match('/jobs', path)) return need('fleet.read', <Lazy key="jobs" load={pages.jobs} />);
   if ((params = match('/jobs/:id', path))) return need('fleet.read', <Lazy key={`job-${params.id}`} load={pages.jobDetail} props={{ id: params.id! }} />);
   if (match('/hosts', path)) return need('hosts.read', <Lazy key="hosts" load={pages.hosts} />);
   if ((params = match('/hosts/:id', path))) return need('hosts.read', <Lazy key={`host-${params.id}`} load={pages.hostDetail} props={{ id: params.id! }} />);
   if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
+  if (match('/campaigns', path)) return need('fleet.read', <Lazy key="campaigns" load={pages.campaigns} />);
+  if ((params = match('/campaigns/:id', path))) return need('fleet.read', <Lazy key={`campaign-${params.id}`} load={pages.campaign} props={{ id: params.id! }} />);
   if (match('/health', path)) return need('fleet.read', <Lazy key="health" load={pages.health} />);
   if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
   if (match('/scripts', path)) return need('content.read', <Lazy key="scripts" load={pages.scripts} />);

@@ -41,8 +41,8 @@ const OWN_401 = [
 ];
 
 type Scalar = string | number | boolean;
-/** A query as the page gives it: the declared parameters, numbers and flags written out as text. */
-type QueryInput<Q> = { [K in keyof Q]?: Scalar | undefined };
+/** A query as the page gives it: the declared parameters, numbers and flags written out as text; a list repeats its parameter (`tag=a&tag=b`). */
+type QueryInput<Q> = { [K in keyof Q]?: Scalar | readonly Scalar[] | undefined };
 /**
  * A body as the page gives it: the declared fields with their types; a field the server fills in
  * when absent (a default) may be left out, so none is required here and the server's 400 names a
@@ -56,10 +56,12 @@ export type CallInput<K extends RouteKey> = ([keyof RouteParams<K>] extends [nev
 type Args<K extends RouteKey> = [keyof RouteParams<K>] extends [never] ? (RouteBody<K> extends undefined ? [input?: CallInput<K>] : [input: CallInput<K>]) : [input: CallInput<K>];
 
 /** `/api/hosts/:id` with `{id: 7}` → `/api/hosts/7`, and the query, empty values left out. */
-export function pathOf(template: string, params: Record<string, Scalar> = {}, query: Record<string, Scalar | undefined> = {}): string {
+export function pathOf(template: string, params: Record<string, Scalar> = {}, query: Record<string, Scalar | readonly Scalar[] | undefined> = {}): string {
   const path = template.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(String(params[name])));
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') search.set(name, String(value));
+  for (const [name, value] of Object.entries(query)) {
+    for (const one of Array.isArray(value) ? value : [value]) if (one !== undefined && one !== '') search.append(name, String(one));
+  }
   const text = search.toString();
   return text ? `${path}?${text}` : path;
 }
@@ -71,7 +73,7 @@ export function pathOf(template: string, params: Record<string, Scalar> = {}, qu
  */
 export async function api<K extends RouteKey>(key: K, ...[input]: Args<K>): Promise<RouteAnswer<K>> {
   const space = key.indexOf(' ');
-  const given = (input ?? {}) as { params?: Record<string, Scalar>; query?: Record<string, Scalar | undefined>; body?: unknown; raw?: string };
+  const given = (input ?? {}) as { params?: Record<string, Scalar>; query?: Record<string, Scalar | readonly Scalar[] | undefined>; body?: unknown; raw?: string };
   return request(key.slice(0, space), pathOf(key.slice(space + 1), given.params, given.query), given.raw ?? given.body) as Promise<RouteAnswer<K>>;
 }
 

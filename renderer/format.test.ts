@@ -84,3 +84,9 @@ describe('interval', () => {
     expect([10, 30, 60, 90, 3600].map(interval)).toEqual(['10 s', '30 s', '1 min', '90 s', '60 min']);
   });
 });
+
+describe('historyChange of tags', () => {
+  it('shows the comma-joined lists as lists, and no tags as none', () => {
+    expect(historyChange('tags', '', 'db,web')).toEqual({ label: 'Tags', from: 'none', to: 'db, web' });
+  });
+});

@@ -87,6 +87,7 @@ const FIELD_LABELS: Record<string, string> = {
   tailscale: 'Tailscale',
   andromeda: 'Andromeda',
   hardware_acceleration: 'Hardware acceleration',
+  tags: 'Tags',
 };
 
 /** An instance field as people name it: "tailscale_ip" → "Tailscale IP", "argus" → "Argus". */
@@ -97,6 +98,8 @@ const isFlag = (field: string) => (FLAGS as readonly string[]).includes(field);
 /** One timeline change in words: a flag's 0/1 reads as off/on ("Argus: off → on"), other values as stored. */
 export function historyChange(field: string, oldValue: string | null, newValue: string | null): { label: string; from: string; to: string } {
   const flag = (value: string | null) => (value === '1' ? 'on' : value === '0' ? 'off' : historyValue(value));
-  const show = isFlag(field) ? flag : historyValue;
+  // Tags are kept comma-joined: shown as a list, and no tags as "none".
+  const tags = (value: string | null) => (value === '' ? 'none' : value === null ? '—' : value.split(',').join(', '));
+  const show = isFlag(field) ? flag : field === 'tags' ? tags : historyValue;
   return { label: fieldLabel(field), from: show(oldValue), to: show(newValue) };
 }

@@ -49,6 +49,8 @@
 # allows_scripts), else it fails with "scripts are not allowed on this host"; in a container
 # `pct exec <vmid> -- <interpreter> -s`; in a VM `qm guest exec <vmid> --pass-stdin 1 --timeout N --
 # <interpreter> -s`; within timeout_s.
+# Collectors: the heartbeat answer's "collectors" turns metrics, configs, storage and backups on or
+# off for this host (kept in the state folder); one that is off makes none of its calls.
 #
 # A server that is down, slow or answers garbage is logged and retried at the next interval: every
 # curl is bounded by --connect-timeout and --max-time, and the loop never exits on such errors.
@@ -105,7 +107,7 @@ which runs it without options; it is rarely run by hand.
   -h, --help      print this text
 
 State, mode 0600, in <root>/etc/homefleet-agent/: server_url, host_token, manifest_public_key.pem,
-tls_pin (optional), manifest_issued_at, allow_scripts (only when installed with --allow-scripts). Needs bash, curl, coreutils, openssl, perl with JSON::PP,
+tls_pin (optional), manifest_issued_at, allow_scripts (only when installed with --allow-scripts), collectors (which ones the controller last turned on or off). Needs bash, curl, coreutils, openssl, perl with JSON::PP,
 and the node's own pvesh, pvesm, qm, pct and pveversion (all part of Proxmox VE).
 USAGE
 }
@@ -340,7 +342,7 @@ collect_guests() {
           lock=",\"lock\":\"$lock\""
         fi
         metrics=''
-        for field in cpu mem maxmem disk maxdisk uptime netin netout; do
+        collecting metrics && for field in cpu mem maxmem disk maxdisk uptime netin netout; do
           { json_get PVESH "$i.$field" ns && is_number "$REPLY"; } || continue
           value="$REPLY"
           # cpu is a share of the guest's cores; Proxmox can report a little over 1 while it settles.
@@ -348,7 +350,7 @@ collect_guests() {
           metrics+=",\"${field/#uptime/uptime_s}\":$value"
         done
         config=''
-        if guest_config "$vmid" "$type"; then config=",\"config_sha256\":\"$REPLY\""; fi
+        if collecting configs && guest_config "$vmid" "$type"; then config=",\"config_sha256\":\"$REPLY\""; fi
         GUESTS_JSON+="${GUESTS_JSON:+,}{\"vmid\":$vmid,\"name\":$name,\"type\":\"$type\",\"status\":\"$status\",\"template\":$template$lock$config$metrics}"
         GUESTS_LIST+="$vmid $type"$'\n'
       done
@@ -540,6 +542,61 @@ host_metrics_field() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Collectors (PRODUCT.md "Plugins"): metrics, configs, storage and backups, each on or off per host.
+# Every heartbeat answer says which (`"collectors":{"metrics":true,…}`); the last word is kept in
+# $STATE_DIR/collectors, so a restarted agent does not run one that was turned off. One that is off
+# makes none of its calls: metrics no /proc reading and no guest numbers, configs no `qm config` /
+# `pct config` and no uploads, storage no `pvesh get …/storage` or volume listing (the heartbeat
+# then carries no storages, and the controller keeps the last ones it had). backups has no collector yet.
+
+COLLECTORS_FILE="$STATE_DIR/collectors"
+declare -A COLLECTOR_ON=([metrics]=1 [configs]=1 [storage]=1 [backups]=1)
+
+collecting() { [[ "${COLLECTOR_ON[$1]-1}" == 1 ]]; }
+
+# The kept collectors, a `name=0|1` line each; anything else in the file is ignored.
+load_collectors() {
+  local line name
+  [[ -r "$COLLECTORS_FILE" ]] || return 0
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    name="${line%%=*}"
+    [[ -n "${COLLECTOR_ON[$name]+set}" && "${line#*=}" =~ ^[01]$ ]] && COLLECTOR_ON[$name]="${line#*=}"
+  done <"$COLLECTORS_FILE"
+  return 0
+}
+
+# The `collectors` object of the parsed answer $1 (an older controller sends none: nothing changes).
+take_collectors() {
+  local name value changed=''
+  json_get "$1" collectors o || return 0
+  for name in metrics configs storage backups; do
+    json_bool "$1" "collectors.$name" || continue
+    value=0
+    [[ "$REPLY" == true ]] && value=1
+    [[ "${COLLECTOR_ON[$name]}" != "$value" ]] || continue
+    COLLECTOR_ON[$name]=$value
+    changed+=" $name=$( ((value)) && echo on || echo off)"
+  done
+  [[ -n "$changed" ]] || return 0
+  log "collectors:$changed"
+  if ! { for name in metrics configs storage backups; do printf '%s=%s\n' "$name" "${COLLECTOR_ON[$name]}"; done >"$COLLECTORS_FILE.tmp" &&
+    mv -f "$COLLECTORS_FILE.tmp" "$COLLECTORS_FILE"; }; then
+    log "collectors: could not keep them in $COLLECTORS_FILE"
+  fi
+}
+
+# What a collector that is off would have given is left out of the heartbeat, not sent empty; with
+# storage off, downloads and uploads are refused (the agent no longer knows the storages).
+skipped_collectors() {
+  collecting metrics || METRICS_FIELD=''
+  if ! collecting storage; then
+    STORAGES_FIELD=''
+    LISTED_STORAGES=()
+    : >"$WORK_DIR/storages"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
 # Heartbeat
 
 STARTED_AT="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
@@ -553,8 +610,9 @@ heartbeat_body() {
   json_string "$HOMEFLEET_AGENT_VERSION" version
   json_string "$STARTED_AT" started
   collect_guests "$name"
-  collect_storages "$name"
-  host_metrics_field
+  skipped_collectors
+  if collecting storage; then collect_storages "$name"; fi
+  if collecting metrics; then host_metrics_field; fi
   json="{\"agent_version\":$version,\"started_at\":$started,\"hostname\":$host,"
   json+="\"addresses\":$(addresses_json),$(uptime_field)"
   json_string "$(hypervisor_version)" version
@@ -593,9 +651,10 @@ heartbeat() {
   if [[ -f "$UPGRADE_FILE" ]] && [[ "$(sed -n 's/^version=//p' "$UPGRADE_FILE" 2>/dev/null || true)" == "$HOMEFLEET_AGENT_VERSION" ]]; then
     : >"$UPGRADE_OK_FILE" || true
   fi
-  upload_configs
-  upload_volumes
-  report_backups
+  take_collectors ANSWER
+  if collecting configs; then upload_configs; fi
+  if collecting storage; then upload_volumes; fi
+  if collecting backups; then report_backups; fi
   count=0
   if json_get ANSWER commands a; then count="$REPLY"; fi
   for ((i = 0; i < count; i++)); do
@@ -1128,7 +1187,7 @@ run_deploy() {
 # (`pvesh get /cluster/backup`) and the newest backups of each guest on the node's active storages
 # that hold content `backup` (`pvesh get .../storage/<s>/content --content backup`), sent to POST
 # /api/agent/backups when they changed. Listed at most every BACKUPS_MIN (a Proxmox Backup Server
-# storage answers slowly), and not at all while the heartbeat answer says `collectors.backups: false`.
+# storage answers slowly), and not at all while the `backups` collector is off (take_collectors).
 # Anything pvesh does not answer, or answers in a shape that cannot be read, skips the report whole:
 # half a list of jobs would say guests are in no backup job.
 
@@ -1253,7 +1312,6 @@ report_backups() {
   local node lines="$WORK_DIR/backup-lines" body="$WORK_DIR/backups-body.json" answer="$WORK_DIR/backups-answer.json"
   local name active words jobs backups sum
   command -v pvesh >/dev/null 2>&1 || return 0
-  if json_bool ANSWER collectors.backups && [[ "$REPLY" == false ]]; then return 0; fi
   if [[ -n "$BACKUPS_AT" ]] && ((SECONDS - BACKUPS_AT < BACKUPS_MIN)); then return 0; fi
   node_name || return 0
   node="$REPLY"
@@ -2147,6 +2205,7 @@ if [[ "$MODE" == repin ]]; then
 fi
 
 load_state || exit 1
+load_collectors
 json_reader_present || { log "perl with JSON::PP not found: the agent reads JSON with it (every Proxmox VE node has both)"; exit 1; }
 private_dir "${TMPDIR:-/tmp}/homefleet-agent.XXXXXX" || exit 1
 WORK_DIR="$REPLY"

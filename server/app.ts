@@ -7,6 +7,9 @@ import { registerAccessRoutes } from './access/routes.js';
 import { registerSetupRoutes } from './access/setup.js';
 import type { AuditLog } from './audit.js';
 import { registerBackupRoutes } from './backup/routes.js';
+import { registerCampaignRoutes } from './campaigns/routes.js';
+import { registerCollectionRoutes } from './collections/routes.js';
+import type { Collections } from './collections/service.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
@@ -86,6 +89,8 @@ export interface HomefleetApp {
   db: Db;
   context: AppContext;
   instances: InstanceService;
+  /** Saved filters; campaigns freeze their targets with `collections.vmidsOf(id)`. */
+  collections: Collections;
   accounts: AccountService;
   tokens: TokenService;
   /** The one audit log: every feature writes its entries through it, inside the change's transaction. */
@@ -154,6 +159,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerTokenRoutes(routes, tokens);
   registerTelemetryRoutes(routes, context, services.telemetry);
   registerRegistryRoutes(routes, context, instances);
+  registerCollectionRoutes(routes, services.collections);
   registerJobRoutes(routes, jobs);
   registerBackupRoutes(routes, backup, snapshots, audit);
   registerUsageRoutes(routes, services.usage, services.usageStats, context.clock, services.usageRetention.policy);
@@ -174,6 +180,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerProvisioningRoutes(routes, services.serverKeys, services.cloudConfigs);
   registerScriptRoutes(routes, services.scripts);
   registerFileRoutes(routes, services.files);
+  registerCampaignRoutes(routes, services.campaigns);
   registerFleetRoutes(routes, services.fleet);
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
@@ -193,6 +200,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
     db,
     context,
     instances,
+    collections: services.collections,
     accounts,
     tokens,
     audit,

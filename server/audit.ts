@@ -38,6 +38,10 @@ export type AuditAction =
   | `script.${string}`
   // the file cache (server/files): file.upload, file.evict, file.delete
   | `file.${string}`
+  // campaigns (server/campaigns): campaign.create, campaign.pause, campaign.resume, campaign.cancel
+  | `campaign.${string}`
+  // collections (server/collections): collection.create, collection.update, collection.delete
+  | `collection.${string}`
   // fleet-health policies (server/fleet): policy.update
   | `policy.${string}`
   // an instance changed by no request: a sync job's run

@@ -3,6 +3,9 @@ import { createAccountService } from './access/accounts.js';
 import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
+import { createCampaignService } from './campaigns/service.js';
+import { createCollectionsBackup } from './collections/backup.js';
+import { createCollections } from './collections/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
@@ -64,7 +67,14 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   // Versions are diffed as guest configs are: bounded in size and time, and in steps of the event loop.
   const scripts = createScripts(context, audit, unifiedDiff);
   const jobs = createJobService(context, instances, audit, options.jobs);
-  const backup = createBackupService(context, audit, { registry: createRegistryBackup(context.db), jobs: createJobsBackup(context.db), scripts: createScriptsBackup(context.db) });
+  // Campaigns freeze their targets from `collections.vmidsOf(id)`.
+  const collections = createCollections(context, audit, instances);
+  const backup = createBackupService(context, audit, {
+    registry: createRegistryBackup(context.db),
+    jobs: createJobsBackup(context.db),
+    scripts: createScriptsBackup(context.db),
+    collections: createCollectionsBackup(context.db),
+  });
   const snapshots = createSnapshotService(context, options.snapshots);
   const usage = createUsageService(context);
   const usageStats = createUsageStats(context.db);
@@ -116,6 +126,35 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     commandPolls: options.hosts?.commandPolls,
   });
   instances.usePlacements(hosts.placements);
+  const campaigns = createCampaignService(context, {
+    audit,
+    fleet: {
+      host(id, now) {
+        const host = hosts.repo.hostById(id);
+        return host && { id: host.id, hostname: host.hostname, state: host.state, online: hosts.isOnline(host, now), agent_version: host.agent_version };
+      },
+      guestsOf: (hostId) => hosts.repo.guestsOf(hostId),
+      guest: (hostId, vmid) => hosts.repo.guestOf(hostId, vmid),
+      hostOf: (vmid) => hosts.placements().get(vmid)?.host.id,
+      maintenanceClosed: (hostId, now) => operations.maintenance.closed(hostId, now),
+    },
+    collections,
+    launch: {
+      guestAction: (hostId, vmid, body, who) => operations.guestActions.request(hostId, vmid, body, who),
+      script: (hostId, vmid, scriptId, timeoutS, who) => operations.scripts.request(hostId, vmid, scriptId, timeoutS, who),
+      upgrade: (hostId, version, who) => operations.requestUpgrade(hostId, { version }, who),
+      agentVersion: () => releases.currentVersion(),
+      agentVersions: () => releases.versions(),
+      operation(id) {
+        try {
+          return operations.operations.get(id, false);
+        } catch {
+          return undefined;
+        }
+      },
+      cancel: (id, who, managesHosts) => operations.operations.cancel(id, who, managesHosts),
+    },
+  });
   const fleet = createFleetHealth(context, {
     audit,
     instances,
@@ -132,6 +171,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       },
     },
   });
+  fleet.useCollections(collections.vmidsOf);
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, fleet, heartbeatIntervalS }, options.monitoring);
   recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;
@@ -143,8 +183,8 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     operations.closePolls();
   };
   return {
-    audit, accounts, signIn, tokens, instances, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts, fleet,
+    audit, accounts, signIn, tokens, instances, collections, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts, campaigns, fleet,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {
@@ -154,6 +194,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       monitoring.start();
       fleet.start();
       context.tasks.every('hosts.sweep', HOST_SWEEP_MS, () => hosts.sweep());
+      campaigns.start();
       context.tasks.start();
     },
 

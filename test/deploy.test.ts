@@ -211,7 +211,9 @@ describe('POST /api/hosts/:id/deploy', () => {
     expect(command).not.toHaveProperty('full');
     expect((await result(host, res.body.operation_id, 0, 'homefleet-agent: guest 302 deployed\n')).status).toBe(204);
     const instance = (await viewer.get('/api/instances/302')).body;
-    expect(instance).toMatchObject({ state: 'deployed', stack: 'production', deploy: { source_type: 'volume', tags: ['edge', 'web'] } });
+    // The instance carries the deploy's tags (lower-cased, deduplicated, sorted); the deploy spec no longer keeps a copy.
+    expect(instance).toMatchObject({ state: 'deployed', stack: 'production', tags: ['edge', 'web'], deploy: { source_type: 'volume' } });
+    expect(instance.deploy).not.toHaveProperty('tags');
   });
 
   it('answers each refusal with its status, naming the field', async () => {

@@ -46,10 +46,12 @@ export function Layout({ children }: { children: ComponentChildren }) {
 
   const items: NavItem[] = [
     { href: '/instances', label: 'Instances', show: session.can('fleet.read') },
+    { href: '/collections', label: 'Collections', show: session.can('content.read') },
     { href: '/jobs', label: 'Jobs', show: session.can('fleet.read') },
     { href: '/hosts', label: 'Hosts', show: session.can('hosts.read') },
     { href: '/health', label: 'Health', show: session.can('fleet.read') },
     { href: '/alerts', label: 'Alerts', show: session.can('fleet.read') },
+    { href: '/campaigns', label: 'Campaigns', show: session.can('fleet.read') },
     { href: '/usage', label: 'Usage', show: session.can('content.read') },
     { href: '/scripts', label: 'Scripts', show: session.can('content.read') },
     { href: '/telemetry', label: 'Telemetry', show: session.can('diagnostics.read') },
@@ -105,7 +107,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
               title={`Signed in as ${session.user.username}`}
               onClick={() => setAccountOpen((open) => !open)}
             >
-              {session.user.username} <span class="role">{session.user.role}</span>
+              <span class="username">{session.user.username}</span> <span class="role">{session.user.role}</span>
             </button>
             <div class="account-links" id="account-links">
               <span class="who" title={`Signed in as ${session.user.username}`}>

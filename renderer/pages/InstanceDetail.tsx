@@ -8,6 +8,7 @@ import { useSession } from '../session';
 import { DeployedFrom } from './DeployedFrom';
 import { InstanceBackups } from './InstanceBackups';
 import { Flags } from './Instances';
+import { TagChips } from '../components/Tags';
 
 const PRODUCTION_RULE = 'Production instances cannot be deleted. Change the stack to development first, then delete.';
 
@@ -113,6 +114,10 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
             <dt>Services</dt>
             <dd>
               <Flags instance={item} />
+            </dd>
+            <dt>Tags</dt>
+            <dd data-testid="instance-tags">
+              <TagChips tags={item.tags} />
             </dd>
             <dt>Created</dt>
             <dd>

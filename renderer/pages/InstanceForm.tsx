@@ -4,15 +4,17 @@ import { Field, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { navigate } from '../router';
 import { FLAGS, STACKS, STATES, type PlacedInstance as Instance } from '../../server/contract/registry';
 import { isProxmoxVmid, VMID_RANGE_TEXT } from '../vmid';
+import { parseTagText } from '../query';
 
 type Draft = Record<string, string | number>;
 
-const BLANK: Draft = { vmid: '', name: '', state: 'deployed', stack: 'development', tailscale_ip: '', ...Object.fromEntries(FLAGS.map((f) => [f, 0])) };
+const BLANK: Draft = { vmid: '', name: '', state: 'deployed', stack: 'development', tailscale_ip: '', ...Object.fromEntries(FLAGS.map((f) => [f, 0])), tags: '' };
 
 /** A VMID is sent as a number when it looks like one; anything else goes as typed so the server names the problem. */
 function toBody(draft: Draft): Record<string, unknown> {
   const vmid = String(draft.vmid).trim();
-  return { ...draft, vmid: /^-?\d+$/.test(vmid) ? Number(vmid) : vmid === '' ? undefined : vmid };
+  // Tags are typed in one box; what cannot be a tag is sent as typed, and the server names it.
+  return { ...draft, vmid: /^-?\d+$/.test(vmid) ? Number(vmid) : vmid === '' ? undefined : vmid, tags: parseTagText(String(draft.tags ?? '')).tags };
 }
 
 /** A whole number above 0 (which the registry takes) that Proxmox never gives a guest: warned, not refused. */
@@ -47,7 +49,9 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
       navigate(`/instances/${saved.vmid}`);
     } catch (e) {
       if (e instanceof ApiError && Object.keys(e.fields).length) {
-        setErrors(e.fields);
+        // `tags.2` names one tag of the list: shown beside the one box.
+        const tagError = Object.entries(e.fields).find(([field]) => field.startsWith('tags.'));
+        setErrors(tagError && !e.fields.tags ? { ...e.fields, tags: `“${parseTagText(String(draft.tags)).tags[Number(tagError[0].slice(5))] ?? 'a tag'}” ${tagError[1]}` } : e.fields);
         setError('Some fields need attention.');
       } else if (e instanceof ApiError && e.status === 409) {
         setErrors({ vmid: 'is already used by another instance' });
@@ -111,6 +115,9 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
         <Field id="tailscale_ip" label="Tailscale IP" error={errors.tailscale_ip} hint="An IPv4 address, or empty.">
           {input('tailscale_ip', { autocomplete: 'off', class: 'mono' })}
         </Field>
+        <Field id="tags" label="Tags" error={errors.tags} hint="Up to 16, separated by commas or spaces: letters, digits, _ . -">
+          {input('tags', { autocomplete: 'off' })}
+        </Field>
         {existing && (
           // Shown, never sent: the Tailscale sync job keeps it (the registry API ignores it).
           <Field id="tailscale_ipv6" label="Tailnet IPv6" hint="Read-only: the Tailscale sync job sets it from the matched device.">
@@ -145,5 +152,6 @@ function InstanceForm({ existing }: { existing: Instance | undefined }) {
 function pick(instance: Instance): Draft {
   const draft: Draft = {};
   for (const field of Object.keys(BLANK)) draft[field] = (instance as unknown as Draft)[field] ?? BLANK[field]!;
+  draft.tags = instance.tags.join(', ');
   return draft;
 }

@@ -2,11 +2,17 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { plural, relativeTime, exactTime } from '../format';
-import { parseView, toggleSort, viewQuery, visibleRange, type InstanceView, type Sort } from '../query';
+import { collectionFilter, parseView, toggleSort, viewQuery, visibleRange, withTag, type InstanceView, type Sort } from '../query';
 import { useFlash, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
 import { FLAGS, STACKS, STATES, type PlacedInstance as Instance } from '../../server/contract/registry';
+import { TagChips } from '../components/Tags';
+import { Lazy } from '../components/Lazy';
+
+// The dialogs are a chunk of their own, fetched when one first opens: the first page loads without them.
+const bulkEditDialog = () => import('./BulkEdit').then((m) => m.BulkEditDialog);
+const saveCollectionDialog = () => import('./BulkEdit').then((m) => m.SaveCollectionDialog);
 
 const ROW_HEIGHT = 44;
 const SEARCH_DEBOUNCE_MS = 250;
@@ -17,6 +23,7 @@ const COLUMNS: { key: Sort | null; label: string; className: string }[] = [
   { key: null, label: 'State', className: 'col-state' },
   { key: null, label: 'Stack', className: 'col-stack' },
   { key: null, label: 'Host', className: 'col-host' },
+  { key: null, label: 'Tags', className: 'col-tags' },
   { key: null, label: 'Tailscale IP', className: 'col-ip' },
   { key: null, label: 'Services', className: 'col-flags' },
   { key: 'updated_at', label: 'Updated', className: 'col-updated' },
@@ -62,7 +69,13 @@ export function InstancesPage() {
   }, []);
 
   const query = viewQuery(view);
-  const list = useLoad(() => api('GET /api/instances', { query: Object.fromEntries(new URLSearchParams(query)) }), [query]);
+  const list = useLoad(
+    () =>
+      api('GET /api/instances', {
+        query: { search: view.search, state: view.state, stack: view.stack, host_id: view.host, tag: view.tags, sort: view.sort === 'name' ? undefined : view.sort, order: view.order === 'desc' ? 'desc' : undefined },
+      }),
+    [query],
+  );
   const stacks = useLoad(() => api('GET /api/instances/stacks'), []);
   // Live: another operator's change updates its row in place and flashes it; a new instance reloads the view (its sort and filter decide where it goes).
   const [flashing, flash] = useFlash();
@@ -80,7 +93,17 @@ export function InstancesPage() {
     }
   });
   const stackOptions = [...new Set([...STACKS, ...(stacks.data ?? [])])];
-  const filtered = Boolean(view.search || view.state || view.stack || view.host);
+  const filtered = Boolean(view.search || view.state || view.stack || view.host || view.tags.length);
+  // Rows picked for a bulk edit, by vmid; only what the list shows now can stay picked.
+  const [picked, setPicked] = useState<ReadonlySet<number>>(new Set());
+  const [dialog, setDialog] = useState<'bulk' | 'collection' | null>(null);
+  const [done, setDone] = useState<string>();
+  const canOperate = session.can('fleet.operate');
+  useEffect(() => {
+    const shown = new Set((list.data ?? []).map((i) => i.vmid));
+    setPicked((p) => ([...p].every((v) => shown.has(v)) ? p : new Set([...p].filter((v) => shown.has(v)))));
+  }, [list.data]);
+  const pickTag = (tag: string) => setView(withTag(view, tag));
 
   const counts = useMemo(() => {
     const byState: Record<string, number> = {};
@@ -140,11 +163,55 @@ export function InstancesPage() {
           </label>
         </div>
         {filtered && (
-          <button type="button" class="link clear" onClick={() => (setText(''), setView({ ...view, search: '', state: '', stack: '', host: '' }))}>
+          <button type="button" class="link clear" onClick={() => (setText(''), setView({ ...view, search: '', state: '', stack: '', host: '', tags: [] }))}>
             Clear filters
           </button>
         )}
+        {filtered && session.can('content.manage') && (
+          <button type="button" class="clear" onClick={() => setDialog('collection')}>
+            Save as collection
+          </button>
+        )}
       </form>
+      {view.tags.length > 0 && (
+        <p class="tag-filter" data-testid="tag-filter">
+          Tagged
+          {view.tags.map((tag) => (
+            <button type="button" class="tag" title={`Stop filtering by ${tag}`} aria-label={`Remove tag filter ${tag}`} onClick={() => setView({ ...view, tags: view.tags.filter((t) => t !== tag) })}>
+              {tag}
+            </button>
+          ))}
+        </p>
+      )}
+      {canOperate && picked.size > 0 && (
+        <div class="selection-bar" data-testid="selection-bar">
+          <strong>{plural(picked.size, 'instance')} selected</strong>
+          <button type="button" class="primary" onClick={() => setDialog('bulk')}>
+            Bulk edit
+          </button>
+          <button type="button" class="link" onClick={() => setPicked(new Set())}>
+            Clear selection
+          </button>
+        </div>
+      )}
+      {done && <Notice kind="success">{done}</Notice>}
+      {dialog === 'bulk' && (
+        <Lazy
+          key="bulk-edit"
+          load={bulkEditDialog}
+          props={{
+            vmids: [...picked].sort((a, b) => a - b),
+            onClose: () => setDialog(null),
+            onDone: (updated: number) => {
+              setDialog(null);
+              setPicked(new Set());
+              setDone(`${plural(updated, 'instance')} changed.`);
+              list.reload();
+            },
+          }}
+        />
+      )}
+      {dialog === 'collection' && <Lazy key="save-collection" load={saveCollectionDialog} props={{ filter: collectionFilter(view), onClose: () => setDialog(null) }} />}
 
       {list.error && <Notice kind="error">{list.error}</Notice>}
       {list.data && (
@@ -174,14 +241,45 @@ export function InstancesPage() {
         <Empty title="No instances match this search">Try fewer words or clear the filters.</Empty>
       )}
       {list.data && list.data.length > 0 && (
-        <InstanceTable rows={list.data} flashing={flashing} view={view} onSort={(sort) => setView(toggleSort(view, sort))} stale={list.loading} />
+        <InstanceTable
+          rows={list.data}
+          flashing={flashing}
+          view={view}
+          onSort={(sort) => setView(toggleSort(view, sort))}
+          stale={list.loading}
+          onTag={pickTag}
+          selection={canOperate ? { picked, onChange: setPicked } : undefined}
+        />
       )}
     </section>
   );
 }
 
 /** Renders only the rows in view, so 10,000 instances scroll like 50. */
-function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance[]; flashing: Set<number | string>; view: InstanceView; onSort: (sort: Sort) => void; stale: boolean }) {
+interface Selection {
+  picked: ReadonlySet<number>;
+  onChange: (picked: ReadonlySet<number>) => void;
+}
+
+function InstanceTable(props: {
+  rows: Instance[];
+  flashing: Set<number | string>;
+  view: InstanceView;
+  onSort: (sort: Sort) => void;
+  stale: boolean;
+  onTag: (tag: string) => void;
+  /** Row checkboxes, for those who may bulk-edit. */
+  selection: Selection | undefined;
+}) {
+  const { rows, flashing, view, onSort, stale, onTag, selection } = props;
+  const toggle = (vmid: number, on: boolean) => {
+    if (!selection) return;
+    const next = new Set(selection.picked);
+    if (on) next.add(vmid);
+    else next.delete(vmid);
+    selection.onChange(next);
+  };
+  const allPicked = selection !== undefined && rows.length > 0 && rows.every((r) => selection.picked.has(r.vmid));
   const scroller = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(800);
@@ -206,6 +304,16 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
       <table class="instances" aria-rowcount={rows.length + 1}>
         <thead>
           <tr>
+            {selection && (
+              <th scope="col" class="col-select">
+                <input
+                  type="checkbox"
+                  aria-label="Select every instance shown"
+                  checked={allPicked}
+                  onChange={(e) => selection.onChange(e.currentTarget.checked ? new Set(rows.map((r) => r.vmid)) : new Set())}
+                />
+              </th>
+            )}
             {COLUMNS.map((column) => (
               <th
                 scope="col"
@@ -230,6 +338,11 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
           {first > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${first * ROW_HEIGHT}px` }} />}
           {rows.slice(first, last).map((instance, i) => (
             <tr key={instance.vmid} aria-rowindex={first + i + 2} data-vmid={instance.vmid} class={flashing.has(instance.vmid) ? 'flash' : undefined}>
+              {selection && (
+                <td class="col-select">
+                  <input type="checkbox" aria-label={`Select ${instance.name}`} checked={selection.picked.has(instance.vmid)} onChange={(e) => toggle(instance.vmid, e.currentTarget.checked)} />
+                </td>
+              )}
               <td class="col-vmid">{instance.vmid}</td>
               <td class="col-name">
                 <a href={`/instances/${instance.vmid}`}>{instance.name}</a>
@@ -246,6 +359,9 @@ function InstanceTable({ rows, flashing, view, onSort, stale }: { rows: Instance
                 ) : (
                   <span class="muted">—</span>
                 )}
+              </td>
+              <td class="col-tags">
+                <TagChips tags={instance.tags} onPick={onTag} />
               </td>
               <td class="col-ip mono" title={instance.tailscale_ipv6 ? `Tailnet IPv6 ${instance.tailscale_ipv6}` : undefined}>
                 {instance.tailscale_ip || <span class="muted">—</span>}

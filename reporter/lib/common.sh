@@ -254,8 +254,12 @@ manifest_unexpired() {
   ((expires > $(date -u +%s))) || { REPLY='the release manifest has expired'; return 1; }
 }
 
+# 0 when version $1 has a pre-release part (`1.2.0-rc.1`; build metadata `+b7` is not one): the beta channel's.
+is_prerelease() { local core="${1%%+*}"; [[ "$core" == *-* ]]; }
+
 # The path (agents.N) of version $2's entry in the parsed manifest $1 into REPLY; with no $2, the
-# newest version's. 1 when there is none.
+# newest stable version's (a new host follows the stable channel), or the newest pre-release's when
+# no stable version ships. 1 when there is none.
 manifest_entry() {
   local count=0 i entry='' version='' candidate
   json_get "$1" agents a && count="$REPLY"
@@ -264,8 +268,12 @@ manifest_entry() {
     candidate="$REPLY"
     if [[ -n "${2:-}" ]]; then
       [[ "$candidate" == "$2" ]] || continue
-    elif [[ -n "$version" ]] && ! version_lt "$version" "$candidate"; then
-      continue
+    elif [[ -n "$version" ]]; then
+      if is_prerelease "$candidate"; then
+        { is_prerelease "$version" && version_lt "$version" "$candidate"; } || continue
+      elif ! is_prerelease "$version"; then
+        version_lt "$version" "$candidate" || continue
+      fi
     fi
     version="$candidate"
     entry="agents.$i"

@@ -60,6 +60,24 @@ setup() { load agent_helper; reset_agent_test; }
   grep -qx 'HOMEFLEET_AGENT_VERSION="1.10.0"' "$INSTALLED_AGENT"
 }
 
+@test "a new host follows the stable channel: a newer pre-release in the manifest is not installed" {
+  make_release 1.10.0
+  make_release 1.11.0-beta.1
+  make_release 1.9.0
+  install_ok
+  assert_equal "$(last_request /api/agent/enroll r.json.agent_version)" 1.10.0
+  grep -qx 'HOMEFLEET_AGENT_VERSION="1.10.0"' "$INSTALLED_AGENT"
+}
+
+@test "when only pre-releases ship, the newest of them is installed" {
+  rm -rf "$MOCK_DIR/releases"
+  make_release 2.0.0-rc.1
+  make_release 2.0.0-rc.2
+  make_release 2.0.0-beta.9
+  install_ok
+  assert_equal "$(last_request /api/agent/enroll r.json.agent_version)" 2.0.0-rc.2
+}
+
 @test "a wrong enrollment token is refused: nothing installed, a clear message, no token echoed" {
   run_installer -- --server "$MOCK" --token hfe_wrong-token-0123456789abcdefghij --root "$ROOT_DIR"
   [[ "$status" -eq 1 ]]

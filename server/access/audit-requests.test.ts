@@ -130,6 +130,19 @@ const writes: Record<string, () => Promise<Send>> = {
     const vmid = await newInstance();
     return (h) => server.client.delete(`/api/instances/${vmid}`, h);
   },
+  'POST /api/instances/bulk': async () => {
+    const vmids = [await newInstance(), await newInstance()];
+    return (h) => server.client.post('/api/instances/bulk', { vmids, add_tags: ['web'] }, h);
+  },
+  'POST /api/collections': async () => (h) => server.client.post('/api/collections', { name: `c${Math.random()}`, filter: { tags: ['web'] } }, h),
+  'PUT /api/collections/:id': async () => {
+    const { id } = (await server.client.post('/api/collections', { name: 'web' })).body;
+    return (h) => server.client.put(`/api/collections/${id}`, { name: 'web tier' }, h);
+  },
+  'DELETE /api/collections/:id': async () => {
+    const { id } = (await server.client.post('/api/collections', { name: 'old' })).body;
+    return (h) => server.client.delete(`/api/collections/${id}`, h);
+  },
   'PUT /api/jobs/:id': async () => {
     const id = await tailscaleJob();
     return (h) => server.client.put(`/api/jobs/${id}`, { schedule: 30 }, h);
@@ -263,7 +276,8 @@ describe('every management write', () => {
 
   // A write that changes several objects records one change each: an applied drift changes the instance (as the host's agent) and is the operator's act on the host;
   // a deploy creates the new guest's instance and asks the host for the guest.
-  const objects: Record<string, number> = { 'POST /api/hosts/:id/drift/apply': 2, 'POST /api/hosts/:id/deploy': 2 };
+  // A bulk edit is an edit of each instance it changes (here two).
+  const objects: Record<string, number> = { 'POST /api/hosts/:id/drift/apply': 2, 'POST /api/hosts/:id/deploy': 2, 'POST /api/instances/bulk': 2 };
 
   it.each(Object.keys(writes))('%s leaves one entry per object it touches, naming its request', async (name) => {
     const send = await writes[name]!();

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type * as wire from '../contract/backup.js';
 import { JOB_KEYS, RUN_STATUSES, type JobRun } from '../contract/jobs.js';
-import { FLAGS, STACKS, STATES } from '../contract/registry.js';
+import { FLAGS, MAX_TAGS, STACKS, STATES, TAG } from '../contract/registry.js';
 import { BackupInstance, isoTimestamp } from '../contract/inputs/backup.js';
 import { MAX_SCHEDULE } from '../contract/inputs/jobs.js';
 import { IPV4 } from '../contract/inputs/registry.js';
@@ -101,6 +101,9 @@ const STACK_SET = new Set<unknown>(STACKS);
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const isFlag = (v: unknown) => v === undefined || v === 0 || v === 1;
 const isTimestamp = (v: unknown) => v === undefined || (typeof v === 'string' && TIMESTAMP.test(v));
+/** Tags as an export writes them: valid, lower-case, sorted, each once. Anything else goes through the schema, which normalizes or refuses. */
+const isKeptTags = (v: unknown) =>
+  Array.isArray(v) && v.length <= MAX_TAGS && v.every((t, i) => typeof t === 'string' && TAG.test(t) && (i === 0 || (v[i - 1] as string) < t));
 
 /**
  * BackupInstance for 100,000 rows: rows in the usual shape are checked by hand (a fraction of
@@ -117,11 +120,12 @@ export function parseBackupInstance(row: unknown): { success: true; data: Backup
       STATE_SET.has(r.state) && STACK_SET.has(r.stack) &&
       (ip === undefined || ip === '' || (typeof ip === 'string' && IPV4.test(ip))) &&
       FLAGS.every((flag) => isFlag(r[flag])) &&
-      isTimestamp(r.created_at) && isTimestamp(r.updated_at)
+      isTimestamp(r.created_at) && isTimestamp(r.updated_at) &&
+      (r.tags === undefined || isKeptTags(r.tags))
     ) {
       // A row as this release exports it (every field present) is used as it is: no copy of 100,000
       // objects. Fields the import does not read may stay on it; nothing else sees the row.
-      if (ip !== undefined && r.created_at !== undefined && r.updated_at !== undefined && FLAGS.every((flag) => r[flag] !== undefined)) {
+      if (ip !== undefined && r.tags !== undefined && r.created_at !== undefined && r.updated_at !== undefined && FLAGS.every((flag) => r[flag] !== undefined)) {
         return { success: true, data: r as unknown as BackupInstance };
       }
       return {
@@ -130,6 +134,8 @@ export function parseBackupInstance(row: unknown): { success: true; data: Backup
           vmid: vmid as number, name, state: r.state as BackupInstance['state'], stack: r.stack as BackupInstance['stack'], tailscale_ip: (ip as string | undefined) ?? '',
           atlas: (r.atlas ?? 0) as 0 | 1, argus: (r.argus ?? 0) as 0 | 1, semaphore: (r.semaphore ?? 0) as 0 | 1, patchmon: (r.patchmon ?? 0) as 0 | 1,
           tailscale: (r.tailscale ?? 0) as 0 | 1, andromeda: (r.andromeda ?? 0) as 0 | 1, hardware_acceleration: (r.hardware_acceleration ?? 0) as 0 | 1,
+          // "a document without tags imports with none"
+          tags: (r.tags as string[] | undefined) ?? [],
           created_at: r.created_at as string | undefined, updated_at: r.updated_at as string | undefined,
         },
       };

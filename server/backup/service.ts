@@ -4,6 +4,8 @@ import type { AppContext } from '../context.js';
 import { badRequest, validationFailed } from '../errors.js';
 import { fieldErrors, isPlainObject } from '../http/validate.js';
 import type { BackupDocument, BackupHistoryRow, ImportAnswer } from '../contract/backup.js';
+import type { BackupCollection } from '../contract/collections.js';
+import { BackupCollectionRow } from '../contract/inputs/collections.js';
 import type { JobRun } from '../contract/jobs.js';
 import type { Instance } from '../contract/registry.js';
 import type { BackupScript } from '../contract/scripts.js';
@@ -40,6 +42,11 @@ export interface BackupSources {
     parse(raw: unknown): ScriptImport[];
     importRows(scripts: readonly ScriptImport[]): void;
   };
+  /** The collections (server/collections/backup.ts). */
+  collections: {
+    exportCollections(): BackupCollection[];
+    importRows(rows: readonly BackupCollection[] | undefined): void;
+  };
 }
 
 /** A script of an import, as server/scripts checked it (its shape is that feature's). */
@@ -55,6 +62,7 @@ export interface ImportPlan {
   runs: BackupRun[] | undefined;
   /** Absent from the document: the scripts stay as they are. */
   scripts?: ScriptImport[] | undefined;
+  collections: BackupCollection[] | undefined;
 }
 
 type RowParser<T> = (row: unknown) => { success: true; data: T } | { success: false; error: ZodError };
@@ -76,6 +84,7 @@ const instanceLabel = labelOf('instances', ['vmid', 'name']);
 const historyLabel = labelOf('instance_history', ['vmid', 'field']);
 const jobLabel = labelOf('jobs', ['id', 'key']);
 const runLabel = labelOf('job_runs', ['id', 'job_id']);
+const collectionLabel = labelOf('collections', ['id', 'name']);
 
 /** One import error: a field path a program can use, and a message a person can act on. */
 function rowError(label: RowLabel, section: string, index: number, row: unknown, field: string | undefined, message: string) {
@@ -117,16 +126,23 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
 export function createBackupService(
   { clock, bus, transaction }: Pick<AppContext, 'clock' | 'bus' | 'transaction'>,
   audit: AuditLog,
-  { registry, jobs: jobRows, scripts: scriptRows }: BackupSources,
+  { registry, jobs: jobRows, scripts: scriptRows, collections: collectionRows }: BackupSources,
 ) {
-  const replaceAll = transaction(({ instances, history, jobs, runs, scripts }: ImportPlan, now: number) => {
+  const replaceAll = transaction(({ instances, history, jobs, runs, scripts, collections }: ImportPlan, now: number) => {
     registry.importRows(instances, history, now);
     jobRows.importRows(jobs, runs);
     if (scripts) scriptRows.importRows(scripts);
+    collectionRows.importRows(collections);
     const replaced = jobs ? 'the registry and the jobs' : 'the registry';
     const summary = `${nameOf()} imported a backup of ${instances.length} instances, replacing ${replaced}`;
     // One entry for the whole import: its `imported` history rows are the instances' own.
-    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail: { imported: instances.length, ...(jobs ? { jobs: jobs.length } : {}), ...(scripts ? { scripts: scripts.length } : {}) } });
+    const detail = {
+      imported: instances.length,
+      ...(jobs ? { jobs: jobs.length } : {}),
+      ...(scripts ? { scripts: scripts.length } : {}),
+      ...(collections ? { collections: collections.length } : {}),
+    };
+    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail });
     bus.publish('backup.imported', {});
   });
 
@@ -139,7 +155,7 @@ export function createBackupService(
     if (!Number.isInteger(version) || (version as number) < 1 || (version as number) > BACKUP_VERSION) {
       throw badRequest('unsupported backup version');
     }
-    for (const section of ['instance_history', 'jobs', 'job_runs'] as const) {
+    for (const section of ['instance_history', 'jobs', 'job_runs', 'collections'] as const) {
       if (body[section] !== undefined && body[section] !== null && !Array.isArray(body[section])) {
         throw validationFailed([{ field: section, message: 'must be an array' }]);
       }
@@ -169,7 +185,14 @@ export function createBackupService(
       if (orphan >= 0) throw validationFailed([rowError(runLabel, 'job_runs', orphan, (body.job_runs as unknown[])[orphan], 'job_id', 'names no job')]);
     }
     const scripts = body.scripts === undefined || body.scripts === null ? undefined : scriptRows.parse(body.scripts);
-    return { instances, history, jobs, runs, scripts };
+    const collections = Array.isArray(body.collections)
+      ? validateRows(body.collections, (row) => BackupCollectionRow.safeParse(row), 'collections', collectionLabel)
+      : undefined;
+    if (collections) {
+      rejectDuplicates(body.collections as unknown[], collections, 'collections', collectionLabel, 'id', (c) => c.id);
+      rejectDuplicates(body.collections as unknown[], collections, 'collections', collectionLabel, 'name', (c) => c.name.toLowerCase());
+    }
+    return { instances, history, jobs, runs, scripts, collections };
   }
 
   /** Writes a checked import and its change log entry in one transaction. Returns the number of instances imported. */
@@ -188,6 +211,7 @@ export function createBackupService(
         jobs: jobRows.exportJobs(),
         job_runs: jobRows.exportRuns(),
         scripts: scriptRows.exportScripts(),
+        collections: collectionRows.exportCollections(),
       };
     },
 

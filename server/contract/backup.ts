@@ -1,3 +1,4 @@
+import type { BackupCollection } from './collections.js';
 import type { JobBase, JobRun } from './jobs.js';
 import type { HistoryEntry, Instance } from './registry.js';
 import type { BackupScript } from './scripts.js';
@@ -24,6 +25,8 @@ export interface BackupDocument {
   job_runs: JobRun[];
   /** Scripts with their kept versions; a document without them imports leaving the scripts as they are. */
   scripts: BackupScript[];
+  /** The collections (saved filters); a backup without them leaves the collections as they are. */
+  collections: BackupCollection[];
 }
 
 /** POST /api/import */

@@ -1,5 +1,6 @@
 import { alertEvents } from './alerts.js';
 import { auditEvents } from './audit.js';
+import { campaignEvents } from './campaigns.js';
 import type { LiveEventSpec } from './events.js';
 import { hostEvents } from './hosts.js';
 import { jobEvents } from './jobs.js';
@@ -18,6 +19,7 @@ export const LIVE_EVENTS = {
   ...auditEvents,
   ...metricsEvents,
   ...alertEvents,
+  ...campaignEvents,
 };
 
 export type LiveEventType = keyof typeof LIVE_EVENTS;

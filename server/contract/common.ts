@@ -4,6 +4,8 @@
 export interface FieldError {
   field: string;
   message: string;
+  /** A bulk edit's error: the instance whose result is invalid. */
+  vmid?: number;
 }
 
 /** Every 4xx and 5xx answer: a sentence, or for a 400 of validation the field errors. */

@@ -1,7 +1,8 @@
 import { liveEvent } from './events.js';
 import type { DeployCommand, DownloadCommand, GuestActionCommand, LogsCommand, UploadCommand } from './operations.js';
-import type { Guest } from './inputs/hosts.js';
+import type { Collectors, Guest } from './inputs/hosts.js';
 import type { ScriptCommand } from './scripts.js';
+import type { AgentChannel } from './versions.js';
 
 export type HostStatus = 'online' | 'offline' | 'deleting' | 'deleted';
 export type UpgradeState = 'pending' | 'in_progress' | 'succeeded' | 'failed';
@@ -16,7 +17,7 @@ export interface HostEvent {
 }
 
 // A guest is written once, as a heartbeat reports it (inputs/hosts.ts).
-export type { Guest } from './inputs/hosts.js';
+export type { Collector, Collectors, Guest } from './inputs/hosts.js';
 
 export interface HostRef {
   id: number;
@@ -58,8 +59,16 @@ export interface HostSummary {
   allows_scripts: boolean;
   /** An unused, unexpired re-bind token exists for this host. */
   allow_rebind: boolean;
-  /** The shipped agent is newer than the one this host runs (and the host is not being removed). */
+  /** The release channel whose versions the host is offered (`stable` unless set). */
+  agent_channel: AgentChannel;
+  /** The agent version the host is held at: never offered or automatically given another. */
+  agent_pin: string | null;
+  /** The agent's collectors, sent to it in each heartbeat answer (all on unless set). */
+  collectors: Collectors;
+  /** A shipped agent of the host's channel is newer than the one it runs (never for a pinned host, or one being removed). */
   upgrade_available: boolean;
+  /** That newer version: what an upgrade without a version installs; null when none is available. */
+  upgrade_to: string | null;
   deleted_at: string | null;
   upgrade: HostUpgrade | null;
   guest_count: number;
@@ -158,6 +167,8 @@ export type AgentCommand = UninstallCommand | UpgradeCommand | GuestActionComman
 export interface HeartbeatAnswer {
   heartbeat_interval_s: number;
   commands: AgentCommand[];
+  /** Which collectors the agent runs from now on: one that is off is skipped (its pvesh/pvesm/qm/pct calls are not made). */
+  collectors: Collectors;
 }
 
 /** One agent version of the signed release manifest (GET /api/agent/releases/manifest.json). */
@@ -168,6 +179,8 @@ export interface ManifestAgent {
   size: number;
   min_controller_version: string;
   upgradable_from: string;
+  /** `beta` when the version has a pre-release part (`1.2.0-rc.1`), else `stable`. */
+  channel: AgentChannel;
 }
 
 export interface Manifest {

@@ -63,7 +63,6 @@ export interface DeploySpec {
   cloud_config_name: string | null;
   snippets_storage: string | null;
   start: boolean;
-  tags: string[];
   /** ISO 8601 UTC, seconds: when the deploy (or the last rebuild) was asked for. */
   deployed_at: string;
   /** Who asked for it. */

@@ -2,7 +2,7 @@ import { liveEvent } from './events.js';
 import type { InstanceInput } from './inputs/registry.js';
 import type { DeploySpec } from './provisioning.js';
 
-export { FLAGS, SORT_KEYS, STACKS, STATES, type Flag, type SortKey, type Stack, type State } from './instance-fields.js';
+export { FLAGS, MAX_TAGS, SORT_KEYS, STACKS, STATES, TAG, TAG_RULE, normalTags, type Flag, type SortKey, type Stack, type State } from './instance-fields.js';
 
 /** An instance as the API returns it. */
 export interface Instance extends InstanceInput {
@@ -43,6 +43,11 @@ export interface HistoryEntry {
   changed_at: string;
   /** Who made the change: a username, `job:<key>`, `agent:<hostname>`, `import`; null when unknown. */
   changed_by: string | null;
+}
+
+/** POST /api/instances/bulk: how many instances the edit changed (those it left as they were are not counted). */
+export interface BulkEdited {
+  updated: number;
 }
 
 /** GET /api/instances/stacks: the stacks in use, in order. */

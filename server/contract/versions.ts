@@ -2,6 +2,13 @@
 export const VERSION_SOURCE = '(\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?)';
 export const VERSION_PATTERN = new RegExp(`^${VERSION_SOURCE}$`);
 
+/** An agent release channel (PRODUCT.md "Release channels"): a host follows one, `stable` unless set. */
+export const AGENT_CHANNELS = ['stable', 'beta'] as const;
+export type AgentChannel = (typeof AGENT_CHANNELS)[number];
+
+/** "`beta` when its version has a pre-release part, else `stable`" (`1.2.0-rc.1` is beta, `1.2.0+b7` stable). */
+export const channelOf = (version: string): AgentChannel => (version.split('+', 1)[0]!.includes('-') ? 'beta' : 'stable');
+
 /**
  * SemVer 2.0 precedence (semver.org §11), as the agent's `version_lt` (reporter/lib/common.sh) orders
  * them: major, minor and patch as numbers; a pre-release before its release; pre-release identifiers

@@ -6,7 +6,7 @@ import { createHeartbeatLimit } from './heartbeat-limit.js';
 import { ONLINE_INTERVALS } from './present.js';
 import type { HostParts } from './parts.js';
 import type { PlacementCache } from './placements.js';
-import type { HostRow } from './repo.js';
+import { collectorsOf, type HostRow } from './repo.js';
 import type { DriftApply, Guest } from '../contract/inputs/hosts.js';
 import type { HeartbeatBody } from './schema.js';
 import type { HostStorages } from './storage.js';
@@ -106,7 +106,8 @@ export function createHeartbeats(
       const listener = hostId !== undefined && onHeartbeat ? await onHeartbeat(hostId, body, now) : undefined;
       const { host, commands } = heartbeatTx(tokenHash, body, now, plan, listener);
       if (host.sync_registry === 1 && host.state === 'active') applyDrift(host.id, { all: true }, null);
-      return { heartbeat_interval_s: view.intervalS, commands };
+      // "sent to the agent in heartbeat answers; an agent skips what is off"
+      return { heartbeat_interval_s: view.intervalS, commands, collectors: collectorsOf(host) };
     },
 
     /** Announces on host.status the hosts that went offline (no heartbeat within three intervals) since the last call. */

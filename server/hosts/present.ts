@@ -2,9 +2,9 @@ import type { Deletion, EnrollmentToken, EnrollmentTokenState, HostDetail, HostE
 import { notFound } from '../errors.js';
 import { isoMillis, type Clock } from '../time.js';
 import { driftCounts, hostDrift } from './drift.js';
-import { compareVersions } from '../contract/versions.js';
+import { offeredVersion } from '../releases/channels.js';
 import type { Releases } from '../releases/releases.js';
-import type { DeletionRow, EnrollmentTokenRow, HostRepo, HostRow, InstancesOf } from './repo.js';
+import { collectorsOf, type DeletionRow, type EnrollmentTokenRow, type HostRepo, type HostRow, type InstancesOf } from './repo.js';
 import { upgradeView } from '../releases/upgrades.js';
 
 /** A host is online while a heartbeat came within this many intervals. */
@@ -60,9 +60,13 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
   }
 
   /** What every host row shows that is not in the row: counted once per list, not per host. */
-  const contextOf = (now: number) => ({ rebindable: repo.rebindableHosts(now), shipped: releases.currentVersion() });
+  const contextOf = (now: number) => {
+    const newest = { stable: releases.newest('stable'), beta: releases.newest('beta') };
+    return { rebindable: repo.rebindableHosts(now), newest: (channel: keyof typeof newest) => newest[channel] };
+  };
 
   function summary(host: HostRow, counts: { guests: number; drift: number }, now = clock.now(), context = contextOf(now)): HostSummary {
+    const upgradeTo = host.state === 'active' ? (offeredVersion(host, context.newest) ?? null) : null;
     return {
       id: host.id,
       hostname: host.hostname,
@@ -79,7 +83,11 @@ export function createHostView(repo: HostRepo, releases: Releases, clock: Clock,
       sync_registry: host.sync_registry === 1,
       allows_scripts: host.allows_scripts === 1,
       allow_rebind: context.rebindable.has(host.id),
-      upgrade_available: host.state === 'active' && !!context.shipped && compareVersions(context.shipped, host.agent_version) > 0,
+      agent_channel: host.agent_channel,
+      agent_pin: host.agent_pin,
+      collectors: collectorsOf(host),
+      upgrade_available: upgradeTo !== null,
+      upgrade_to: upgradeTo,
       deleted_at: iso(host.deleted_at),
       upgrade: upgradeView(host, now),
       guest_count: counts.guests,

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
-import type { Guest, UpgradeState } from '../contract/hosts.js';
+import type { Collectors, Guest, UpgradeState } from '../contract/hosts.js';
+import type { AgentChannel } from '../contract/versions.js';
 import type { UpgradeRecord } from '../releases/upgrades.js';
 
 export interface EnrollmentTokenRow {
@@ -36,6 +37,12 @@ export interface HostRow {
   /** The agent reports it was installed with --allow-scripts. */
   allows_scripts: 0 | 1;
   deleted_at: number | null;
+  agent_channel: AgentChannel;
+  agent_pin: string | null;
+  collect_metrics: 0 | 1;
+  collect_configs: 0 | 1;
+  collect_storage: 0 | 1;
+  collect_backups: 0 | 1;
   /** The host's latest upgrade that was not cancelled, read from its operation (server/operations/commands/upgrade.ts). */
   upgrade_state: UpgradeState | null;
   upgrade_version: string | null;
@@ -130,6 +137,14 @@ export interface HostOperationRows {
   forceDeletions(hostId: number, now: number): void;
 }
 
+/** A host's collectors as its row keeps them. */
+export const collectorsOf = (host: Pick<HostRow, 'collect_metrics' | 'collect_configs' | 'collect_storage' | 'collect_backups'>): Collectors => ({
+  metrics: host.collect_metrics === 1,
+  configs: host.collect_configs === 1,
+  storage: host.collect_storage === 1,
+  backups: host.collect_backups === 1,
+});
+
 const NO_UPGRADE: UpgradeColumns = {
   upgrade_state: null, upgrade_version: null, upgrade_from: null, upgrade_requested_at: null, upgrade_started_at: null, upgrade_finished_at: null,
 };
@@ -178,6 +193,10 @@ export function createHostRepo(db: Db, ops: HostOperationRows) {
     setGuestsHash: db.prepare<[string, number]>('UPDATE hosts SET guests_hash = ? WHERE id = ?'),
     setSettings: db.prepare<[number | null, number | null, number]>(
       'UPDATE hosts SET sync_registry = coalesce(?, sync_registry), allow_rebind = coalesce(?, allow_rebind) WHERE id = ?',
+    ),
+    setAgentSettings: db.prepare<[AgentChannel, string | null, number, number, number, number, number]>(
+      `UPDATE hosts SET agent_channel = ?, agent_pin = ?, collect_metrics = ?, collect_configs = ?, collect_storage = ?, collect_backups = ?
+       WHERE id = ?`,
     ),
     setState: db.prepare<[string, number | null, number]>('UPDATE hosts SET state = ?, deleted_at = ? WHERE id = ?'),
 
@@ -256,6 +275,9 @@ export function createHostRepo(db: Db, ops: HostOperationRows) {
         allowRebind === undefined ? null : Number(allowRebind),
         id,
       ),
+    /** The agent's release channel, pin and collectors, written whole. */
+    setAgentSettings: (id: number, channel: AgentChannel, pin: string | null, c: Collectors) =>
+      void s.setAgentSettings.run(channel, pin, Number(c.metrics), Number(c.configs), Number(c.storage), Number(c.backups), id),
     setState: (id: number, state: HostRow['state'], deletedAt: number | null) => void s.setState.run(state, deletedAt, id),
     insertUpgrade: ops.insertUpgrade,
     setUpgrade: ops.setUpgrade,

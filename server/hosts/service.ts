@@ -1,18 +1,18 @@
-import { nameOf, type AuditLog } from '../audit.js';
+import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { AgentCommand, HostEvent } from '../contract/hosts.js';
-import { conflict } from '../errors.js';
 import type { InstanceService } from '../registry/service.js';
 import { createCredentials } from './credentials.js';
 import { createDriftApply } from './drift-apply.js';
 import { createEnrollment } from './enroll.js';
 import { createHeartbeats } from './heartbeat.js';
-import { announceStatus, hostSubject, requireHost, type HostParts, type Who } from './parts.js';
+import { announceStatus, type HostParts, type Who } from './parts.js';
 import { createPlacements } from './placements.js';
 import { createHostView, presentDeletion } from './present.js';
 import type { Releases } from '../releases/releases.js';
 import { createRemoval } from './removal.js';
 import { createHostRepo, type HostOperationRows, type HostRow } from './repo.js';
+import { createHostSettings } from './settings.js';
 import { createHostStorages } from './storage.js';
 import type { Deletion, HostDetail } from '../contract/hosts.js';
 import type { HostPatch } from '../contract/inputs/hosts.js';
@@ -37,7 +37,7 @@ export interface HostCommands {
   sweep(now: number): void;
   /** POST /api/hosts/:id/upgrade: an upgrade is an operation. */
   requestUpgrade(hostId: number, request: { version?: string; rollback?: boolean }, who: Who): void;
-  /** operation.updated for a removal's operation. */
+  /** operation.updated for an operation hosts moved (a removal, an upgrade a new pin called off). */
   announce(id: string): void;
   /** Whether the host's maintenance policy mutes its alerts. */
   isMuted(hostId: number): boolean;
@@ -77,12 +77,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
   // A host removed (or its name changed) moves where its guests show in the registry.
   ctx.bus.on('host.status', () => placements.invalidate());
 
-  const updateTx = ctx.transaction((id: number, patch: HostPatch, who: Who) => {
-    const host = requireHost(repo, id);
-    if (host.state === 'deleted') throw conflict('host is deleted');
-    repo.setSettings(id, patch.sync_registry, undefined);
-    parts.audit.write({ action: 'host.update', subject: hostSubject(host), summary: `${nameOf()} changed the settings of host ${host.hostname}`, detail: { host: host.hostname, ...patch } });
-  });
+  const updateTx = createHostSettings(parts, deps.releases, commands.announce);
 
   return {
     repo,

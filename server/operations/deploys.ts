@@ -42,7 +42,7 @@ export function createDeploys(parts: OperationParts, channel: CommandChannel) {
     // "409 vmid already exists for a vmid in the registry or in any online host's last heartbeat"
     if (repo.vmidReported(body.new_vmid) || instances.exists(body.new_vmid)) throw conflict('vmid already exists');
     if (ops.openForGuest(hostId, body.new_vmid)) throw conflict('an operation is already pending for this guest');
-    instances.create({ vmid: body.new_vmid, name: body.name, state: body.state, stack: body.stack });
+    instances.create({ vmid: body.new_vmid, name: body.name, state: body.state, stack: body.stack, tags: body.tags ?? [] });
     instances.keepDeploySpec(body.new_vmid, fields, now, who.actor ?? 'unknown');
     const id = queue(host, body.new_vmid, null, fields, null, who, now);
     audit.write({
@@ -104,7 +104,7 @@ export function createDeploys(parts: OperationParts, channel: CommandChannel) {
 function specValues(spec: DeployFields | null): Partial<LaunchValues> {
   if (!spec) return {};
   const values: Record<string, unknown> = {};
-  const keep = ['source_vmid', 'source_volume', 'full', 'storage', 'cores', 'memory_mb', 'disk_gb', 'network', 'ci_user', 'cloud_config_id', 'snippets_storage', 'start', 'tags'] as const;
+  const keep = ['source_vmid', 'source_volume', 'full', 'storage', 'cores', 'memory_mb', 'disk_gb', 'network', 'ci_user', 'cloud_config_id', 'snippets_storage', 'start'] as const;
   for (const field of keep) if (spec[field] !== null) values[field] = spec[field];
   if (spec.server_key_ids.length) values.server_key_ids = spec.server_key_ids;
   // A linked clone's `full: false` is the default: given, it would be refused beside a volume.

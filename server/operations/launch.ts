@@ -19,7 +19,7 @@ export interface Launchables {
 export const DEFAULT_SNIPPETS_STORAGE = 'local';
 
 /** What a deploy or rebuild names besides its source: as a deploy body or a rebuild's fields over a spec give them. */
-export type LaunchValues = Omit<DeployRequest, 'new_vmid' | 'state' | 'stack' | 'tags'> & { tags?: string[] };
+export type LaunchValues = Omit<DeployRequest, 'new_vmid' | 'state' | 'stack' | 'tags'>;
 
 /**
  * The deploy's fields as kept (the spec) from what the request gave: its source checked against the
@@ -57,7 +57,6 @@ export function launchFields(repo: HostRepo, launchables: Launchables, hostId: n
     cloud_config_name: config?.name ?? null,
     snippets_storage: values.snippets_storage ?? (config ? DEFAULT_SNIPPETS_STORAGE : null),
     start: values.start ?? true,
-    tags: values.tags ?? [],
   };
 }
 

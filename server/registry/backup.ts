@@ -3,7 +3,7 @@ import type { BackupInstance } from '../contract/inputs/backup.js';
 import type { Instance } from '../contract/registry.js';
 import type { Db } from '../db/database.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { COLUMNS } from './repo.js';
+import { COLUMNS, joinTags, splitTags } from './repo.js';
 
 export type RegistryBackup = ReturnType<typeof createRegistryBackup>;
 
@@ -14,14 +14,14 @@ export type RegistryBackup = ReturnType<typeof createRegistryBackup>;
  * inserts themselves.
  */
 export function createRegistryBackup(db: Db) {
-  const selectInstances = db.prepare<[], Instance>(`SELECT ${COLUMNS} FROM instances ORDER BY id`);
+  const selectInstances = db.prepare<[], Omit<Instance, 'tags'> & { tags: string }>(`SELECT ${COLUMNS} FROM instances ORDER BY id`);
   const selectHistory = db.prepare<[], BackupHistoryRow>(
     `SELECT i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
        FROM instance_history h JOIN instances i ON i.id = h.instance_id ORDER BY h.id`,
   );
   const deleteHistory = db.prepare('DELETE FROM instance_history');
   const deleteInstances = db.prepare('DELETE FROM instances');
-  const insertInstance = db.prepare(`INSERT INTO instances (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertInstance = db.prepare(`INSERT INTO instances (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertHistory = db.prepare(
     'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by) VALUES (?, ?, ?, ?, ?, ?)',
   );
@@ -30,7 +30,7 @@ export function createRegistryBackup(db: Db) {
   );
 
   return {
-    exportInstances: (): Instance[] => selectInstances.all(),
+    exportInstances: (): Instance[] => selectInstances.all().map((row) => ({ ...row, tags: splitTags(row.tags) })),
     /** Every instance's change timeline, oldest first, each entry naming its instance by vmid. */
     exportHistory: (): BackupHistoryRow[] => selectHistory.all(),
 
@@ -48,7 +48,7 @@ export function createRegistryBackup(db: Db) {
       for (const i of instances) {
         const { lastInsertRowid } = insertInstance.run(
           i.vmid, i.name, i.state, i.stack, i.tailscale_ip, i.atlas, i.argus, i.semaphore, i.patchmon, i.tailscale,
-          i.andromeda, i.hardware_acceleration, i.created_at ?? at, i.updated_at ?? i.created_at ?? at,
+          i.andromeda, i.hardware_acceleration, joinTags(i.tags), i.created_at ?? at, i.updated_at ?? i.created_at ?? at,
         );
         ids?.set(i.vmid, lastInsertRowid);
       }

@@ -40,6 +40,7 @@ describe('create', () => {
       tailscale: 0,
       andromeda: 0,
       hardware_acceleration: 0,
+      tags: [],
       created_at: '2026-11-22T10:00:00Z',
       updated_at: '2026-11-22T10:00:00Z',
       // Where it runs: no agent reports vmid 101 (PRODUCT.md "Guest control through agents").

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { RouteTable } from '../http/routes.js';
-import { InstanceInput, InstanceUpdate } from '../contract/inputs/registry.js';
+import { BulkEdit, InstanceInput, InstanceUpdate } from '../contract/inputs/registry.js';
 import { InstanceListQuery } from './schema.js';
 import type { InstanceService } from './service.js';
 
@@ -14,6 +14,8 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
   routes.on('GET /api/instances/:vmid/history', { access: 'fleet.read' }, (_req, _res, { params }) => instances.history(params.vmid));
 
   routes.on('POST /api/instances', { access: 'fleet.operate', body: InstanceInput }, (_req, _res, { body }) => instances.createValid(body));
+
+  routes.on('POST /api/instances/bulk', { access: 'fleet.operate', body: BulkEdit }, (_req, _res, { body }) => instances.bulkEdit(body));
 
   // The fields given are checked here; merged over the stored instance, the whole is checked again.
   routes.on('PUT /api/instances/:vmid', { access: 'fleet.operate', body: InstanceUpdate }, (_req, _res, { params, body }) => instances.update(params.vmid, body).instance);

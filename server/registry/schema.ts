@@ -1,10 +1,10 @@
 import * as z from 'zod';
-import { FLAGS, SORT_KEYS, type SortKey } from '../contract/registry.js';
+import { FLAGS, MAX_TAGS, SORT_KEYS, TAG, TAG_RULE, type SortKey } from '../contract/registry.js';
 import { InstanceListParams } from '../contract/inputs/registry.js';
 import { validationFailed } from '../errors.js';
 
 /** The writable fields, in the order they are stored, shown and compared for history. */
-export const WRITABLE_FIELDS = ['vmid', 'name', 'state', 'stack', 'tailscale_ip', ...FLAGS] as const;
+export const WRITABLE_FIELDS = ['vmid', 'name', 'state', 'stack', 'tailscale_ip', ...FLAGS, 'tags'] as const;
 export type WritableField = (typeof WRITABLE_FIELDS)[number];
 
 const firstString = (value: unknown): string | undefined =>
@@ -21,6 +21,10 @@ export interface ListQuery {
   stack?: string;
   /** A host's id, or `none`: the instances no host reports. */
   host?: number | 'none';
+  /** Every one must be on the instance. */
+  tags?: string[];
+  /** The guest's status as its host reports it. */
+  guestStatus?: string;
   sort: SortKey;
   descending: boolean;
 }
@@ -30,8 +34,16 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   const host = firstString(query.host_id);
   // A host filter that names no host cannot be read as "all": that would be another list than asked for.
   if (host && host !== 'none' && !/^[1-9]\d{0,14}$/.test(host)) throw validationFailed([{ field: 'host_id', message: 'must be a host id or none' }]);
+  const given = query.tag === undefined ? [] : (Array.isArray(query.tag) ? query.tag : [query.tag]).filter((t): t is string => typeof t === 'string' && t !== '');
+  const tags = [...new Set(given.map((t) => t.toLowerCase()))].sort();
+  // A tag no instance can carry matches nothing; said plainly, as for host_id.
+  if (tags.length > MAX_TAGS) throw validationFailed([{ field: 'tag', message: `must name at most ${MAX_TAGS} tags` }]);
+  const bad = tags.find((t) => !TAG.test(t));
+  if (bad !== undefined) throw validationFailed([{ field: 'tag', message: TAG_RULE }]);
   return {
     host: host ? (host === 'none' ? 'none' : Number(host)) : undefined,
+    ...(tags.length ? { tags } : {}),
+    guestStatus: firstString(query.guest_status) || undefined,
     search: firstString(query.search) || undefined,
     state: firstString(query.state) || undefined,
     stack: firstString(query.stack) || undefined,

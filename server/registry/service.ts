@@ -1,20 +1,24 @@
 import { nameOf, type AuditChange, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
-import { conflict, notFound, unprocessable, validationFailed } from '../errors.js';
+import { conflict, HttpError, notFound, unprocessable, validationFailed, type FieldError } from '../errors.js';
 import { actorName, currentContext } from '../http/request-context.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
-import { createInstanceRepo, type Placement, type Placements, type StoredInstance, type TailnetFacts } from './repo.js';
+import { createInstanceRepo, joinTags, type Placement, type Placements, type StoredInstance, type TailnetFacts } from './repo.js';
 import type { HistoryEntry, Instance, InstanceDetail, PlacedInstance } from '../contract/registry.js';
 import { createDeploySpecs } from './deploy-specs.js';
 import type { DeployFields } from '../contract/provisioning.js';
-import { InstanceInput } from '../contract/inputs/registry.js';
-import { WRITABLE_FIELDS, type ListQuery } from './schema.js';
+import type { CollectionFilter } from '../contract/collections.js';
+import { InstanceInput, type BulkEdit } from '../contract/inputs/registry.js';
+import { WRITABLE_FIELDS, type ListQuery, type WritableField } from './schema.js';
 import { FLAGS } from '../contract/registry.js';
 
 const NUMERIC: ReadonlySet<string> = new Set(['vmid', ...FLAGS]);
 /** A history value as the change log shows it: the number a numeric field held, else the text. */
 const typed = (field: string, value: string | null): unknown => (value !== null && NUMERIC.has(field) ? Number(value) : value);
+/** A field's value as history keeps it: tags comma-joined ("" for none), anything else as text. */
+const historyText = (field: WritableField, value: unknown): string => (field === 'tags' ? joinTags(value as string[]) : String(value));
+const same = (field: WritableField, a: unknown, b: unknown): boolean => (field === 'tags' ? joinTags(a as string[]) === joinTags(b as string[]) : a === b);
 
 export type InstanceService = ReturnType<typeof createInstanceService>;
 
@@ -91,33 +95,62 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     return instance;
   });
 
-  const updateTx = transaction(
-    (vmid: number, patch: Record<string, unknown>, now: number, facts: TailnetFacts | undefined): UpdateResult => {
-      const current = require(vmid);
-      // Kept before the instance is announced below, which reads them; never in history or `changed`.
-      const learnt = facts ? repo.setTailnet(current.vmid, facts) : false;
-      const merged: Record<string, unknown> = {};
-      for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
-      const next = parseWith(InstanceInput, merged);
-      const changed = WRITABLE_FIELDS.filter((field) => next[field] !== current[field]);
-      if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
-      if (changed.length === 0) {
-        // A person's save without changes is recorded as such; a job's or an agent's is no change at all.
-        if (currentContext().request && currentContext().actor.type !== 'agent') record(next, 'saved', changed);
-        const instance = place(present(current));
-        if (learnt) bus.publish('instance.updated', { instance, changed: ['tailscale_ipv6'], previous_vmid: vmid });
-        return { instance, changed };
-      }
-      repo.update(current.id, next, isoSeconds(now));
-      const at = isoMillis(now);
-      const changeId = record(next, 'changed', changed);
-      const by = actorName(currentContext().actor);
-      for (const field of changed) repo.addHistory(current.id, field, String(current[field]), String(next[field]), at, by, changeId);
-      const instance = place(present(repo.findByVmid(next.vmid)!));
-      bus.publish('instance.updated', { instance, changed: learnt ? [...changed, 'tailscale_ipv6'] : changed, previous_vmid: vmid });
+  /**
+   * One instance's update, inside a transaction its caller holds. `quiet`: a save that changes
+   * nothing is not recorded (a bulk edit's instances that already were as asked).
+   */
+  function applyUpdate(vmid: number, patch: Record<string, unknown>, now: number, facts: TailnetFacts | undefined, quiet = false): UpdateResult {
+    const current = require(vmid);
+    // Kept before the instance is announced below, which reads them; never in history or `changed`.
+    const learnt = facts ? repo.setTailnet(current.vmid, facts) : false;
+    const merged: Record<string, unknown> = {};
+    for (const field of WRITABLE_FIELDS) merged[field] = field in patch ? patch[field] : current[field];
+    const next = parseWith(InstanceInput, merged);
+    const changed = WRITABLE_FIELDS.filter((field) => !same(field, next[field], current[field]));
+    if (next.vmid !== current.vmid && repo.findByVmid(next.vmid)) throw conflict('vmid already exists');
+    if (changed.length === 0) {
+      // A person's save without changes is recorded as such; a job's or an agent's is no change at all.
+      if (!quiet && currentContext().request && currentContext().actor.type !== 'agent') record(next, 'saved', changed);
+      const instance = place(present(current));
+      if (learnt) bus.publish('instance.updated', { instance, changed: ['tailscale_ipv6'], previous_vmid: vmid });
       return { instance, changed };
-    },
-  );
+    }
+    repo.update(current.id, next, isoSeconds(now));
+    const at = isoMillis(now);
+    const changeId = record(next, 'changed', changed);
+    const by = actorName(currentContext().actor);
+    for (const field of changed) repo.addHistory(current.id, field, historyText(field, current[field]), historyText(field, next[field]), at, by, changeId);
+    const instance = place(present(repo.findByVmid(next.vmid)!));
+    bus.publish('instance.updated', { instance, changed: learnt ? [...changed, 'tailscale_ipv6'] : changed, previous_vmid: vmid });
+    return { instance, changed };
+  }
+  const updateTx = transaction(applyUpdate);
+
+  /**
+   * "One transaction, all or nothing (any invalid result → 400 naming the vmid and field), one history
+   * entry per changed field": each instance goes through the one update path, so its history and
+   * change log entry are an edit's; the first that cannot take the change undoes them all.
+   */
+  const bulkTx = transaction((edit: BulkEdit, now: number): number => {
+    let updated = 0;
+    for (const vmid of new Set(edit.vmids)) {
+      const current = repo.findByVmid(vmid);
+      if (!current) throw validationFailed([{ field: 'vmids', vmid, message: `vmid ${vmid}: no such instance` }]);
+      const patch: Record<string, unknown> = { ...edit.set };
+      if (edit.add_tags || edit.remove_tags) {
+        patch.tags = [...current.tags.filter((t) => !edit.remove_tags?.includes(t)), ...(edit.add_tags ?? [])];
+      }
+      try {
+        if (applyUpdate(vmid, patch, now, undefined, true).changed.length) updated++;
+      } catch (err) {
+        if (err instanceof HttpError && Array.isArray(err.body.errors)) {
+          throw validationFailed((err.body.errors as FieldError[]).map((e) => ({ field: e.field, vmid, message: `vmid ${vmid}: ${e.message}` })));
+        }
+        throw err;
+      }
+    }
+    return updated;
+  });
 
   const removeTx = transaction((vmid: number): void => {
     const instance = require(vmid);
@@ -136,6 +169,12 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
 
   return {
     list: (query: ListQuery) => repo.list(query, placements()),
+    /** What a collection's filter matches now, by name, as GET /api/instances with the same filters would list it. */
+    matching: (filter: CollectionFilter): PlacedInstance[] =>
+      repo.list(
+        { search: filter.search, state: filter.state, stack: filter.stack, host: filter.host_id, tags: filter.tags, guestStatus: filter.guest_status, sort: 'name', descending: false },
+        placements(),
+      ),
     stacks: () => repo.stacks(),
     get: (vmid: number): PlacedInstance => place(present(require(vmid))),
     /** GET /api/instances/:vmid: the instance and how homefleet deployed its guest. */
@@ -185,6 +224,9 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
       if (!isPlainObject(patch)) throw validationFailed([{ field: 'body', message: 'must be a JSON object' }]);
       return updateTx(vmid, patch as Record<string, unknown>, clock.now(), facts);
     },
+
+    /** POST /api/instances/bulk: the number of instances changed. */
+    bulkEdit: (edit: BulkEdit): { updated: number } => ({ updated: bulkTx(edit, clock.now()) }),
 
     /** Deletes the instance (and its history), with its change log entry in the same transaction. */
     remove(vmid: number): void {

@@ -34,11 +34,12 @@ describe('agentVersionOf', () => {
 });
 
 describe('the signed release manifest', () => {
-  it('lists the current agent first and the kept versions, with checksums, sizes and relative URLs', async () => {
+  it('lists the current agent first and the kept versions, with checksums, sizes, relative URLs and channels', async () => {
     const dir = agentDir('1.2.0');
     const kept = path.join(dir, 'kept');
     writeAgent(path.join(kept, '1.0.0'), '1.0.0');
     writeAgent(path.join(kept, '1.1.0'), '1.1.0');
+    writeAgent(path.join(kept, '1.3.0-beta.1'), '1.3.0-beta.1');
     writeAgent(path.join(kept, '9.9.9'), '1.1.5'); // the folder and the script disagree: left out
     server = await startHostServer({ clock: manualClock(Date.parse('2026-11-22T10:30:00Z')), hosts: { agentDir: dir, keptAgentsDir: kept } });
     const res = await server.anonymous().get('/api/agent/releases/manifest.json');
@@ -54,9 +55,12 @@ describe('the signed release manifest', () => {
           size: current.length,
           min_controller_version: '0.1.0',
           upgradable_from: '0.0.0',
+          channel: 'stable',
         },
-        expect.objectContaining({ version: '1.1.0', url: '/api/agent/releases/1.1.0/host-agent.sh' }),
-        expect.objectContaining({ version: '1.0.0' }),
+        // A pre-release part makes a version beta.
+        expect.objectContaining({ version: '1.3.0-beta.1', url: '/api/agent/releases/1.3.0-beta.1/host-agent.sh', channel: 'beta' }),
+        expect.objectContaining({ version: '1.1.0', url: '/api/agent/releases/1.1.0/host-agent.sh', channel: 'stable' }),
+        expect.objectContaining({ version: '1.0.0', channel: 'stable' }),
       ],
       issued_at: '2026-11-22T00:00:00.000Z',
       expires_at: '2026-11-29T00:00:00.000Z',

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Manifest, ManifestAgent } from '../contract/hosts.js';
-import { compareVersions, VERSION_PATTERN, VERSION_SOURCE as VERSION } from '../contract/versions.js';
+import { channelOf, compareVersions, VERSION_PATTERN, VERSION_SOURCE as VERSION, type AgentChannel } from '../contract/versions.js';
 import type { Clock } from '../time.js';
 import { assembleScript, includedFiles } from './assemble.js';
 import { shellQuote } from './shell-quote.js';
@@ -139,6 +139,7 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
         size: bytes.length,
         min_controller_version: MIN_CONTROLLER.exec(text)?.[1] ?? '0.1.0',
         upgradable_from: UPGRADABLE_FROM.exec(text)?.[1] ?? '0.0.0',
+        channel: channelOf(version),
         file,
         bytes,
       });
@@ -160,6 +161,18 @@ export function createReleases(dirs: ReleaseDirs, dbPath: string, clock: Clock) 
       return first && first.file === currentFile ? first.version : undefined;
     },
     versions: () => releases().map((r) => r.version),
+    /**
+     * The newest shipped version a host on `channel` is given: of the stable ones for `stable`; of
+     * all for `beta`, which gets a release once it is newer than the pre-releases before it.
+     */
+    newest(channel: AgentChannel): string | undefined {
+      let best: string | undefined;
+      for (const { version } of releases()) {
+        if (channel === 'stable' && channelOf(version) !== 'stable') continue;
+        if (best === undefined || compareVersions(version, best) > 0) best = version;
+      }
+      return best;
+    },
     /** The bytes of one shipped agent version as served (the manifest's hash is of these), or undefined. */
     agentFile(version: string): Buffer | undefined {
       return releases().find((r) => r.version === version)?.bytes;

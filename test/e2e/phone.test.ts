@@ -10,12 +10,13 @@ describe('every page on a 390 × 844 phone', () => {
   let dash: Dashboard;
   let hostId: number;
   let jobId: number;
+  let collectionId: number;
   beforeAll(async () => {
     // A database file (jobs and snapshots exist), agents over loopback HTTP (a host with guests and drift).
     dash = await startDashboard({ dbPath: tempDbPath(), config: { agentAllowHttp: true }, hosts: { agentDir: agentDir('1.0.0') } });
     const all = { atlas: 1, argus: 1, semaphore: 1, patchmon: 1, tailscale: 1, andromeda: 1, hardware_acceleration: 1 };
     await seedInstances(dash.server, [
-      { vmid: 9101, name: 'a-rather-long-instance-name-for-a-phone', state: 'deployed', stack: 'production', tailscale_ip: '100.64.0.1', ...all },
+      { vmid: 9101, name: 'a-rather-long-instance-name-for-a-phone', state: 'deployed', stack: 'production', tailscale_ip: '100.64.0.1', ...all, tags: ['web', 'edge-proxy', 'monitoring.extra'] },
       { vmid: 9102, name: 'db', state: 'testing', stack: 'development' },
     ]);
     await dash.server.client.put('/api/instances/9102', { state: 'degraded', tailscale_ip: '100.64.0.2' });
@@ -33,6 +34,7 @@ describe('every page on a 390 × 844 phone', () => {
     expect((await dash.server.client.post(`/api/jobs/${jobId}/run`)).status).toBe(500);
     await dash.server.client.post('/api/users', { username: 'someone-with-a-long-username', display_name: 'Someone With A Long Display Name', role: 'operator' });
     await dash.server.client.post('/api/snapshots');
+    collectionId = (await dash.server.client.post('/api/collections', { name: 'A collection with a rather long name', description: 'what it is for, in a sentence', filter: { tags: ['web'], stack: 'production' } })).body.id;
   });
   afterAll(async () => {
     await dash?.stop();
@@ -47,6 +49,8 @@ describe('every page on a 390 × 844 phone', () => {
       '/instances/9101',
       '/instances/new',
       '/instances/9101/edit',
+      '/collections',
+      `/collections/${collectionId}`,
       '/jobs',
       `/jobs/${jobId}`,
       '/hosts',
@@ -103,12 +107,12 @@ describe('every page on a 390 × 844 phone', () => {
     await nav.getByRole('link', { name: 'Hosts' }).click();
     await page.waitForURL('**/hosts');
     await expect.poll(() => nav.isVisible()).toBe(false);
-    // On a wide window there is no Menu button: the links are in the header, an administrator's nine
+    // On a wide window there is no Menu button: the links are in the header, an administrator's twelve
     // and the account in one row; the account's links open from its name and close with Escape.
     await page.setViewportSize({ width: 1280, height: 800 });
     await expect.poll(() => nav.isVisible()).toBe(true);
     expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(false);
-    expect(await nav.getByRole('link').count()).toBe(9);
+    expect(await nav.getByRole('link').count()).toBe(12);
     expect(await page.evaluate(() => document.querySelector('header.top')!.getBoundingClientRect().height)).toBeLessThan(60);
     const signOut = page.getByRole('button', { name: 'Sign out' });
     expect(await signOut.isVisible()).toBe(false);

@@ -19,12 +19,13 @@ export interface BuiltServer {
 
 /**
  * dist/server/main.js, as `npm start` and the container run it, in its own process on a free
- * loopback port, with only `env` (plus PORT, HOST and LOG_LEVEL=info) in its environment.
+ * loopback port, with only `env` (plus PORT, HOST and LOG_LEVEL=info) in its environment;
+ * `packageRoot`: another folder holding a copy of dist/server (see shipped-agents.ts).
  * The caller stops it (in afterAll, or at the end of its test).
  */
-export async function startBuiltServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<BuiltServer> {
+export async function startBuiltServer(env: Record<string, string>, nodeArgs: string[] = [], packageRoot = root): Promise<BuiltServer> {
   await ensureBuilt();
-  const options: ChildOptions = { cwd: root, env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false, all: true };
+  const options: ChildOptions = { cwd: packageRoot, env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false, all: true };
   const child = execa(process.execPath, [...nodeArgs, 'dist/server/main.js'], options);
   const url = await waitForListening(child);
   return {

@@ -3,7 +3,8 @@ import { api } from '../../api';
 import { Confirm, useLoad } from '../../components/ui';
 import type { HostDetail } from '../../../server/contract/hosts';
 import type { Act } from './parts';
-import { rollbackTargets } from './versions';
+import { compareVersions } from '../../../server/contract/versions';
+import { channelVersions, rollbackTargets } from './versions';
 
 /**
  * The agent versions this server ships (the signed manifest's list, the current one first), for
@@ -22,16 +23,20 @@ export function useShippedAgents(): string[] | undefined {
 export function AgentActions({ host: h, shipped, act }: { host: HostDetail; shipped: string[] | undefined; act: Act }) {
   const [rollingBack, setRollingBack] = useState(false);
   const [picked, setPicked] = useState<string>();
-  const targets = shipped ? rollbackTargets(shipped, h.agent_version) : [];
+  // The server moves a host only along its channel, and a pinned host only to its pin.
+  const targets = shipped ? rollbackTargets(channelVersions(shipped, h.agent_channel), h.agent_version).filter((v) => !h.agent_pin || v === h.agent_pin) : [];
   const target = picked && targets.includes(picked) ? picked : targets[0];
-  if (!h.upgrade_available && !target) return null;
+  // A pinned host is never offered an upgrade, but an administrator may move it up to its pin.
+  const toPin = h.agent_pin && compareVersions(h.agent_pin, h.agent_version) > 0 ? h.agent_pin : undefined;
+  const upgradeTo = h.upgrade_to ?? toPin;
+  if (!upgradeTo && !target) return null;
   return (
     <div class="agent-actions">
       {!rollingBack && (
         <div class="form-actions">
-          {h.upgrade_available && (
+          {upgradeTo && (
             <button type="button" onClick={() => act(() => api('POST /api/hosts/:id/upgrade', { params: { id: h.id }, body: {} }), 'Upgrade requested; it is offered at the next heartbeat.')}>
-              Upgrade agent
+              Upgrade agent to {upgradeTo}
             </button>
           )}
           {target && (

@@ -4,6 +4,7 @@ import { Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
 import { uptime } from '../../format';
 import { useSession } from '../../session';
 import { AgentActions, useShippedAgents } from './Agent';
+import { AgentSettingsCard } from './AgentSettings';
 import { DeployButton } from './DeployDialog';
 import { DriftCard } from './Drift';
 import { GuestsCard } from './Guests';
@@ -97,8 +98,10 @@ export function HostDetailPage({ id }: { id: string }) {
             <dt>Agent</dt>
             <dd>
               <span class="mono">{h.agent_version}</span>
-              {h.upgrade_available === false && isLive(h) && <span class="muted"> (the newest this server ships)</span>}
-              {h.upgrade_available === true && shipped?.[0] && <span class="muted"> ({shipped[0]} is available)</span>}
+              {h.upgrade_available === false && isLive(h) && (
+                <span class="muted"> ({h.agent_pin ? `pinned to ${h.agent_pin}` : `the newest this server ships on the ${h.agent_channel} channel`})</span>
+              )}
+              {h.upgrade_available === true && h.upgrade_to && <span class="muted"> ({h.upgrade_to} is available)</span>}
             </dd>
             <dt>Upgrade</dt>
             <dd>
@@ -143,6 +146,7 @@ export function HostDetailPage({ id }: { id: string }) {
         </div>
         <div>
           <DriftCard host={h} operate={operate} reload={host.reload} />
+          <AgentSettingsCard host={h} shipped={shipped} manage={manage} onSaved={(saved) => host.update(() => saved)} />
         </div>
       </div>
       <GuestsCard host={h} operations={operations.data ?? []} policy={policy.data} can={can} metrics={latest} />

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rollbackTargets } from './versions';
+import { channelVersions, rollbackTargets } from './versions';
 
 describe('rollbackTargets', () => {
   it('lists only shipped versions older than the running one, newest first', () => {
@@ -9,5 +9,13 @@ describe('rollbackTargets', () => {
     expect(rollbackTargets(['1.0.0'], '1.0.0')).toEqual([]);
     expect(rollbackTargets(['1.1.0', '1.0.0'], '1.0.0')).toEqual([]);
     expect(rollbackTargets([], '1.0.0')).toEqual([]);
+  });
+});
+
+describe('channelVersions', () => {
+  it('gives a stable host the stable versions and a beta host every one, newest first', () => {
+    const shipped = ['1.1.0', '1.2.0-beta.1', '1.0.0', '1.1.0'];
+    expect(channelVersions(shipped, 'stable')).toEqual(['1.1.0', '1.0.0']);
+    expect(channelVersions(shipped, 'beta')).toEqual(['1.2.0-beta.1', '1.1.0', '1.0.0']);
   });
 });

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { VERSION_PATTERN } from '../versions.js';
+import { AGENT_CHANNELS, VERSION_PATTERN } from '../versions.js';
 import { guestMetricFields, HostMetrics } from './metrics.js';
-import { shared } from './parts.js';
+import { oneOf, shared } from './parts.js';
 import { heartbeatStorageFields } from './storage.js';
 
 const DAY_S = 24 * 60 * 60;
@@ -175,7 +175,12 @@ export type HeartbeatRequest = z.input<ReturnType<typeof heartbeatBody>>;
 /** As the server reads it: times in ms, counts as numbers. */
 export type Heartbeat = z.output<ReturnType<typeof heartbeatBody>>;
 
-/** PATCH /api/hosts/:id */
+/** The agent's collectors ("plugins"), each on or off per host; `backups` is stored and sent before the agent has its collector. */
+export const COLLECTORS = ['metrics', 'configs', 'storage', 'backups'] as const;
+export type Collector = (typeof COLLECTORS)[number];
+export type Collectors = Record<Collector, boolean>;
+
+/** PATCH /api/hosts/:id: the fields given change, the others stay; `collectors` names only those that change. */
 export const HostPatch = z.lazy(() =>
   z
     .object(
@@ -183,10 +188,26 @@ export const HostPatch = z.lazy(() =>
         sync_registry: z.boolean({ error: 'must be true or false' }).optional(),
         // Allowing any enrollment token to re-bind the host was a takeover window; say what replaced it.
         allow_rebind: z.never({ error: 'is replaced by re-bind tokens: POST /api/hosts/enrollment-tokens with {"host_id": <this host>}' }).optional(),
+        agent_channel: oneOf(AGENT_CHANNELS).optional(),
+        // Whether the version ships is the server's to say (400 naming it): it reads the release files.
+        agent_pin: agentVersion().nullable().optional(),
+        collectors: z
+          .strictObject(
+            Object.fromEntries(COLLECTORS.map((c) => [c, z.boolean({ error: 'must be true or false' }).optional()])) as Record<Collector, z.ZodOptional<z.ZodBoolean>>,
+            {
+              error: (issue) =>
+                issue.code === 'unrecognized_keys'
+                  ? `has no collector ${issue.keys.join(', ')}: the collectors are ${COLLECTORS.join(', ')}`
+                  : `must be an object of ${COLLECTORS.join(', ')}: true or false`,
+            },
+          )
+          .optional(),
       },
       { error: 'must be a JSON object' },
     )
-    .refine((v) => v.sync_registry !== undefined, { error: 'give sync_registry' }),
+    .refine((v) => v.sync_registry !== undefined || v.agent_channel !== undefined || v.agent_pin !== undefined || v.collectors !== undefined, {
+      error: 'give sync_registry, agent_channel, agent_pin or collectors',
+    }),
 );
 export type HostPatch = z.output<typeof HostPatch>;
 

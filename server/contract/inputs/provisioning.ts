@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { STACKS, STATES } from '../instance-fields.js';
 import { plain } from './notifications.js';
+import { tagList } from './registry.js';
 
 /**
  * POST /api/server-keys: `public_key` is read by the server (server/provisioning/ssh-key.ts); the
@@ -42,8 +43,6 @@ const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
 export const IPV4_ADDRESS = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
 /** `dhcp` or an IPv4 address with its prefix length. */
 export const IPV4_CIDR = new RegExp(`^${OCTET}(\\.${OCTET}){3}/([1-9]|[12][0-9]|3[0-2])$`);
-/** Tags (PRODUCT.md "Collections"): 0–16, lower-cased, deduplicated, sorted. */
-export const TAG = /^[a-z0-9][a-z0-9_.-]{0,31}$/;
 
 const VMID = 'must be a guest id from 100 to 999999999';
 const vmid = () => z.int({ error: VMID }).min(100, { error: VMID }).max(999_999_999, { error: VMID });
@@ -97,10 +96,8 @@ export const DeployBody = z.lazy(() =>
       start: z.boolean({ error: 'must be true or false' }).default(true),
       state: z.enum(STATES, { error: `must be one of ${STATES.join(', ')}` }).default('testing'),
       stack: z.enum(STACKS, { error: `must be one of ${STACKS.join(', ')}` }).default('development'),
-      tags: boundedList(16, 'must be a list of tags', 'must hold at most 16 tags')
-        .pipe(z.array(z.string({ error: 'must be a tag' }).toLowerCase().regex(TAG, { error: 'must be a tag: a letter or digit, then letters, digits, _ . - (at most 32)' })))
-        .transform((tags) => [...new Set(tags)].sort())
-        .optional(),
+      // The new instance's tags, as an instance's are written.
+      tags: tagList().optional(),
     },
     { error: 'must be a JSON object' },
   ),

@@ -17,7 +17,11 @@ export const hostRoutes = {
   'DELETE /api/hosts/enrollment-tokens/:id': route({ ids: ['id'], answers: [answer(204, 'Revoked')] }),
   'GET /api/hosts': route({ answers: [answer<HostSummary[]>(200, 'Every host with its status, last heartbeat, agent, guest and drift counts')] }),
   'GET /api/hosts/:id': route({ ids: ['id'], answers: [answer<HostDetail>(200, 'The host with its guests, drift and removal state')] }),
-  'PATCH /api/hosts/:id': route({ ids: ['id'], body: input<HostPatch>(), answers: [answer<HostDetail>(200, 'The updated host')] }),
+  'PATCH /api/hosts/:id': route({
+    ids: ['id'],
+    body: input<HostPatch>(),
+    answers: [answer<HostDetail>(200, 'The updated host: registry sync, the agent\'s release channel and pin (a version this server ships), its collectors; a pending upgrade the new channel or pin refuses is called off')],
+  }),
   'DELETE /api/hosts/:id': route({
     ids: ['id'],
     query: input<HostDelete>(),
@@ -30,7 +34,7 @@ export const hostRoutes = {
   'POST /api/agent/enroll': route({ body: input<EnrollRequest>(), answers: [answer<EnrollAnswer>(201, 'The host id, its host token (`hfh_`, shown once) and the heartbeat interval')] }),
   'POST /api/agent/heartbeat': route({
     body: input<HeartbeatRequest>(),
-    answers: [answer<HeartbeatAnswer>(200, 'Commands for the agent (uninstall, upgrade, and guest actions and log requests the command poll did not take)')],
+    answers: [answer<HeartbeatAnswer>(200, 'Commands for the agent (uninstall, upgrade, and guest actions and log requests the command poll did not take), and which collectors it runs')],
   }),
   'POST /api/agent/receipts/:operation_id': route({ answers: [answer(204, 'Removal confirmed')] }),
 

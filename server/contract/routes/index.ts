@@ -1,6 +1,8 @@
 import type { AnswerOf, BodyOf, ParamsOf, QueryOf } from '../route.js';
 import { accessRoutes } from './access.js';
 import { fleetRoutes } from './fleet.js';
+import { campaignRoutes } from './campaigns.js';
+import { collectionRoutes } from './collections.js';
 import { hostRoutes } from './hosts.js';
 import { provisioningRoutes } from './provisioning.js';
 import { registryRoutes } from './registry.js';
@@ -12,7 +14,7 @@ import { systemRoutes } from './system.js';
  * Every route of the server, keyed `METHOD /path`: the route table registers exactly these (a test
  * holds it to that), the dashboard's `api()` calls them by key, the API document lists them.
  */
-export const ROUTES = { ...registryRoutes, ...hostRoutes, ...provisioningRoutes, ...scriptRoutes, ...storageRoutes, ...fleetRoutes, ...accessRoutes, ...systemRoutes } as const;
+export const ROUTES = { ...registryRoutes, ...collectionRoutes, ...hostRoutes, ...provisioningRoutes, ...scriptRoutes, ...storageRoutes, ...campaignRoutes, ...fleetRoutes, ...accessRoutes, ...systemRoutes } as const;
 export type Routes = typeof ROUTES;
 export type RouteKey = keyof Routes;
 

@@ -6,8 +6,8 @@ import type { JobUpdate, RunQuery } from '../inputs/jobs.js';
 import type { DryRun, JobDetail, JobView, RunAnswer } from '../jobs.js';
 import type { ChannelInput, DeliveriesQuery } from '../inputs/notifications.js';
 import type { Channel, Delivery, TestOutcome } from '../notifications.js';
-import type { InstanceInput, InstanceListParams, InstanceUpdate } from '../inputs/registry.js';
-import type { HistoryEntry, Instance, InstanceDetail, PlacedInstance, StackList } from '../registry.js';
+import type { BulkEdit, InstanceInput, InstanceListParams, InstanceUpdate } from '../inputs/registry.js';
+import type { BulkEdited, HistoryEntry, Instance, InstanceDetail, PlacedInstance, StackList } from '../registry.js';
 
 /** The registry, its sync jobs, backup and snapshots, alerts and notifications. */
 export const registryRoutes = {
@@ -16,6 +16,10 @@ export const registryRoutes = {
   'GET /api/instances/:vmid': route({ ids: ['vmid'], answers: [answer<InstanceDetail>(200, 'The instance, with `deploy`: how homefleet deployed its guest (or null)')] }),
   'GET /api/instances/:vmid/history': route({ ids: ['vmid'], answers: [answer<HistoryEntry[]>(200, "The instance's field changes, newest first")] }),
   'POST /api/instances': route({ body: input<InstanceInput>(), answers: [answer<Instance>(201, 'The instance')] }),
+  'POST /api/instances/bulk': route({
+    body: input<BulkEdit>(),
+    answers: [answer<BulkEdited>(200, 'All or nothing: `updated`, the instances that changed (400 naming the vmid and field of the first that cannot)')],
+  }),
   'PUT /api/instances/:vmid': route({ ids: ['vmid'], body: input<InstanceUpdate>(), answers: [answer<PlacedInstance>(200, 'The instance as changed')] }),
   'DELETE /api/instances/:vmid': route({ ids: ['vmid'], answers: [answer(204, 'Deleted')] }),
 

@@ -18,7 +18,10 @@ import provisioning from './0017-provisioning.sql';
 import deploy from './0018-deploy.sql';
 import hostStorage from './0019-host-storage.sql';
 import files from './0020-files.sql';
+import tagsCollections from './0021-tags-collections.sql';
 import scripts from './0022-scripts.sql';
+import campaigns from './0023-campaigns.sql';
+import agentChannels from './0024-agent-channels.sql';
 import fleetHealth from './0025-fleet-health.sql';
 
 export interface Migration {
@@ -52,6 +55,9 @@ export const migrations: readonly Migration[] = [
   { version: 18, name: 'deploy', sql: deploy },
   { version: 19, name: 'host-storage', sql: hostStorage },
   { version: 20, name: 'files', sql: files },
+  { version: 21, name: 'tags-collections', sql: tagsCollections },
   { version: 22, name: 'scripts', sql: scripts },
+  { version: 23, name: 'campaigns', sql: campaigns },
+  { version: 24, name: 'agent-channels', sql: agentChannels },
   { version: 25, name: 'fleet-health', sql: fleetHealth },
 ];

@@ -5,7 +5,7 @@ import { badRequest, conflict } from '../../errors.js';
 import { requireHost, type Who } from '../../hosts/parts.js';
 import { announceOperation, type OperationParts } from '../parts.js';
 import { rowWindowOpen, type MaintenanceRepo } from '../maintenance.js';
-import { compareVersions } from '../../contract/versions.js';
+import { offeredVersion, requestedVersion } from '../../releases/channels.js';
 import type { Releases } from '../../releases/releases.js';
 import { offeredUpgrade, requestedUpgrade, settledUpgrade, timedOutUpgrade, UPGRADE_TIMEOUT_MS } from '../../releases/upgrades.js';
 import { commandKind } from './types.js';
@@ -64,35 +64,45 @@ export const upgrade = commandKind<UpgradeCommand, Offer>({
   },
 });
 
-/** POST /api/hosts/:id/upgrade: no version means the shipped one; an older one needs `rollback: true`. */
+/**
+ * POST /api/hosts/:id/upgrade (and each host of an `agent.upgrade` campaign): no version means the
+ * host's pin, else the newest of its channel; a pinned host moves only to its pin (409 naming it), a
+ * `stable` one never to a pre-release; an older version needs `rollback: true`. The host's channel and
+ * pin are read inside the transaction that asks, so a PATCH saved meanwhile is not raced past.
+ */
 export function createUpgradeRequests(parts: OperationParts, releases: Releases) {
   const { ctx, repo, audit } = parts;
-  const requestTx = ctx.transaction((hostId: number, version: string, rollback: boolean, who: Who, now: number) => {
+  const requestTx = ctx.transaction((hostId: number, asked: string | undefined, rollback: boolean, who: Who, now: number) => {
     const host = requireHost(repo, hostId);
-    announceOperation(parts, repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, rollback, now), who.actor));
+    const version = requestedVersion(host, asked, releases.newest);
+    if (!releases.versions().includes(version)) throw conflict(`agent ${version} is not shipped by this server any more`);
+    const id = repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, rollback, now), who.actor);
+    announceOperation(parts, id);
     audit.write({ action: 'host.upgrade_request', subject: { type: 'host', id: String(host.id), name: host.hostname }, summary: `${nameOf()} asked host ${host.hostname} to ${rollback ? 'roll back' : 'upgrade'} to ${version}`, detail: { host: host.hostname, version, ...(rollback ? { rollback } : {}) } });
+    return id;
   });
 
-  return (hostId: number, request: { version?: string; rollback?: boolean }, who: Who): void => {
-    const version = request.version ?? releases.currentVersion();
-    if (!version) throw conflict('no agent release is available');
-    if (!releases.versions().includes(version)) throw badRequest('unknown agent version');
-    requestTx(hostId, version, request.rollback === true, who, ctx.clock.now());
+  /** Answers the upgrade's operation id (a campaign follows it). */
+  return (hostId: number, request: { version?: string; rollback?: boolean }, who: Who): string => {
+    if (request.version !== undefined && !releases.versions().includes(request.version)) throw badRequest('unknown agent version');
+    return requestTx(hostId, request.version, request.rollback === true, who, ctx.clock.now());
   };
 }
 
 /**
  * "With auto_upgrade, an agent older than the shipped version is upgraded inside a window only":
- * run by the sweep, it asks for the shipped version for each such host that is online inside one of
- * its windows and has no upgrade open. A version that already failed on a host is not asked again by
- * itself (an administrator may); the operation is the upgrade's, audited with no actor.
+ * run by the sweep, it asks for the newest version of each such host's channel when the host is
+ * online inside one of its windows, is not pinned, and has no upgrade open. A version that already
+ * failed on a host is not asked again by itself (an administrator may); the operation is the
+ * upgrade's, audited with no actor.
  */
 export function createAutoUpgrades(parts: OperationParts, releases: Releases, policies: MaintenanceRepo) {
   const { ctx, repo, audit, isOnline } = parts;
-  const requestTx = ctx.transaction((hostId: number, version: string, now: number) => {
+  const requestTx = ctx.transaction((hostId: number, now: number) => {
     const host = repo.hostById(hostId);
     if (!host || host.state !== 'active' || !isOnline(host, now)) return;
-    if (compareVersions(version, host.agent_version) <= 0) return;
+    const version = offeredVersion(host, releases.newest);
+    if (version === undefined) return;
     if (host.upgrade_state === 'pending' || host.upgrade_state === 'in_progress') return;
     if (host.upgrade_version === version && host.upgrade_state === 'failed') return;
     const id = repo.insertUpgrade(randomUUID(), hostId, requestedUpgrade(host, version, false, now), null, true);
@@ -101,8 +111,6 @@ export function createAutoUpgrades(parts: OperationParts, releases: Releases, po
   });
 
   return (now: number): void => {
-    const shipped = releases.currentVersion();
-    if (!shipped) return;
-    for (const policy of policies.autoUpgrading()) if (rowWindowOpen(policy, now)) requestTx(policy.host_id, shipped, now);
+    for (const policy of policies.autoUpgrading()) if (rowWindowOpen(policy, now)) requestTx(policy.host_id, now);
   };
 }

@@ -1,0 +1,250 @@
+// End to end, campaigns (PRODUCT.md "Collections, scripts, campaigns and release channels"): the
+// built server in its own process on a fixed loopback port (so that it can be restarted under the
+// agents), the real installer it serves and two real bash agents looping (two hosts: two agent roots,
+// each with its machine id and hostname), fake qm/pct that write each argument list with the time
+// it started and ended, and an operator in Chromium.
+import { execa } from 'execa';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { TestClient } from './helpers/http.js';
+import { closeContexts, sharedBrowser } from './e2e/helpers.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+const fakeBin = path.join(root, 'reporter/test/fixtures/agent-bin');
+const SETUP_TOKEN = 'campaigns-e2e-setup-token-0123456789';
+const PASSWORD = 'campaigns-e2e-password';
+const VMIDS = [101, 201, 102, 202, 103, 203];
+
+let server: BuiltServer;
+let serverEnv: Record<string, string>;
+let admin: TestClient;
+let browser: Browser;
+let page: Page;
+let dir: string;
+let log: string;
+let failFile: string;
+const agents: ChildProcess[] = [];
+const hostIds: number[] = [];
+const errors: string[] = [];
+
+async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+interface Call {
+  at: number;
+  edge: 'start' | 'end';
+  tool: string;
+  verb: string;
+  vmid: number;
+}
+/** What the fake hypervisors ran since the log was last emptied. */
+const calls = (): Call[] =>
+  fs
+    .readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [at, tool, edge, verb, vmid] = line.split(' ');
+      return { at: Number(at), tool: tool!, edge: edge as Call['edge'], verb: verb!, vmid: Number(vmid) };
+    });
+const startOf = (vmid: number) => calls().find((c) => c.vmid === vmid && c.edge === 'start')!.at;
+const endOf = (vmid: number) => calls().find((c) => c.vmid === vmid && c.edge === 'end')!.at;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-campaigns-e2e-'));
+  const wrappers = path.join(dir, 'bin');
+  const pveDir = path.join(dir, 'pve');
+  log = path.join(dir, 'hypervisor.log');
+  failFile = path.join(dir, 'fail');
+  for (const d of [wrappers, pveDir]) fs.mkdirSync(d, { recursive: true });
+  for (const f of [log, failFile]) fs.writeFileSync(f, '');
+  fs.writeFileSync(path.join(pveDir, 'pvesh-pve-a-qemu.json'), JSON.stringify([101, 102, 103].map((vmid) => ({ vmid, name: `web-${vmid}`, status: 'running' }))));
+  fs.writeFileSync(path.join(pveDir, 'pvesh-pve-a-lxc.json'), '[]');
+  fs.writeFileSync(path.join(pveDir, 'pvesh-pve-b-qemu.json'), '[]');
+  fs.writeFileSync(path.join(pveDir, 'pvesh-pve-b-lxc.json'), JSON.stringify([201, 202, 203].map((vmid) => ({ vmid, name: `ct-${vmid}`, status: 'running', type: 'lxc' }))));
+  // qm and pct: each verb logged with the millisecond it started and ended (half a second apart), and
+  // failing for a vmid listed in the fail file; `config` is the fixture's.
+  const fake = `#!/usr/bin/env bash
+tool="\${0##*/}"
+if [[ "\${1:-}" == config ]]; then exec "$FIXTURE_BIN/$tool" "$@"; fi
+printf '%s %s start %s\\n' "$(date +%s%3N)" "$tool" "$*" >>"$CAMPAIGN_LOG"
+sleep 0.5
+code=0
+if grep -qx -- "\${2:-}" "$FAIL_FILE"; then code=1; echo "fake $tool: $1 of \${2:-} failed" >&2; fi
+printf '%s %s end %s\\n' "$(date +%s%3N)" "$tool" "$*" >>"$CAMPAIGN_LOG"
+exit "$code"
+`;
+  for (const tool of ['qm', 'pct']) fs.writeFileSync(path.join(wrappers, tool), fake, { mode: 0o755 });
+
+  const port = await freePort();
+  serverEnv = {
+    PORT: String(port),
+    DB_PATH: path.join(dir, 'fleet.db'),
+    FLEET_SETUP_TOKEN: SETUP_TOKEN,
+    FLEET_AUTH_ALLOW_HTTP: 'true',
+    FLEET_AGENT_ALLOW_HTTP: 'true',
+    FLEET_HEARTBEAT_INTERVAL_S: '2',
+  };
+  server = await startBuiltServer(serverEnv);
+  admin = new TestClient(server.url);
+  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
+  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+
+  for (const name of ['pve-a', 'pve-b']) {
+    const hostRoot = path.join(dir, name);
+    fs.mkdirSync(path.join(hostRoot, 'etc'), { recursive: true });
+    fs.writeFileSync(path.join(hostRoot, 'etc/machine-id'), `e2e0123456789abcdef0123456789${name}\n`);
+    fs.writeFileSync(path.join(hostRoot, 'etc/hostname'), `${name}\n`);
+    const env = {
+      PATH: `${wrappers}:${fakeBin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+      HOME: dir,
+      TMPDIR: dir,
+      FIXTURE_BIN: fakeBin,
+      CAMPAIGN_LOG: log,
+      FAIL_FILE: failFile,
+      FAKE_SYSTEMCTL_LOG: path.join(dir, `${name}-systemctl.log`),
+      FAKE_PVE_DIR: pveDir,
+      HOMEFLEET_INTERVAL_MIN_S: '1',
+      HOMEFLEET_CURL_MAX_TIME: '5',
+    };
+    const token = (await admin.post('/api/hosts/enrollment-tokens', { name })).body.token as string;
+    const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, hostRoot], {
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: 30_000,
+    });
+    expect(installed.exitCode, installed.stderr).toBe(0);
+    agents.push(spawn('bash', [path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh'), '--root', hostRoot], { env, detached: true, stdio: 'ignore' }));
+  }
+  const hosts = await until('both hosts to report their guests', async () => {
+    const list = (await admin.get('/api/hosts')).body as { id: number; hostname: string; status: string; guest_count: number }[];
+    return list.length === 2 && list.every((h) => h.status === 'online' && h.guest_count === 3) && list;
+  });
+  hostIds.push(...hosts.sort((a, b) => a.hostname.localeCompare(b.hostname)).map((h) => h.id));
+
+  const created = await admin.post('/api/users', { username: 'operator-campaigns', display_name: 'Operator', role: 'operator' });
+  const own = new TestClient(server.url);
+  await own.post('/api/auth/login', { username: 'operator-campaigns', password: created.body.temporary_password });
+  await own.post('/api/auth/password', { current_password: created.body.temporary_password, new_password: PASSWORD });
+  browser = await sharedBrowser();
+  page = await (await browser.newContext({ baseURL: server.url })).newPage();
+  page.on('console', (m) => m.type() === 'error' && !/status of 40\d|ERR_CONNECTION_REFUSED|net::ERR/.test(m.text()) && errors.push(m.text()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/login?next=%2Fcampaigns');
+  await page.getByLabel('Username').fill('operator-campaigns');
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/campaigns');
+}, 90_000);
+
+afterAll(async () => {
+  for (const agent of agents) {
+    try {
+      process.kill(-agent.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  await closeContexts();
+  await server?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const waitForStatus = (status: string, ms = 40_000) => page.locator(`[data-testid="campaign-state"][data-status="${status}"]`).waitFor({ timeout: ms });
+
+describe('a campaign through two real agents, in Chromium', () => {
+  it('a reboot over 6 guests on two hosts, waves of 2 with a 2 s pause, previewed, then run wave by wave', async () => {
+    await page.getByRole('button', { name: 'New campaign…' }).click();
+    const dialog = page.getByTestId('campaign-dialog');
+    await dialog.getByLabel('Name').fill('reboot everything');
+    await dialog.getByRole('textbox', { name: 'Targets' }).fill(VMIDS.join(' '));
+    await dialog.getByLabel('Action').selectOption('reboot');
+    await dialog.getByLabel('Wave size').fill('2');
+    await dialog.getByLabel('Pause between waves (s)').fill('2');
+    // Nothing starts before the preview: the Start button comes with it.
+    expect(await dialog.getByRole('button', { name: 'Start' }).count()).toBe(0);
+    await dialog.getByRole('button', { name: 'Preview' }).click();
+    await dialog.getByTestId('campaign-preview').waitFor();
+    expect(await dialog.getByTestId('preview-wave').allTextContents()).toEqual(['101 “web-101”, 201 “ct-201”', '102 “web-102”, 202 “ct-202”', '103 “web-103”, 203 “ct-203”']);
+    expect(calls()).toEqual([]);
+    await dialog.getByRole('button', { name: 'Start' }).click();
+    await page.waitForURL(/\/campaigns\/\d+$/);
+    await waitForStatus('succeeded');
+    expect(await page.getByTestId('campaign-finished').textContent()).toMatch(/^Done after \d+ s\. Nothing failed\.$/);
+    expect(await page.locator('[data-testid="wave-2"] tr[data-status="succeeded"]').count()).toBe(2);
+
+    // Each guest rebooted once, by its own tool; each wave started at least 2 s after the last one ended.
+    expect(calls().filter((c) => c.edge === 'start').map((c) => `${c.tool} ${c.verb} ${c.vmid}`).sort()).toEqual(
+      ['qm reboot 101', 'qm reboot 102', 'qm reboot 103', 'pct reboot 201', 'pct reboot 202', 'pct reboot 203'].sort(),
+    );
+    for (const [previous, next] of [[[101, 201], [102, 202]], [[102, 202], [103, 203]]] as const) {
+      const ended = Math.max(...previous.map(endOf));
+      const started = Math.min(...next.map(startOf));
+      expect(started - ended, `wave ${next.join(',')} after ${previous.join(',')}`).toBeGreaterThanOrEqual(2000);
+    }
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it('a failure in wave 2 with max_failures 0 stops it: the rest skipped and never run, and the page says what failed', async () => {
+    fs.writeFileSync(log, '');
+    fs.writeFileSync(failFile, '102\n');
+    try {
+      const res = await admin.post('/api/campaigns', { name: 'stop at the first failure', target: { vmids: VMIDS }, step: { type: 'guest.action', action: 'reboot' }, wave_size: 2, max_failures: 0 });
+      expect(res.status, res.text).toBe(201);
+      await page.goto(`/campaigns/${res.body.id}`);
+      await waitForStatus('failed');
+      await page.locator('[data-testid="wave-2"] tr[data-target="202"]:not([data-status="running"])').waitFor();
+    } finally {
+      fs.writeFileSync(failFile, '');
+    }
+    expect(await page.getByTestId('campaign-finished').textContent()).toMatch(/^Stopped after \d+ s\. 1 failed: 102 “web-102” \(failed \(exit 1\)\)\. 2 skipped\.$/);
+    expect(await page.locator('[data-testid="wave-3"] tr[data-status="skipped"]').count()).toBe(2);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(calls().filter((c) => c.edge === 'start').map((c) => c.vmid).sort()).toEqual([101, 102, 201, 202]);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('a server restart in the pause after wave 1 resumes the campaign where it was', async () => {
+    fs.writeFileSync(log, '');
+    const res = await admin.post('/api/campaigns', { name: 'through a restart', target: { vmids: VMIDS }, step: { type: 'guest.action', action: 'reboot' }, wave_size: 2, pause_s: 3 });
+    expect(res.status, res.text).toBe(201);
+    await page.goto(`/campaigns/${res.body.id}`);
+    await until('wave 1 to end and the pause to begin', async () => (await admin.get(`/api/campaigns/${res.body.id}`)).body.next_wave_at !== null);
+    expect(calls().filter((c) => c.edge === 'start').map((c) => c.vmid).sort()).toEqual([101, 201]);
+    const stopped = await server.stop();
+    expect(stopped.exitCode, stopped.all).toBe(0);
+    const down = Date.now();
+    server = await startBuiltServer(serverEnv);
+    expect(Date.now() - down).toBeLessThan(3000);
+    // The page's live stream comes back by itself; the agents' polls do too.
+    await waitForStatus('succeeded', 60_000);
+    expect(calls().filter((c) => c.edge === 'start').map((c) => c.vmid).sort()).toEqual([...VMIDS].sort());
+    expect(Math.min(startOf(102), startOf(202)) - Math.max(endOf(101), endOf(201))).toBeGreaterThanOrEqual(3000);
+    expect(Math.min(startOf(103), startOf(203)) - Math.max(endOf(102), endOf(202))).toBeGreaterThanOrEqual(3000);
+  }, 90_000);
+});
