@@ -218,7 +218,15 @@ describe('fleet health with real agents, in Chromium', () => {
     await page.getByLabel('Only failing instances').check();
     await page.waitForURL(/failing=true/);
     await until('the failing view', async () => JSON.stringify(Object.keys(await table())) === JSON.stringify(['101', '102']));
-    // The instance page lists the guest's backups newest first, with the failed verification.
+    // One collection's instances (s40-tags' saved filters), kept in the URL with the failing filter off.
+    const made = await admin.post('/api/collections', { name: 'mail servers', filter: { search: 'mail' } });
+    expect(made.status, made.text).toBe(201);
+    await page.getByLabel('Only failing instances').uncheck();
+    await page.reload();
+    await page.getByLabel('Collection').selectOption({ label: 'mail servers (1)' });
+    await page.waitForURL(new RegExp(`collection_id=${made.body.id}`));
+    await until('the collection view', async () => JSON.stringify(Object.keys(await table())) === JSON.stringify(['200']));
+        // The instance page lists the guest's backups newest first, with the failed verification.
     await page.goto('/instances/102');
     const row = page.getByTestId('instance-backups').locator('tbody tr');
     await row.first().waitFor();

@@ -212,6 +212,23 @@ describe('GET /api/fleet-health', () => {
     expect(await viewer.get('/api/fleet-health?collection_id=77')).toMatchObject({ status: 404, body: { error: 'collection not found' } });
   });
 
+  it('a policy scoped to a collection covers its instances, and ?collection_id= shows only them', async () => {
+    await enrolledHost([{ vmid: 8101, name: 'edge-a', type: 'qemu', status: 'running' }]);
+    await createInstance(8101, 'edge-a', 'development');
+    await createInstance(8102, 'edge-b', 'development');
+    const collection = await admin.post('/api/collections', { name: 'edge', filter: { search: 'edge-' } });
+    expect(collection.status, collection.text).toBe(201);
+    const policies = [{ scope: { collection_id: collection.body.id }, checks: { running: true } }];
+    expect(await admin.put('/api/policies', policies)).toMatchObject({ status: 200, body: policies });
+    const body = (await viewer.get(`/api/fleet-health?collection_id=${collection.body.id}`)).body;
+    expect(body.instances.map((i: { vmid: number }) => i.vmid)).toEqual([8102, 8101]);
+    expect(cells(body, 8101)).toEqual({ running: 'pass: running' });
+    expect(cells(body, 8102)).toEqual({ running: 'unknown: no agent reports this guest' });
+    expect(body.summary).toEqual({ running: { pass: 1, fail: 0, unknown: 1 } });
+    // Restored for the tests after this one.
+    expect((await admin.put('/api/policies', [{ scope: { stack: 'production' }, checks: { running: true, in_backup_job: true, backed_up_within_h: 26 } }])).status).toBe(200);
+  });
+
   it('each check from its real source: heartbeats, backup reports and the three sync jobs, with the reasons', async () => {
     const host = await enrolledHost([
       { vmid: 8001, name: 'web-a', type: 'qemu', status: 'running' },

@@ -42,6 +42,7 @@ export function FleetHealthPage() {
   const failing = query.get('failing') === 'true';
   const health = useLoad(() => api('GET /api/fleet-health', { query: { collection_id: collection || undefined, failing: failing || undefined } }), [collection, failing]);
   const [open, setOpen] = useState<number | null>(null);
+  const collections = useLoad(() => api('GET /api/collections'), []);
 
   const setQuery = (name: string, value: string) => {
     const next = new URLSearchParams(query);
@@ -55,17 +56,21 @@ export function FleetHealthPage() {
   const columns = data ? CHECKS.filter((c) => data.summary[c]) : [];
   return (
     <section>
-      <PageTitle title="Fleet health">{data && <span class="muted">checked <Time iso={data.checked_at} exact={false} /></span>}</PageTitle>
+      {/* The header link's word, as every page's title is; "Fleet health" in the lead. */}
+      <PageTitle title="Health">{data && <span class="muted">checked <Time iso={data.checked_at} exact={false} /></span>}</PageTitle>
+      <p class="muted">Fleet health: every instance a policy covers, checked against its guest, the tailnet, PatchMon, Semaphore, its backups and its agent.</p>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <div class="field">
           <label for="health-collection">Collection</label>
-          <input
-            id="health-collection"
-            inputMode="numeric"
-            placeholder="every instance"
-            value={collection}
-            onChange={(e) => setQuery('collection_id', (e.target as HTMLInputElement).value.trim())}
-          />
+          <select id="health-collection" value={collection} onChange={(e) => setQuery('collection_id', (e.target as HTMLSelectElement).value)}>
+            <option value="">every instance</option>
+            {collection && !collections.data?.some((c) => String(c.id) === collection) && <option value={collection}>collection {collection}</option>}
+            {collections.data?.map((c) => (
+              <option key={c.id} value={String(c.id)}>
+                {c.name} ({c.count})
+              </option>
+            ))}
+          </select>
         </div>
         <label class="check">
           <input type="checkbox" checked={failing} onChange={(e) => setQuery('failing', (e.target as HTMLInputElement).checked ? 'true' : '')} /> Only failing instances

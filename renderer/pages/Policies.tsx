@@ -24,7 +24,8 @@ function fromDraft(d: Draft): Policy {
   return { scope, checks } as Policy;
 }
 
-const describe = (p: Policy) => ('stack' in p.scope ? `instances on the ${p.scope.stack} stack` : `instances of collection ${p.scope.collection_id}`);
+const describe = (p: Policy, name: (id: number) => string | undefined) =>
+  'stack' in p.scope ? `instances on the ${p.scope.stack} stack` : `instances of collection ${name(p.scope.collection_id) ?? p.scope.collection_id}`;
 
 /**
  * Settings → Fleet-health policies: which checks the instances of each stack or collection must pass.
@@ -34,6 +35,8 @@ export function PolicySettings() {
   const session = useSession();
   const editable = session.can('settings.manage');
   const policies = useLoad(() => api('GET /api/policies'), []);
+  const collections = useLoad(() => api('GET /api/collections'), []);
+  const collectionName = (id: number) => collections.data?.find((c) => c.id === id)?.name;
   const [drafts, setDrafts] = useState<Draft[]>();
   const [error, setError] = useState<string>();
   const [fields, setFields] = useState<Record<string, string>>({});
@@ -63,7 +66,7 @@ export function PolicySettings() {
   }
 
   return (
-    <div class="card span-all" id="policies" data-testid="policies">
+    <div class="card span-all policies" id="policies" data-testid="policies">
       <h2>Fleet-health policies</h2>
       <p>
         Each policy names the instances it covers (a stack, or a collection by its id) and the checks they must pass. An instance covered by several is held to all of
@@ -74,7 +77,7 @@ export function PolicySettings() {
         <ul data-testid="policy-list">
           {list.map(fromDraft).map((p, i) => (
             <li key={i}>
-              {describe(p)}:{' '}
+              {describe(p, collectionName)}:{' '}
               {CHECKS.filter((c) => p.checks[c] !== undefined)
                 .map((c) => (c === 'backed_up_within_h' ? `backed up within ${p.checks.backed_up_within_h} h` : CHECK_LABEL[c].toLowerCase()))
                 .join(', ')}
@@ -86,8 +89,8 @@ export function PolicySettings() {
       {list && editable && (
         <form onSubmit={save}>
           {list.map((d, i) => (
-            <fieldset class="policy" key={i} data-policy={i}>
-              <legend>Policy {i + 1}</legend>
+            <div class="policy-edit" role="group" aria-labelledby={`policy-${i}-title`} key={i} data-policy={i}>
+              <h3 id={`policy-${i}-title`}>Policy {i + 1}</h3>
               <div class="filters">
                 <div class="field">
                   <label for={`policy-${i}-kind`}>Covers</label>
@@ -109,8 +112,16 @@ export function PolicySettings() {
                   </div>
                 ) : (
                   <div class="field">
-                    <label for={`policy-${i}-collection`}>Collection id</label>
-                    <input id={`policy-${i}-collection`} inputMode="numeric" value={d.collection} onInput={(e) => change(i, { collection: (e.target as HTMLInputElement).value })} />
+                    <label for={`policy-${i}-collection`}>Collection</label>
+                    <select id={`policy-${i}-collection`} value={d.collection} onChange={(e) => change(i, { collection: (e.target as HTMLSelectElement).value })}>
+                      <option value="">choose a collection</option>
+                      {d.collection && !collections.data?.some((c) => String(c.id) === d.collection) && <option value={d.collection}>collection {d.collection} (gone)</option>}
+                      {collections.data?.map((c) => (
+                        <option key={c.id} value={String(c.id)}>
+                          {c.name}
+                        </option>
+                      ))}
+                    </select>
                   </div>
                 )}
                 <div class="field">
@@ -118,7 +129,7 @@ export function PolicySettings() {
                   <input id={`policy-${i}-hours`} inputMode="numeric" placeholder="not checked" value={d.hours} onInput={(e) => change(i, { hours: (e.target as HTMLInputElement).value })} />
                 </div>
               </div>
-              <div>
+              <div class="checks">
                 {CHECKS.filter((c) => c !== 'backed_up_within_h').map((c) => (
                   <label class="check" key={c}>
                     <input type="checkbox" name={c} checked={!!d.on[c]} onChange={(e) => change(i, { on: { ...d.on, [c]: (e.target as HTMLInputElement).checked } })} /> {CHECK_LABEL[c]}
@@ -135,7 +146,7 @@ export function PolicySettings() {
               <button type="button" onClick={() => setDrafts(list.filter((_, n) => n !== i))}>
                 Remove this policy
               </button>
-            </fieldset>
+            </div>
           ))}
           {error && <Notice kind="error">{error}</Notice>}
           {done && <Notice kind="success">{done}</Notice>}
