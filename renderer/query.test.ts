@@ -4,7 +4,7 @@ import { collectionFilter, filterQuery, filterWords, parseTagText, parseView, to
 describe('the instances view in the URL', () => {
   it('round-trips every part of the view and leaves defaults out', () => {
     const view = parseView('?search=web&state=testing&stack=production&sort=vmid&order=desc');
-    expect(view).toEqual({ search: 'web', state: 'testing', stack: 'production', host: '', tags: [], sort: 'vmid', order: 'desc' });
+    expect(view).toEqual({ search: 'web', state: 'testing', stack: 'production', host: '', tags: [], sort: 'vmid', order: 'desc', at: '' });
     expect(viewQuery(view)).toBe('?search=web&state=testing&stack=production&sort=vmid&order=desc');
     expect(viewQuery(parseView(''))).toBe('');
   });
@@ -19,6 +19,10 @@ describe('the instances view in the URL', () => {
     expect(parseView('?host_id=none')).toMatchObject({ host: 'none' });
     expect(viewQuery(parseView('?host_id=7&sort=vmid'))).toBe('?host_id=7&sort=vmid');
     expect(parseView('?host_id=7;drop')).toMatchObject({ host: '' });
+  });
+  it('keeps an "as of" instant in UTC; anything else is now', () => {
+    expect(viewQuery(parseView('?state=testing&at=2026-11-22T10:15:00Z'))).toBe('?state=testing&at=2026-11-22T10%3A15%3A00Z');
+    expect(parseView('?at=yesterday')).toMatchObject({ at: '' });
   });
   it('keeps a tag filter as repeated tag parameters, tidied; a tag that cannot be one is dropped', () => {
     const view = parseView('?tag=Web&tag=edge&tag=web&tag=bad%20tag');

@@ -1,6 +1,7 @@
 /** The instances view as it lives in the URL, so a view can be bookmarked. Pure; tested in query.test.ts. */
 import { SORT_KEYS, STACKS, STATES, TAG, type SortKey, type Stack, type State } from '../server/contract/registry';
 import type { CollectionFilter } from '../server/contract/collections';
+import { parseAt } from './asOf';
 
 export type Sort = SortKey;
 
@@ -14,6 +15,8 @@ export interface InstanceView {
   tags: string[];
   sort: Sort;
   order: 'asc' | 'desc';
+  /** The instant the registry is shown as of (UTC ISO), or '' for now. */
+  at: string;
 }
 
 const oneOf = (allowed: readonly string[], value: string | null): string => (value !== null && allowed.includes(value) ? value : '');
@@ -31,6 +34,7 @@ export function parseView(search: string): InstanceView {
     tags: tidyTags(params.getAll('tag')).filter((t) => TAG.test(t)),
     sort: (SORT_KEYS as readonly string[]).includes(sort) ? (sort as Sort) : 'name',
     order: params.get('order') === 'desc' ? 'desc' : 'asc',
+    at: parseAt(params.get('at')),
   };
 }
 
@@ -44,6 +48,7 @@ export function viewQuery(view: InstanceView): string {
   for (const tag of view.tags) params.append('tag', tag);
   if (view.sort !== 'name') params.set('sort', view.sort);
   if (view.order === 'desc') params.set('order', 'desc');
+  if (view.at) params.set('at', view.at);
   const text = params.toString();
   return text ? `?${text}` : '';
 }
@@ -110,5 +115,6 @@ export function filterQuery(filter: CollectionFilter): string {
     tags: filter.tags ?? [],
     sort: 'name',
     order: 'asc',
+    at: '',
   });
 }

@@ -68,6 +68,15 @@ describe('one change log', () => {
     expect(Object.keys(timeline[0]).sort()).toEqual(['changed_at', 'changed_by', 'field', 'id', 'new_value', 'old_value', 'vmid']);
   });
 
+  it('keeps an edit’s field changes in the log after its instance is deleted', async () => {
+    const body = buildInstance({ vmid: 4102, state: 'deployed', stack: 'development' });
+    expect((await server.client.post('/api/instances', body)).status).toBe(201);
+    expect((await server.client.put('/api/instances/4102', { state: 'testing' }, { 'x-request-id': 'edit-4102' })).status).toBe(200);
+    expect((await server.client.delete('/api/instances/4102')).status).toBe(204);
+    const entry = (await audit()).find((e) => e.request_id === 'edit-4102')!;
+    expect(entry.changes).toEqual([{ field: 'state', before: 'deployed', after: 'testing' }]);
+  });
+
   it('takes who acted and the request id from the request: a session, a personal API token, a host agent', async () => {
     // A session.
     await server.client.post('/api/instances', buildInstance({ vmid: 4201 }), { 'x-request-id': 'by-session' });

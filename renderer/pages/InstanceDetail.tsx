@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
-import { historyChange } from '../format';
+import { parseAt, vmidAt } from '../asOf';
+import { exactTime, historyChange } from '../format';
 import { useFlash, useLive } from '../live';
-import { navigate } from '../router';
+import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
 import { DeployedFrom } from './DeployedFrom';
 import { InstanceBackups } from './InstanceBackups';
@@ -16,6 +17,13 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
   const session = useSession();
   const instance = useLoad(() => api('GET /api/instances/:vmid', { params: { vmid } }), [vmid]);
   const history = useLoad(() => api('GET /api/instances/:vmid/history', { params: { vmid } }), [vmid]);
+  // As of a point of its timeline (?at=): the server's rebuild of the instance then, asked for by the vmid it had then.
+  const at = parseAt(new URLSearchParams(useLocation().search).get('at'));
+  const thenVmid = at && instance.data && history.data ? vmidAt(history.data, instance.data.vmid, at) : undefined;
+  const past = useLoad(
+    () => (thenVmid === undefined ? Promise.resolve(undefined) : api('GET /api/instances/:vmid', { params: { vmid: thenVmid }, query: { at } })),
+    [at, thenVmid],
+  );
   const [confirming, setConfirming] = useState(false);
   const [deleteError, setDeleteError] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -43,6 +51,8 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
   if (!instance.data) return <Loading />;
   const item = instance.data;
   const production = item.stack === 'production';
+  // The details shown: the instance now, or as it was at `at` (undefined while that loads or when it did not exist then).
+  const shown = at ? past.data : item;
   if (gone) {
     return (
       <section>
@@ -77,58 +87,72 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
         <a href="/instances">Instances</a> / {item.vmid}
       </p>
       <PageTitle title={item.name}>
-        {session.can('fleet.operate') && (
+        {session.can('fleet.operate') && !at && (
           <a class="button" href={`/instances/${item.vmid}/edit`}>
             Edit
           </a>
         )}
       </PageTitle>
+      {at && (
+        <Notice kind="info">
+          <strong data-testid="as-of-banner">Showing this instance as it was on {exactTime(at)}</strong>, rebuilt from its history; nothing can
+          be changed here. <a href={`/instances/${item.vmid}`}>Back to now</a>
+        </Notice>
+      )}
       <div class="detail-grid">
-        <div class={`card${flashing.has('details') ? ' flash' : ''}`}>
-          <h2>Details</h2>
-          <dl class="props">
-            <dt>VMID</dt>
-            <dd>{item.vmid}</dd>
-            <dt>State</dt>
-            <dd>
-              <Badge value={item.state} />
-            </dd>
-            <dt>Stack</dt>
-            <dd>{item.stack}</dd>
-            <dt>Runs on</dt>
-            <dd data-testid="runs-on">
-              {item.host ? (
-                <>
-                  <a href={`/hosts/${item.host.id}`}>{item.host.name}</a> <span class="muted">({item.guest_status || 'unknown'})</span>
-                </>
-              ) : (
-                <span class="muted">no host reports it</span>
-              )}
-            </dd>
-            <dt>Tailscale IP</dt>
-            <dd class="mono">{item.tailscale_ip || '—'}</dd>
-            <dt>Tailnet IPv6</dt>
-            <dd class="mono address" data-testid="tailnet-ipv6">
-              {item.tailscale_ipv6 || <span class="muted">—</span>}
-            </dd>
-            <dt>Services</dt>
-            <dd>
-              <Flags instance={item} />
-            </dd>
-            <dt>Tags</dt>
-            <dd data-testid="instance-tags">
-              <TagChips tags={item.tags} />
-            </dd>
-            <dt>Created</dt>
-            <dd>
-              <Time iso={item.created_at} />
-            </dd>
-            <dt>Updated</dt>
-            <dd>
-              <Time iso={item.updated_at} />
-            </dd>
-          </dl>
-          {session.can('fleet.operate') && (
+        <div class={`card${flashing.has('details') ? ' flash' : ''}`} data-testid="details">
+          <h2>{at ? 'Details then' : 'Details'}</h2>
+          {at && past.error && <Notice kind="warning">Not in the registry then: {past.error}</Notice>}
+          {at && !past.data && !past.error && <Loading />}
+          {shown && (
+            <dl class="props">
+              <dt>Name</dt>
+              <dd data-testid="name">{shown.name}</dd>
+              <dt>VMID</dt>
+              <dd>{shown.vmid}</dd>
+              <dt>State</dt>
+              <dd>
+                <Badge value={shown.state} />
+              </dd>
+              <dt>Stack</dt>
+              <dd>{shown.stack}</dd>
+              <dt>Runs on</dt>
+              <dd data-testid="runs-on">
+                {at ? (
+                  <span class="muted">not kept in history</span>
+                ) : item.host ? (
+                  <>
+                    <a href={`/hosts/${item.host.id}`}>{item.host.name}</a> <span class="muted">({item.guest_status || 'unknown'})</span>
+                  </>
+                ) : (
+                  <span class="muted">no host reports it</span>
+                )}
+              </dd>
+              <dt>Tailscale IP</dt>
+              <dd class="mono">{shown.tailscale_ip || '—'}</dd>
+              <dt>Tailnet IPv6</dt>
+              <dd class="mono address" data-testid="tailnet-ipv6">
+                {shown.tailscale_ipv6 || <span class="muted">{at ? 'not kept in history' : '—'}</span>}
+              </dd>
+              <dt>Services</dt>
+              <dd>
+                <Flags instance={shown} />
+              </dd>
+              <dt>Tags</dt>
+              <dd data-testid="instance-tags">
+                <TagChips tags={shown.tags} />
+              </dd>
+              <dt>Created</dt>
+              <dd>
+                <Time iso={shown.created_at} />
+              </dd>
+              <dt>Updated</dt>
+              <dd>
+                <Time iso={shown.updated_at} />
+              </dd>
+            </dl>
+          )}
+          {session.can('fleet.operate') && !at && (
             <div class="danger-zone">
               <h3>Delete</h3>
               <p class="hint" id="delete-rule">
@@ -166,7 +190,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
           {history.data && history.data.length > 0 && (
             <ol class="timeline" aria-label="Change timeline">
               {history.data.map((entry) => (
-                <li key={entry.id} data-field={entry.field}>
+                <li key={entry.id} data-field={entry.field} class={entry.changed_at === at ? 'selected' : undefined} aria-current={entry.changed_at === at ? 'true' : undefined}>
                   <div class="what">
                     {entry.field === 'created' ? (
                       <strong>Created</strong>
@@ -177,7 +201,10 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
                     )}
                   </div>
                   <div class="meta">
-                    by <span class="who">{entry.changed_by ?? 'unknown'}</span> · <Time iso={entry.changed_at} />
+                    by <span class="who">{entry.changed_by ?? 'unknown'}</span> · <Time iso={entry.changed_at} /> ·{' '}
+                    <a href={`/instances/${item.vmid}?at=${encodeURIComponent(entry.changed_at)}`} class="as-of" title="The instance's fields as they were right after this change">
+                      as of this change
+                    </a>
                   </div>
                 </li>
               ))}
@@ -185,8 +212,8 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
           )}
         </div>
       </div>
-      {item.deploy && <DeployedFrom spec={item.deploy} />}
-      <InstanceBackups vmid={String(item.vmid)} />
+      {item.deploy && !at && <DeployedFrom spec={item.deploy} />}
+      {!at && <InstanceBackups vmid={String(item.vmid)} />}
     </section>
   );
 }

@@ -2,11 +2,12 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Badge, Empty, Loading, Notice, PageTitle, useLoad } from '../components/ui';
 import { plural, relativeTime, exactTime } from '../format';
+import { atToInput, inputToAt } from '../asOf';
 import { collectionFilter, parseView, toggleSort, viewQuery, visibleRange, withTag, type InstanceView, type Sort } from '../query';
 import { useFlash, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
-import { FLAGS, STACKS, STATES, type PlacedInstance as Instance } from '../../server/contract/registry';
+import { FLAGS, STACKS, STATES, type ListedInstance as Instance } from '../../server/contract/registry';
 import { TagChips } from '../components/Tags';
 import { Lazy } from '../components/Lazy';
 
@@ -72,7 +73,7 @@ export function InstancesPage() {
   const list = useLoad(
     () =>
       api('GET /api/instances', {
-        query: { search: view.search, state: view.state, stack: view.stack, host_id: view.host, tag: view.tags, sort: view.sort === 'name' ? undefined : view.sort, order: view.order === 'desc' ? 'desc' : undefined },
+        query: { search: view.search, state: view.state, stack: view.stack, host_id: view.host, tag: view.tags, sort: view.sort === 'name' ? undefined : view.sort, order: view.order === 'desc' ? 'desc' : undefined, at: view.at || undefined },
       }),
     [query],
   );
@@ -80,6 +81,8 @@ export function InstancesPage() {
   // Live: another operator's change updates its row in place and flashes it; a new instance reloads the view (its sort and filter decide where it goes).
   const [flashing, flash] = useFlash();
   useLive(['instance.created', 'instance.updated', 'instance.deleted', 'reset'], (event) => {
+    // The past does not change: a live event is about the registry now.
+    if (view.at) return;
     if (event.type === 'instance.updated') {
       const { instance, previous_vmid } = event.data;
       list.update((rows) => rows.map((row) => (row.vmid === previous_vmid ? instance : row)));
@@ -98,7 +101,8 @@ export function InstancesPage() {
   const [picked, setPicked] = useState<ReadonlySet<number>>(new Set());
   const [dialog, setDialog] = useState<'bulk' | 'collection' | null>(null);
   const [done, setDone] = useState<string>();
-  const canOperate = session.can('fleet.operate');
+  // Nothing is changed from the past: no picking rows for a bulk edit while viewing it.
+  const canOperate = session.can('fleet.operate') && !view.at;
   useEffect(() => {
     const shown = new Set((list.data ?? []).map((i) => i.vmid));
     setPicked((p) => ([...p].every((v) => shown.has(v)) ? p : new Set([...p].filter((v) => shown.has(v)))));
@@ -114,7 +118,7 @@ export function InstancesPage() {
   return (
     <section>
       <PageTitle title="Instances">
-        {session.can('fleet.operate') && (
+        {session.can('fleet.operate') && !view.at && (
           <a class="button primary" href="/instances/new">
             New instance
           </a>
@@ -156,18 +160,30 @@ export function InstancesPage() {
             <input
               id="host-none"
               type="checkbox"
+              disabled={Boolean(view.at)}
+              title={view.at ? 'Where guests ran is not kept in history' : undefined}
               checked={view.host === 'none'}
               onChange={(e) => setView({ ...view, host: e.currentTarget.checked ? 'none' : '' })}
             />{' '}
             not reported by any host
           </label>
         </div>
+        <div class="field">
+          <label for="as-of">As of (UTC)</label>
+          <input
+            id="as-of"
+            type="datetime-local"
+            step="1"
+            value={atToInput(view.at)}
+            onChange={(e) => setView({ ...view, at: inputToAt(e.currentTarget.value), host: inputToAt(e.currentTarget.value) ? '' : view.host })}
+          />
+        </div>
         {filtered && (
           <button type="button" class="link clear" onClick={() => (setText(''), setView({ ...view, search: '', state: '', stack: '', host: '', tags: [] }))}>
             Clear filters
           </button>
         )}
-        {filtered && session.can('content.manage') && (
+        {filtered && session.can('content.manage') && !view.at && (
           <button type="button" class="clear" onClick={() => setDialog('collection')}>
             Save as collection
           </button>
@@ -213,6 +229,15 @@ export function InstancesPage() {
       )}
       {dialog === 'collection' && <Lazy key="save-collection" load={saveCollectionDialog} props={{ filter: collectionFilter(view), onClose: () => setDialog(null) }} />}
 
+      {view.at && (
+        <Notice kind="info">
+          <strong data-testid="as-of-banner">Showing the registry as of {exactTime(view.at)}</strong>: each instance as it was then, rebuilt
+          from its history; nothing can be changed here.{' '}
+          <button type="button" class="link" onClick={() => setView({ ...view, at: '' })}>
+            Back to now
+          </button>
+        </Notice>
+      )}
       {list.error && <Notice kind="error">{list.error}</Notice>}
       {list.data && (
         <p class="counts" aria-live="polite" data-testid="counts">
@@ -226,7 +251,8 @@ export function InstancesPage() {
         </p>
       )}
       {!list.data && list.loading && <Loading />}
-      {list.data && list.data.length === 0 && !filtered && (
+      {list.data && list.data.length === 0 && !filtered && view.at && <Empty title="No instances existed then" />}
+      {list.data && list.data.length === 0 && !filtered && !view.at && (
         <Empty title="No instances yet">
           {session.can('fleet.operate') ? (
             <>
@@ -345,7 +371,7 @@ function InstanceTable(props: {
               )}
               <td class="col-vmid">{instance.vmid}</td>
               <td class="col-name">
-                <a href={`/instances/${instance.vmid}`}>{instance.name}</a>
+                <InstanceLink instance={instance} at={view.at} />
               </td>
               <td class="col-state">
                 <Badge value={instance.state} />
@@ -386,6 +412,19 @@ function InstanceTable(props: {
       </table>
     </div>
   );
+}
+
+/** Now: the instance's page. As of a past instant: its page as it was then, under the vmid it has now; nothing for one deleted since. */
+function InstanceLink({ instance, at }: { instance: Instance; at: string }) {
+  if (!at) return <a href={`/instances/${instance.vmid}`}>{instance.name}</a>;
+  if (instance.current_vmid == null) {
+    return (
+      <>
+        {instance.name} <span class="muted">(deleted since)</span>
+      </>
+    );
+  }
+  return <a href={`/instances/${instance.current_vmid}?at=${encodeURIComponent(at)}`}>{instance.name}</a>;
 }
 
 export function Flags({ instance }: { instance: Pick<Instance, (typeof FLAGS)[number]> }) {

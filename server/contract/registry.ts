@@ -29,8 +29,17 @@ export interface PlacedInstance extends Instance {
   tailscale_ipv6: string | null;
 }
 
-/** GET /api/instances/:vmid: the instance where it runs, and how homefleet deployed its guest (null when it did not). */
-export interface InstanceDetail extends PlacedInstance {
+/**
+ * An instance in GET /api/instances. With `?at=` in the past it is the instance as it was then,
+ * rebuilt from history: `host`, `guest_status` and `tailscale_ipv6`, never written to history, are
+ * null, and `current_vmid` says which vmid it has now (null: deleted since). Absent from answers about now.
+ */
+export interface ListedInstance extends PlacedInstance {
+  current_vmid?: number | null;
+}
+
+/** GET /api/instances/:vmid: the instance where it runs, and how homefleet deployed its guest (null when it did not; always null with `?at=` in the past). */
+export interface InstanceDetail extends ListedInstance {
   deploy: DeploySpec | null;
 }
 

@@ -10,6 +10,8 @@ export const TABLE_OWNERS = {
   instance_history: 'registry/',
   tailnet_facts: 'registry/',
   instance_deploys: 'registry/',
+  deleted_instances: 'registry/',
+  deleted_instance_history: 'registry/',
   accounts: 'access/',
   sessions: 'access/',
   throttle: 'access/',

@@ -3,6 +3,7 @@ import type { BackupInstance } from '../contract/inputs/backup.js';
 import type { Instance } from '../contract/registry.js';
 import type { Db } from '../db/database.js';
 import { isoMillis, isoSeconds } from '../time.js';
+import { createPastRepo } from './past.js';
 import { COLUMNS, joinTags, splitTags } from './repo.js';
 
 export type RegistryBackup = ReturnType<typeof createRegistryBackup>;
@@ -19,6 +20,7 @@ export function createRegistryBackup(db: Db) {
     `SELECT i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
        FROM instance_history h JOIN instances i ON i.id = h.instance_id ORDER BY h.id`,
   );
+  const past = createPastRepo(db);
   const deleteHistory = db.prepare('DELETE FROM instance_history');
   const deleteInstances = db.prepare('DELETE FROM instances');
   const insertInstance = db.prepare(`INSERT INTO instances (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -36,13 +38,15 @@ export function createRegistryBackup(db: Db) {
 
     /**
      * Replaces every instance, with their history when the backup has it (each entry's vmid names
-     * one of `instances`), and adds an `imported` entry to each. Only inside the importer's
+     * one of `instances`), and adds an `imported` entry to each. The registry's past becomes the
+     * backup's: the deleted instances kept for time travel are forgotten. Only inside the importer's
      * transaction, which holds its audit entry too: the two commit together or not at all.
      */
     importRows(instances: readonly BackupInstance[], history: readonly BackupHistoryRow[] | undefined, now: number): void {
       if (!db.inTransaction) throw new Error('registry importRows runs only inside the import’s transaction');
       deleteHistory.run();
       deleteInstances.run();
+      past.forgetDeleted();
       const at = isoSeconds(now);
       const ids = history ? new Map<number, number | bigint>() : undefined;
       for (const i of instances) {

@@ -1,8 +1,9 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database.js';
 import type { InstanceInput } from '../contract/inputs/registry.js';
-import type { Flag, HistoryEntry, Instance, InstanceHost, PlacedInstance, SortKey } from '../contract/registry.js';
+import type { Flag, HistoryEntry, Instance, InstanceHost, PlacedInstance } from '../contract/registry.js';
 import type { ListQuery } from './schema.js';
+import { listFilters, SORT_COLUMNS } from './list-sql.js';
 
 export const COLUMNS =
   'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, tags, created_at, updated_at';
@@ -10,13 +11,6 @@ export const COLUMNS =
 /** Tags as the instances table keeps them: comma-joined, sorted (a tag holds no comma), '' for none. */
 export const joinTags = (tags: readonly string[]): string => tags.join(',');
 export const splitTags = (text: string): string[] => (text ? text.split(',') : []);
-
-const SORT_COLUMNS: Record<SortKey, string> = {
-  name: 'name COLLATE NOCASE',
-  vmid: 'vmid',
-  created_at: 'created_at',
-  updated_at: 'updated_at',
-};
 
 export interface StoredInstance extends Instance {
   id: number;
@@ -76,10 +70,14 @@ export function createInstanceRepo(db: Db) {
   const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null, number]>(
     'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by, change_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  // The field changes of change log entries (issue 35): each history row names the entry that made it.
-  const changesOf = db.prepare<[string], { change_id: number; field: string; old_value: string | null; new_value: string | null }>(
-    `SELECT change_id, field, old_value, new_value FROM instance_history
-      WHERE change_id IN (SELECT value FROM json_each(?)) AND field NOT IN ('created', 'imported', 'rebuilt') ORDER BY id`,
+  // The field changes of change log entries (issue 35): each history row names the entry that made it;
+  // a deleted instance's rows are kept (for time travel) with theirs, so its entries keep their changes.
+  const changesOf = db.prepare<[string, string], { change_id: number; field: string; old_value: string | null; new_value: string | null }>(
+    `SELECT change_id, field, old_value, new_value FROM (
+       SELECT 0 AS kept, id, change_id, field, old_value, new_value FROM instance_history WHERE change_id IN (SELECT value FROM json_each(?))
+       UNION ALL
+       SELECT 1, id, change_id, field, old_value, new_value FROM deleted_instance_history WHERE change_id IN (SELECT value FROM json_each(?)))
+     WHERE field NOT IN ('created', 'imported', 'rebuilt') ORDER BY kept, id`,
   );
   const history = db.prepare<[number], HistoryEntry>(
     `SELECT h.id, i.vmid, h.field, h.old_value, h.new_value, h.changed_at, h.changed_by
@@ -95,15 +93,7 @@ export function createInstanceRepo(db: Db) {
   const clearTailnet = db.prepare<[number]>('DELETE FROM tailnet_facts WHERE vmid = ?');
   const listStatements = new Map<string, Statement<Record<string, string>, unknown[]>>();
 
-  function listStatement(query: ListQuery) {
-    const where: string[] = [];
-    if (query.search) {
-      where.push(`(name LIKE @search ESCAPE '\\' OR CAST(vmid AS TEXT) LIKE @search ESCAPE '\\' OR stack LIKE @search ESCAPE '\\')`);
-    }
-    if (query.state) where.push('state = @state');
-    if (query.stack) where.push('stack = @stack');
-    // `,a,b,` holds `,a,` exactly when `a` is one of the tags: no LIKE, so `_` in a tag is no wildcard.
-    query.tags?.forEach((_tag, i) => where.push(`instr(',' || tags || ',', @tag${i}) > 0`));
+  function listStatement(where: readonly string[], query: ListQuery) {
     const dir = query.descending ? 'DESC' : 'ASC';
     // Unfiltered, SQLite walks the sort column's index: rows come out in order, nothing to sort. With
     // a filter it would still walk that index and look up every row to test it (a search of 10,000
@@ -128,12 +118,8 @@ export function createInstanceRepo(db: Db) {
     },
     byVmids: (vmids: readonly number[]) => (vmids.length ? byVmids.all(JSON.stringify(vmids)) : []),
     list(query: ListQuery, placements: Placements = NOWHERE): PlacedInstance[] {
-      const params: Record<string, string> = {};
-      if (query.search) params.search = `%${query.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-      if (query.state) params.state = query.state;
-      if (query.stack) params.stack = query.stack;
-      query.tags?.forEach((tag, i) => (params[`tag${i}`] = `,${tag},`));
-      let rows = listStatement(query).all(params);
+      const { where, params } = listFilters(query);
+      let rows = listStatement(where, query).all(params);
       // By host and guest status: the placements are what hosts report, kept beside the registry, not in its table.
       const host = query.host;
       if (host === 'none') rows = rows.filter((r) => !placements.has(r[0] as number));
@@ -150,7 +136,10 @@ export function createInstanceRepo(db: Db) {
     /** One history row, part of the change log entry `changeId`. */
     addHistory: (instanceId: number, field: string, oldValue: string | null, newValue: string | null, at: string, by: string | null, changeId: number) =>
       void insertHistory.run(instanceId, field, oldValue, newValue, at, by, changeId),
-    changesOf: (changeIds: readonly number[]) => changesOf.all(JSON.stringify(changeIds)),
+    changesOf: (changeIds: readonly number[]) => {
+      const ids = JSON.stringify(changeIds);
+      return changesOf.all(ids, ids);
+    },
     history: (instanceId: number) => history.all(instanceId),
     tailscaleIpv6: (vmid: number): string | null => tailnetOf.get(vmid) ?? null,
     /** Keeps (or clears) an existing instance's tailnet facts; true when that changed what is kept. */

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { RouteTable } from '../http/routes.js';
 import { BulkEdit, InstanceInput, InstanceUpdate } from '../contract/inputs/registry.js';
-import { InstanceListQuery } from './schema.js';
+import { InstanceAtQuery, InstanceListQuery } from './schema.js';
 import type { InstanceService } from './service.js';
 
 export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, instances: InstanceService): void {
@@ -9,7 +9,7 @@ export function registerRegistryRoutes(routes: RouteTable, _ctx: AppContext, ins
 
   routes.on('GET /api/instances/stacks', { access: 'fleet.read' }, () => instances.stacks());
 
-  routes.on('GET /api/instances/:vmid', { access: 'fleet.read' }, (_req, _res, { params }) => instances.detail(params.vmid));
+  routes.on('GET /api/instances/:vmid', { access: 'fleet.read', query: InstanceAtQuery }, (_req, _res, { params, query }) => instances.detail(params.vmid, query.at));
 
   routes.on('GET /api/instances/:vmid/history', { access: 'fleet.read' }, (_req, _res, { params }) => instances.history(params.vmid));
 

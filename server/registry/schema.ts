@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { FLAGS, MAX_TAGS, SORT_KEYS, TAG, TAG_RULE, type SortKey } from '../contract/registry.js';
-import { InstanceListParams } from '../contract/inputs/registry.js';
+import { InstanceAtParams, InstanceListParams } from '../contract/inputs/registry.js';
 import { validationFailed } from '../errors.js';
+import { INSTANT_RULE, parseInstant } from './instant.js';
 
 /** The writable fields, in the order they are stored, shown and compared for history. */
 export const WRITABLE_FIELDS = ['vmid', 'name', 'state', 'stack', 'tailscale_ip', ...FLAGS, 'tags'] as const;
@@ -27,6 +28,8 @@ export interface ListQuery {
   guestStatus?: string;
   sort: SortKey;
   descending: boolean;
+  /** `at`: the instant whose registry is asked for (ms), rebuilt from history (past.ts). */
+  at?: number;
 }
 
 export function parseListQuery(query: Record<string, unknown>): ListQuery {
@@ -40,7 +43,12 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   if (tags.length > MAX_TAGS) throw validationFailed([{ field: 'tag', message: `must name at most ${MAX_TAGS} tags` }]);
   const bad = tags.find((t) => !TAG.test(t));
   if (bad !== undefined) throw validationFailed([{ field: 'tag', message: TAG_RULE }]);
+  const at = parseAt(query.at);
+  // Where a guest ran is what hosts report now, never written to history: no past to filter by.
+  if (at !== undefined && host) throw validationFailed([{ field: 'host_id', message: 'cannot be combined with at: where guests ran is not kept in history' }]);
+  if (at !== undefined && firstString(query.guest_status)) throw validationFailed([{ field: 'guest_status', message: 'cannot be combined with at: guest statuses are not kept in history' }]);
   return {
+    ...(at === undefined ? {} : { at }),
     host: host ? (host === 'none' ? 'none' : Number(host)) : undefined,
     ...(tags.length ? { tags } : {}),
     guestStatus: firstString(query.guest_status) || undefined,
@@ -52,5 +60,20 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   };
 }
 
-/** GET /api/instances's query, forgiving as parseListQuery says; only a host filter that names no host is refused. */
+/** `at` read as an instant (ms); absent or empty is now. Not an instant: 400 naming it, never "now" instead. */
+function parseAt(value: unknown): number | undefined {
+  const text = firstString(value);
+  if (!text) return undefined;
+  const at = parseInstant(text);
+  if (at === null) throw validationFailed([{ field: 'at', message: INSTANT_RULE }]);
+  return at;
+}
+
+/** GET /api/instances's query, forgiving as parseListQuery says; only a host filter that names no host, and an `at` that is no instant, are refused. */
 export const InstanceListQuery = z.lazy(() => InstanceListParams.unwrap().transform((query) => parseListQuery(query)));
+
+/** GET /api/instances/:vmid's query: `at`, as the list reads it. */
+export const InstanceAtQuery = z.lazy(() => InstanceAtParams.unwrap().transform((query): { at?: number } => {
+  const at = parseAt(query.at);
+  return at === undefined ? {} : { at };
+}));

@@ -5,8 +5,9 @@ import { actorName, currentContext } from '../http/request-context.js';
 import { isPlainObject, parseWith } from '../http/validate.js';
 import { isoMillis, isoSeconds } from '../time.js';
 import { createInstanceRepo, joinTags, type Placement, type Placements, type StoredInstance, type TailnetFacts } from './repo.js';
-import type { HistoryEntry, Instance, InstanceDetail, PlacedInstance } from '../contract/registry.js';
+import type { HistoryEntry, Instance, InstanceDetail, ListedInstance, PlacedInstance } from '../contract/registry.js';
 import { createDeploySpecs } from './deploy-specs.js';
+import { createPastRepo } from './past.js';
 import type { DeployFields } from '../contract/provisioning.js';
 import type { CollectionFilter } from '../contract/collections.js';
 import { InstanceInput, type BulkEdit } from '../contract/inputs/registry.js';
@@ -43,6 +44,9 @@ export type { Placement, Placements, TailnetFacts };
 export function createInstanceService({ db, clock, bus, transaction }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction'>, audit: AuditLog) {
   const repo = createInstanceRepo(db);
   const deploySpecs = createDeploySpecs(db);
+  const past = createPastRepo(db);
+  /** An `at` not before now asks for the registry now (PRODUCT.md: "the registry as it was at that instant"; a future one is not known yet). */
+  const inPast = (at: number | undefined): at is number => at !== undefined && at < clock.now();
   /** Where each instance's guest runs: handed in by the composition root from hosts, which knows it. */
   let placements: () => Placements = () => NOWHERE;
   const place = (instance: Instance): PlacedInstance => {
@@ -157,6 +161,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     if (instance.stack === 'production') {
       throw unprocessable('production instances cannot be deleted; change the stack to development first');
     }
+    past.keepDeleted(instance.id, clock.now());
     repo.remove(instance.id);
     record(instance, 'deleted');
     bus.publish('instance.deleted', { vmid });
@@ -168,7 +173,8 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
   });
 
   return {
-    list: (query: ListQuery) => repo.list(query, placements()),
+    /** GET /api/instances; with `at` in the past, the registry as it was then. */
+    list: (query: ListQuery): ListedInstance[] => (inPast(query.at) ? past.list(query.at, query) : repo.list(query, placements())),
     /** What a collection's filter matches now, by name, as GET /api/instances with the same filters would list it. */
     matching: (filter: CollectionFilter): PlacedInstance[] =>
       repo.list(
@@ -178,7 +184,12 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     stacks: () => repo.stacks(),
     get: (vmid: number): PlacedInstance => place(present(require(vmid))),
     /** GET /api/instances/:vmid: the instance and how homefleet deployed its guest. */
-    detail: (vmid: number): InstanceDetail => ({ ...place(present(require(vmid))), deploy: deploySpecs.get(vmid) }),
+    detail(vmid: number, at?: number): InstanceDetail {
+      if (!inPast(at)) return { ...place(present(require(vmid))), deploy: deploySpecs.get(vmid) };
+      const then = past.one(at, vmid);
+      if (!then) throw notFound('no instance had this vmid then');
+      return { ...then, deploy: null };
+    },
     /** The deploy spec of an instance, or null. */
     deploySpec: (vmid: number) => deploySpecs.get(vmid),
     /** An instance with this vmid is registered. */

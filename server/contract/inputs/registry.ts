@@ -84,14 +84,17 @@ export const InstanceUpdate = z.lazy(() =>
 );
 export type InstanceUpdate = z.output<typeof InstanceUpdate>;
 
+const AT = 'an ISO 8601 instant with its zone (2026-11-22T10:15:00Z): the registry as it was then, rebuilt from history; a future one is now';
+
 // A repeated parameter is a list; the first one counts.
 const queryText = shared(() => z.union([z.string(), z.array(z.string())]));
 
 /**
- * GET /api/instances?search=&state=&stack=&host_id=&tag=&guest_status=&sort=&order=: forgiving by rule, an unknown `sort` is
+ * GET /api/instances?search=&state=&stack=&host_id=&tag=&guest_status=&sort=&order=&at=: forgiving by rule, an unknown `sort` is
  * `name`, only `order=desc` is descending, and an empty filter is no filter. `host_id` is a host's id,
  * or `none` for the instances no host reports. `tag` may repeat: every tag given must be on the
- * instance. The server reads it with parseListQuery (server/registry/schema.ts).
+ * instance. `at` asks for the registry as it was then (an `at` that is no instant is refused, and so
+ * are `host_id` and `guest_status` beside it). The server reads it with parseListQuery (server/registry/schema.ts).
  */
 export const InstanceListParams = z.lazy(() =>
   z.object({
@@ -103,9 +106,14 @@ export const InstanceListParams = z.lazy(() =>
     guest_status: queryText().optional().describe("the guest's status as its host reports it (`running`, `stopped`, …)"),
     sort: queryText().optional().describe(SORT_KEYS.join(', ')),
     order: queryText().optional().describe('`desc` for descending'),
+    at: queryText().optional().describe(AT),
   }),
 );
 export type InstanceListParams = z.output<typeof InstanceListParams>;
+
+/** GET /api/instances/:vmid?at=: the instance that had this vmid at that instant. */
+export const InstanceAtParams = z.lazy(() => z.object({ at: queryText().optional().describe(AT) }));
+export type InstanceAtParams = z.output<typeof InstanceAtParams>;
 
 /** At most this many instances in one bulk edit. */
 export const MAX_BULK = 1000;

@@ -6,14 +6,21 @@ import type { JobUpdate, RunQuery } from '../inputs/jobs.js';
 import type { DryRun, JobDetail, JobView, RunAnswer } from '../jobs.js';
 import type { ChannelInput, DeliveriesQuery } from '../inputs/notifications.js';
 import type { Channel, Delivery, TestOutcome } from '../notifications.js';
-import type { BulkEdit, InstanceInput, InstanceListParams, InstanceUpdate } from '../inputs/registry.js';
-import type { BulkEdited, HistoryEntry, Instance, InstanceDetail, PlacedInstance, StackList } from '../registry.js';
+import type { BulkEdit, InstanceAtParams, InstanceInput, InstanceListParams, InstanceUpdate } from '../inputs/registry.js';
+import type { BulkEdited, HistoryEntry, Instance, InstanceDetail, ListedInstance, PlacedInstance, StackList } from '../registry.js';
 
 /** The registry, its sync jobs, backup and snapshots, alerts and notifications. */
 export const registryRoutes = {
-  'GET /api/instances': route({ query: input<InstanceListParams>(), answers: [answer<PlacedInstance[]>(200, 'Instances, filtered and sorted')] }),
+  'GET /api/instances': route({
+    query: input<InstanceListParams>(),
+    answers: [answer<ListedInstance[]>(200, 'Instances, filtered and sorted; with `at` in the past, those that existed then as they were then (filtered by those values), with `current_vmid`')],
+  }),
   'GET /api/instances/stacks': route({ answers: [answer<StackList>(200, 'The stacks in use')] }),
-  'GET /api/instances/:vmid': route({ ids: ['vmid'], answers: [answer<InstanceDetail>(200, 'The instance, with `deploy`: how homefleet deployed its guest (or null)')] }),
+  'GET /api/instances/:vmid': route({
+    ids: ['vmid'],
+    query: input<InstanceAtParams>(),
+    answers: [answer<InstanceDetail>(200, 'The instance, with `deploy`: how homefleet deployed its guest (or null); with `at` in the past, the instance that had this vmid then, as it was then (404 when none had it)')],
+  }),
   'GET /api/instances/:vmid/history': route({ ids: ['vmid'], answers: [answer<HistoryEntry[]>(200, "The instance's field changes, newest first")] }),
   'POST /api/instances': route({ body: input<InstanceInput>(), answers: [answer<Instance>(201, 'The instance')] }),
   'POST /api/instances/bulk': route({

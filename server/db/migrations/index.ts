@@ -23,6 +23,7 @@ import scripts from './0022-scripts.sql';
 import campaigns from './0023-campaigns.sql';
 import agentChannels from './0024-agent-channels.sql';
 import fleetHealth from './0025-fleet-health.sql';
+import timeTravel from './0026-time-travel.sql';
 
 export interface Migration {
   version: number;
@@ -60,4 +61,5 @@ export const migrations: readonly Migration[] = [
   { version: 23, name: 'campaigns', sql: campaigns },
   { version: 24, name: 'agent-channels', sql: agentChannels },
   { version: 25, name: 'fleet-health', sql: fleetHealth },
+  { version: 26, name: 'time-travel', sql: timeTravel },
 ];
