@@ -83,6 +83,7 @@ const pages = {
   alerts: () => import('./pages/Alerts').then((m) => m.AlertsPage),
   campaigns: () => import('./pages/campaigns').then((m) => m.CampaignsPage),
   campaign: () => import('./pages/campaigns').then((m) => m.CampaignPage),
+  health: () => import('./pages/FleetHealth').then((m) => m.FleetHealthPage),
   usage: () => import('./pages/Usage').then((m) => m.UsagePage),
   settings: () => import('./pages/Settings').then((m) => m.SettingsPage),
   users: () => import('./pages/Users').then((m) => m.UsersPage),
@@ -110,6 +111,7 @@ function route(path: string, session: Session) {
   if (match('/alerts', path)) return need('fleet.read', <Lazy key="alerts" load={pages.alerts} />);
   if (match('/campaigns', path)) return need('fleet.read', <Lazy key="campaigns" load={pages.campaigns} />);
   if ((params = match('/campaigns/:id', path))) return need('fleet.read', <Lazy key={`campaign-${params.id}`} load={pages.campaign} props={{ id: params.id! }} />);
+  if (match('/health', path)) return need('fleet.read', <Lazy key="health" load={pages.health} />);
   if (match('/usage', path)) return need('content.read', <Lazy key="usage" load={pages.usage} />);
   if (match('/scripts', path)) return need('content.read', <Lazy key="scripts" load={pages.scripts} />);
   if (match('/scripts/new', path)) return need('content.manage', <Lazy key="script-new" load={pages.scriptEditor} />);

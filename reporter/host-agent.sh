@@ -39,6 +39,11 @@
 # {"type":"upload"} fetches a cached file from GET /api/agent/files/<id> (resuming with Range),
 # checks its size and SHA-256 and renames it into the storage's folder (`pvesm path`).
 #
+# Backups: the cluster's backup jobs that run on this node (`pvesh get /cluster/backup`, pools read
+# with `pvesh get /pools/<pool>`) and the newest 10 backups of each guest on the active storages
+# holding content backup are sent to POST /api/agent/backups when they changed, at most every
+# HOMEFLEET_BACKUPS_MIN_S, unless the heartbeat answer turns the collector off.
+#
 # Scripts: {"type":"script"} runs `<interpreter> -s` with the body (its SHA-256 checked) on standard
 # input: on the host only when installed with --allow-scripts (<state>/allow_scripts; heartbeats say
 # allows_scripts), else it fails with "scripts are not allowed on this host"; in a container
@@ -55,7 +60,8 @@
 # HOMEFLEET_RECEIPT_DEADLINE_S (604800: the receipt token's lifetime), HOMEFLEET_RECEIPT_MAX_DELAY_S (600),
 # HOMEFLEET_POLL_WAIT_S (25: the command poll's wait), HOMEFLEET_RESULT_TRIES (8),
 # HOMEFLEET_VOLUMES_MIN_S (60: the least time between two listings of a storage's volumes),
-# HOMEFLEET_STALL_S (60: a file transfer under 1 KiB/s this long is broken off and resumed).
+# HOMEFLEET_STALL_S (60: a file transfer under 1 KiB/s this long is broken off and resumed),
+# HOMEFLEET_BACKUPS_MIN_S (300: the least time between two listings of the backups).
 
 HOMEFLEET_AGENT_VERSION="1.0.0"
 
@@ -648,6 +654,7 @@ heartbeat() {
   take_collectors ANSWER
   if collecting configs; then upload_configs; fi
   if collecting storage; then upload_volumes; fi
+  if collecting backups; then report_backups; fi
   count=0
   if json_get ANSWER commands a; then count="$REPLY"; fi
   for ((i = 0; i < count; i++)); do
@@ -1173,6 +1180,165 @@ run_deploy() {
   printf 'homefleet-agent: the deploy failed at: %s (exit %s)%s\n' "$D_FAILED" "$D_CODE" "$removed" >>"$D_OUT"
   ((D_CODE != 0)) || D_CODE=1
   return "$D_CODE"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Backups (PRODUCT.md "Fleet health: policies across every source"): the cluster's backup jobs
+# (`pvesh get /cluster/backup`) and the newest backups of each guest on the node's active storages
+# that hold content `backup` (`pvesh get .../storage/<s>/content --content backup`), sent to POST
+# /api/agent/backups when they changed. Listed at most every BACKUPS_MIN (a Proxmox Backup Server
+# storage answers slowly), and not at all while the `backups` collector is off (take_collectors).
+# Anything pvesh does not answer, or answers in a shape that cannot be read, skips the report whole:
+# half a list of jobs would say guests are in no backup job.
+
+# The newest backups kept per guest: what "backed up within N hours" and the instance page need.
+readonly BACKUPS_PER_GUEST=10 MAX_BACKUP_JOBS=1000 MAX_BACKUPS=25000
+readonly BACKUP_VOLID_RE='^[A-Za-z][A-Za-z0-9_.-]{0,63}:[A-Za-z0-9][A-Za-z0-9._+/:-]{0,300}$'
+readonly JOB_ID_RE='^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$'
+BACKUPS_MIN="$(bounded_int "${HOMEFLEET_BACKUPS_MIN_S:-}" 0 86400 300)"
+BACKUPS_AT='' BACKUPS_SENT=''
+# shellcheck disable=SC2034 # filled by json_parse and read by json_get, through a nameref
+declare -A JOBS_DOC=() POOL_DOC=() BACKUP_DOC=()
+
+# The vmids of a comma-joined list ("100,101", as /cluster/backup writes vmid and exclude) as a JSON
+# list into REPLY; 1 when an entry is not a vmid.
+vmid_list() {
+  local -a ids
+  local id out=''
+  IFS=', ' read -r -a ids <<<"$1"
+  for id in ${ids[@]+"${ids[@]}"}; do
+    [[ "$id" =~ ^[1-9][0-9]{0,8}$ ]] || return 1
+    out+="${out:+,}$id"
+  done
+  REPLY="[$out]"
+}
+
+# The members of pool $1 (`pvesh get /pools/<pool>`) as a JSON list of vmids into REPLY.
+pool_vmids() {
+  local file="$WORK_DIR/pvesh-pool.json" count i out=''
+  [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ ]] || return 1
+  timeout 30 pvesh get "/pools/$1" --output-format json >"$file" 2>/dev/null || return 1
+  json_parse POOL_DOC "$file" && json_get POOL_DOC members a || return 1
+  count="$REPLY"
+  for ((i = 0; i < count; i++)); do
+    if json_get POOL_DOC "members.$i.vmid" ns && [[ "$REPLY" =~ ^[1-9][0-9]{0,8}$ ]]; then out+="${out:+,}$REPLY"; fi
+  done
+  REPLY="[$out]"
+}
+
+# The backup jobs that run on node $1 as a JSON list into REPLY ({id, enabled, schedule, vmids:
+# [..] | "all", exclude, storage}); 1 when pvesh did not list them as it should. A job bound to
+# another node (`node`) backs up none of this node's guests and is left out.
+backup_jobs() {
+  local node="$1" file="$WORK_DIR/pvesh-cluster-backup.json" count i json='' id enabled schedule vmids exclude storage n=0
+  if ! timeout 30 pvesh get /cluster/backup --output-format json >"$file" 2>/dev/null || ! json_parse JOBS_DOC "$file" || ! json_get JOBS_DOC . a; then
+    log "backups: pvesh get /cluster/backup did not print a JSON list; backups are not reported"
+    return 1
+  fi
+  count="$REPLY"
+  for ((i = 0; i < count && n < MAX_BACKUP_JOBS; i++)); do
+    { json_str JOBS_DOC "$i.id" && [[ "$REPLY" =~ $JOB_ID_RE ]]; } || { log "backups: a job without a readable id is left out"; continue; }
+    id="$REPLY"
+    if json_str JOBS_DOC "$i.type" && [[ "$REPLY" != vzdump ]]; then continue; fi
+    if json_str JOBS_DOC "$i.node" && [[ "$REPLY" != "$node" ]]; then continue; fi
+    enabled=true
+    if json_get JOBS_DOC "$i.enabled" nsb && ! flag_set JOBS_DOC "$i.enabled"; then enabled=false; fi
+    # PVE 7.0 and later write `schedule`; older jobs have `dow` and `starttime`.
+    schedule=''
+    if json_str JOBS_DOC "$i.schedule"; then
+      schedule="$REPLY"
+    elif json_str JOBS_DOC "$i.starttime"; then
+      schedule="$REPLY"
+      if json_str JOBS_DOC "$i.dow"; then schedule="$REPLY $schedule"; fi
+    fi
+    json_string "${schedule:0:256}" schedule
+    exclude='[]'
+    if json_get JOBS_DOC "$i.exclude" ns; then
+      vmid_list "$REPLY" || { log "backups: job $id has an exclude list that is not vmids; left out"; continue; }
+      exclude="$REPLY"
+    fi
+    if flag_set JOBS_DOC "$i.all"; then
+      vmids='"all"'
+    elif json_get JOBS_DOC "$i.vmid" ns; then
+      vmid_list "$REPLY" || { log "backups: job $id has a vmid list that is not vmids; left out"; continue; }
+      vmids="$REPLY"
+    elif json_str JOBS_DOC "$i.pool"; then
+      pool_vmids "$REPLY" || { log "backups: the guests of pool $REPLY (job $id) could not be listed; backups are not reported"; return 1; }
+      vmids="$REPLY"
+    else
+      vmids='[]'
+    fi
+    storage=null
+    if json_str JOBS_DOC "$i.storage" && [[ "$REPLY" =~ $STORAGE_RE ]]; then storage="\"$REPLY\""; fi
+    json+="${json:+,}{\"id\":\"$id\",\"enabled\":$enabled,\"schedule\":$schedule,\"vmids\":$vmids,\"exclude\":$exclude,\"storage\":$storage}"
+    n=$((n + 1))
+  done
+  REPLY="[$json]"
+}
+
+# The backup volumes of storage $2 on node $1, one line each (`vmid ctime volid json`), appended to
+# file $3; 1 when pvesh could not list them.
+backup_volumes() {
+  local node="$1" s="$2" raw="$WORK_DIR/pvesh-backups.json" count i volid vmid ctime size protected verified
+  if ! timeout 120 pvesh get "/nodes/$node/storage/$s/content" --content backup --output-format json >"$raw" 2>/dev/null ||
+    (($(stat -c %s "$raw") > 67108864)) || ! json_parse BACKUP_DOC "$raw" || ! json_get BACKUP_DOC . a; then
+    log "backups: the backups on storage $s could not be listed; backups are not reported"
+    return 1
+  fi
+  count="$REPLY"
+  for ((i = 0; i < count; i++)); do
+    if json_str BACKUP_DOC "$i.content" && [[ "$REPLY" != backup ]]; then continue; fi
+    { json_str BACKUP_DOC "$i.volid" && [[ "$REPLY" =~ $BACKUP_VOLID_RE && "$REPLY" == "$s:"* ]]; } || continue
+    volid="$REPLY"
+    # A backup of no guest (a host backup on Proxmox Backup Server) is no guest's.
+    { json_get BACKUP_DOC "$i.vmid" ns && [[ "$REPLY" =~ ^[1-9][0-9]{0,8}$ ]]; } || continue
+    vmid="$REPLY"
+    { json_get BACKUP_DOC "$i.ctime" ns && [[ "$REPLY" =~ ^[0-9]{1,12}$ ]]; } || continue
+    ctime=$((10#$REPLY))
+    size=0
+    if byte_count BACKUP_DOC "$i.size"; then size="$REPLY"; fi
+    protected=false
+    if flag_set BACKUP_DOC "$i.protected"; then protected=true; fi
+    # PVE's `verification: {state, upid}` (Proxmox Backup Server only): ok or failed, else not verified.
+    verified=null
+    if json_str BACKUP_DOC "$i.verification.state" && [[ "$REPLY" == ok || "$REPLY" == failed ]]; then verified="\"$REPLY\""; fi
+    printf '%s\t%s\t%s\t{"vmid":%s,"volid":"%s","ctime":%s,"size":%s,"storage":"%s","protected":%s,"verified":%s}\n' \
+      "$vmid" "$ctime" "$volid" "$vmid" "$volid" "$ctime" "$size" "$s" "$protected" "$verified" >>"$3"
+  done
+}
+
+# POST /api/agent/backups {jobs, backups} when they changed since the controller last took them.
+report_backups() {
+  local node lines="$WORK_DIR/backup-lines" body="$WORK_DIR/backups-body.json" answer="$WORK_DIR/backups-answer.json"
+  local name active words jobs backups sum
+  command -v pvesh >/dev/null 2>&1 || return 0
+  if [[ -n "$BACKUPS_AT" ]] && ((SECONDS - BACKUPS_AT < BACKUPS_MIN)); then return 0; fi
+  node_name || return 0
+  node="$REPLY"
+  [[ -r "$WORK_DIR/storages" ]] || return 0
+  backup_jobs "$node" || return 0
+  jobs="$REPLY"
+  : >"$lines"
+  while read -r name active words; do
+    [[ "$active" == true && "$words" == *",backup,"* ]] || continue
+    backup_volumes "$node" "$name" "$lines" || return 0
+  done <"$WORK_DIR/storages"
+  BACKUPS_AT=$SECONDS
+  # The newest BACKUPS_PER_GUEST of each guest (a storage shared by several nodes lists a volume
+  # once per node: one line per volid), then in volid order, so the same backups hash the same.
+  backups="$(LC_ALL=C sort -t $'\t' -u -k3,3 "$lines" | LC_ALL=C sort -t $'\t' -k1,1n -k2,2nr -k3,3 |
+    awk -F '\t' -v keep="$BACKUPS_PER_GUEST" -v most="$MAX_BACKUPS" '$1 != last { last = $1; n = 0 } ++n <= keep && ++total <= most' |
+    LC_ALL=C sort -t $'\t' -k3,3 | cut -f4 | paste -sd, -)"
+  printf '{"jobs":%s,"backups":[%s]}' "$jobs" "$backups" >"$body"
+  sum="$(sha256sum <"$body")"
+  sum="${sum%% *}"
+  [[ "$sum" != "$BACKUPS_SENT" ]] || return 0
+  if http POST /api/agent/backups "$answer" "$body" "$HOST_TOKEN" && [[ "$HTTP_CODE" == 2?? ]]; then
+    BACKUPS_SENT="$sum"
+  else
+    log "backups: not taken (${HTTP_CODE:-no answer}); sent again with the next heartbeat"
+    BACKUPS_AT=''
+  fi
 }
 
 # ---------------------------------------------------------------------------------------------

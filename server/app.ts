@@ -19,6 +19,7 @@ import { errorMiddleware } from './errors.js';
 import type { EventHub, LiveEventsOptions } from './events/hub.js';
 import { registerEventRoutes } from './events/routes.js';
 import { registerFileRoutes } from './files/routes.js';
+import { registerFleetRoutes } from './fleet/routes.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { KEY_FILE } from './releases/releases.js';
 import { agentCredentials, registerHostRoutes } from './hosts/routes.js';
@@ -180,6 +181,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerScriptRoutes(routes, services.scripts);
   registerFileRoutes(routes, services.files);
   registerCampaignRoutes(routes, services.campaigns);
+  registerFleetRoutes(routes, services.fleet);
   // After every feature: the API document lists the route table as registered so far.
   registerOpenApiRoutes(routes);
   // Last: its catch-all answers every GET page path that no feature claimed.

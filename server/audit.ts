@@ -42,6 +42,8 @@ export type AuditAction =
   | `campaign.${string}`
   // collections (server/collections): collection.create, collection.update, collection.delete
   | `collection.${string}`
+  // fleet-health policies (server/fleet): policy.update
+  | `policy.${string}`
   // an instance changed by no request: a sync job's run
   | `instance.${string}`;
 

@@ -10,6 +10,7 @@ import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.
 import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createFileCache } from './files/service.js';
+import { createFleetHealth } from './fleet/service.js';
 import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
@@ -165,7 +166,24 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       cancel: (id, who, managesHosts) => operations.operations.cancel(id, who, managesHosts),
     },
   });
-  const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, heartbeatIntervalS }, options.monitoring);
+  const fleet = createFleetHealth(context, {
+    audit,
+    instances,
+    jobs,
+    shippedVersion: () => releases.currentVersion(),
+    placements: () => hosts.placements(),
+    hosts: {
+      facts() {
+        const now = context.clock.now();
+        return hosts.repo
+          .listHosts()
+          .filter((h) => h.state !== 'deleted')
+          .map((h) => ({ id: h.id, hostname: h.hostname, online: hosts.isOnline(h, now), last_heartbeat_at: h.last_heartbeat_at, agent_version: h.agent_version }));
+      },
+    },
+  });
+  fleet.useCollections(collections.vmidsOf);
+  const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, fleet, heartbeatIntervalS }, options.monitoring);
   recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;
 
@@ -177,7 +195,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   };
   return {
     audit, accounts, signIn, tokens, instances, collections, jobs, backup, snapshots, usage, usageStats, usageRetention, telemetry, liveEvents, releases, hosts, operations,
-    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts, campaigns,
+    metrics, alerts, notifications, monitoring, serverKeys, cloudConfigs, files, scripts, campaigns, fleet,
 
     /** The background work: each feature registers its tasks (server/tasks.ts), then the runner arms them all. */
     start(): void {
@@ -185,6 +203,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       jobs.start();
       usageRetention.start();
       monitoring.start();
+      fleet.start();
       context.tasks.every('hosts.sweep', HOST_SWEEP_MS, () => hosts.sweep());
       campaigns.start();
       context.tasks.start();

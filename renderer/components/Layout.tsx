@@ -49,6 +49,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
     { href: '/collections', label: 'Collections', show: session.can('content.read') },
     { href: '/jobs', label: 'Jobs', show: session.can('fleet.read') },
     { href: '/hosts', label: 'Hosts', show: session.can('hosts.read') },
+    { href: '/health', label: 'Health', show: session.can('fleet.read') },
     { href: '/alerts', label: 'Alerts', show: session.can('fleet.read') },
     { href: '/campaigns', label: 'Campaigns', show: session.can('fleet.read') },
     { href: '/usage', label: 'Usage', show: session.can('content.read') },

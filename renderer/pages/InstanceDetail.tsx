@@ -7,6 +7,7 @@ import { useFlash, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { useSession } from '../session';
 import { DeployedFrom } from './DeployedFrom';
+import { InstanceBackups } from './InstanceBackups';
 import { Flags } from './Instances';
 import { TagChips } from '../components/Tags';
 
@@ -212,6 +213,7 @@ export function InstanceDetailPage({ vmid }: { vmid: string }) {
         </div>
       </div>
       {item.deploy && !at && <DeployedFrom spec={item.deploy} />}
+      {!at && <InstanceBackups vmid={String(item.vmid)} />}
     </section>
   );
 }

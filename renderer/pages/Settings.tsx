@@ -123,6 +123,7 @@ const provisioning = (admin: boolean) => () =>
 
 /** Settings → Files, its own chunk: every role that reads hosts sees the file cache. */
 const files = () => import('./Files').then((m) => m.FileSettings);
+const policies = () => import('./Policies').then((m) => m.PolicySettings);
 
 /** Administrators see every section; operators (content.manage) the cloud configs and the files; viewers the files. */
 export function SettingsPage() {
@@ -134,6 +135,7 @@ export function SettingsPage() {
       <div class="detail-grid">
         {session.can('content.manage') && <Lazy key="provisioning" load={provisioning(false)} />}
         {session.can('hosts.read') && <Lazy key="files" load={files} />}
+        {session.can('fleet.read') && <Lazy key="policies" load={policies} />}
       </div>
     </section>
   );
@@ -262,6 +264,7 @@ function AdminSettings() {
         />
         <Lazy key="provisioning" load={provisioning(true)} />
         <Lazy key="files" load={files} />
+        <Lazy key="policies" load={policies} />
       </div>
     </section>
   );

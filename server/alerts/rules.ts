@@ -13,7 +13,9 @@ export interface RuleSettings {
 export interface AlertFacts {
   heartbeatIntervalS: number;
   /** Hosts that are enrolled and not being removed. */
-  hosts(): { id: number; hostname: string; last_heartbeat_at: number | null; upgrade_available: boolean; agent_version: string }[];
+  hosts(): { id: number; hostname: string; online: boolean; last_heartbeat_at: number | null; upgrade_available: boolean; agent_version: string }[];
+  /** The guests (templates left out) a host's last heartbeat listed: what its going offline affects. */
+  hostGuests(hostId: number): { vmid: number; name: string }[];
   /** Guests not running, as their host's last heartbeat listed them, with the state of their registry instance (null: none). */
   guests(): { host_id: number; hostname: string; vmid: number; name: string; status: string; instance_state: string | null }[];
   /** The host's last reported numbers and when they came. */
@@ -23,6 +25,10 @@ export interface AlertFacts {
   snapshotFailure(): { at: number; message: string } | null;
   /** The certificate the server speaks HTTPS with, when it does. */
   certificate(): { notAfter: number } | null;
+  /** Instances failing a fleet-health check now (message: the reasons), and the vmids whose host is offline. */
+  policyFailures(now: number): { failing: { vmid: number; name: string; message: string }[]; held: ReadonlySet<number> };
+  /** Backup volumes whose verification failed. */
+  failedBackups(): { vmid: number; volid: string; ctime: number }[];
 }
 
 /** A condition that holds now: for whom, the measured value, the words, and (when the rule knows) since when. */
@@ -37,9 +43,22 @@ interface RuleDefinition {
   description: string;
   defaults(intervalS: number): RuleSettings;
   evaluate(facts: AlertFacts, settings: RuleSettings, now: number): Condition[];
+  /**
+   * "Alerts follow dependencies": the subject ids whose alert neither fires nor resolves now (the
+   * guests of an offline host: the host.offline alert speaks for them, and what they were is unknown).
+   */
+  held?(facts: AlertFacts, now: number): ReadonlySet<string>;
 }
 
 const hostSubject = (h: { id: number; hostname: string }): AlertSubject => ({ type: 'host', id: String(h.id), name: h.hostname });
+
+/** How many guests an offline host takes with it, and which (the first 20 by vmid). */
+function affected(guests: { vmid: number; name: string }[]): string {
+  if (guests.length === 0) return 'it lists no guests';
+  const named = guests.slice(0, 20).map((g) => (g.name ? `${g.vmid} “${g.name}”` : String(g.vmid)));
+  const more = guests.length > 20 ? ` and ${guests.length - 20} more` : '';
+  return `it affects ${guests.length} guest${guests.length === 1 ? '' : 's'}: ${named.join(', ')}${more}`;
+}
 const percent = (used: number, total: number) => Math.round((used / total) * 1000) / 10;
 
 /** A host's metric as a percentage, where it is fresh (reported within 3 heartbeat intervals). */
@@ -67,7 +86,8 @@ export const RULES: Readonly<Record<AlertRuleName, RuleDefinition>> = {
         .filter((h) => h.last_heartbeat_at !== null && now - h.last_heartbeat_at > facts.heartbeatIntervalS * 1000)
         .map((h) => {
           const seconds = Math.round((now - h.last_heartbeat_at!) / 1000);
-          return { subject: hostSubject(h), value: seconds, since: h.last_heartbeat_at!, message: `${h.hostname} has sent no heartbeat for ${seconds} s` };
+          const guests = affected(facts.hostGuests(h.id));
+          return { subject: hostSubject(h), value: seconds, since: h.last_heartbeat_at!, message: `${h.hostname} has sent no heartbeat for ${seconds} s; ${guests}` };
         }),
   },
   'guest.down': {
@@ -82,6 +102,10 @@ export const RULES: Readonly<Record<AlertRuleName, RuleDefinition>> = {
           value: null,
           message: `guest ${g.vmid} “${g.name}” on ${g.hostname} is ${g.status || 'not running'}; its instance is deployed`,
         })),
+    held: (facts) => {
+      const offline = new Set(facts.hosts().filter((h) => !h.online).map((h) => h.id));
+      return new Set(facts.guests().filter((g) => offline.has(g.host_id)).map((g) => `${g.host_id}/${g.vmid}`));
+    },
   },
   'host.disk': {
     description: 'The root filesystem of a host is at least percent full.',
@@ -142,6 +166,24 @@ export const RULES: Readonly<Record<AlertRuleName, RuleDefinition>> = {
       const when = days < 0 ? `expired ${-days} days ago` : `expires in ${days} days`;
       return [{ subject: { type: 'certificate', id: 'server', name: 'HTTPS certificate' }, value: days, message: `the server's HTTPS certificate ${when} (${new Date(cert.notAfter).toISOString()})` }];
     },
+  },
+  'policy.failed': {
+    description: 'An instance fails a check of its fleet-health policy for for_s.',
+    defaults: () => ({ enabled: true, severity: 'warning', for_s: 3600 }),
+    evaluate: (facts, _s, now) =>
+      facts.policyFailures(now).failing.map((f) => ({ subject: { type: 'instance', id: String(f.vmid), name: f.name }, value: null, message: `${f.vmid} “${f.name}” fails its policy: ${f.message}` })),
+    held: (facts, now) => new Set([...facts.policyFailures(now).held].map(String)),
+  },
+  'backup.failed': {
+    description: 'A backup that an agent reported failed its verification.',
+    defaults: () => ({ enabled: true, severity: 'warning', for_s: 0 }),
+    evaluate: (facts) =>
+      facts.failedBackups().map((b) => ({
+        subject: { type: 'backup', id: b.volid, name: `backup of ${b.vmid}` },
+        value: null,
+        since: b.ctime * 1000,
+        message: `the backup ${b.volid} of guest ${b.vmid} (made ${new Date(b.ctime * 1000).toISOString()}) failed verification`,
+      })),
   },
 };
 

@@ -31,7 +31,9 @@ function onePass(facts: AlertFacts): AlertFacts {
     let value: { v: T } | undefined;
     return () => (value ??= { v: read() }).v;
   };
-  return { ...facts, hosts: once(facts.hosts), guests: once(facts.guests), jobs: once(facts.jobs) };
+  const failures = new Map<number, ReturnType<AlertFacts['policyFailures']>>();
+  const policyFailures = (now: number) => failures.get(now) ?? failures.set(now, facts.policyFailures(now)).get(now)!;
+  return { ...facts, hosts: once(facts.hosts), guests: once(facts.guests), jobs: once(facts.jobs), policyFailures };
 }
 
 /**
@@ -62,9 +64,12 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
     const firing = repo.firing(rule);
     const waiting = repo.conditions(rule);
     const seen = new Set<string>();
+    // Held subjects keep their alert as it is: one firing stays firing, none fires, none waits out for_s.
+    const held = settings.enabled && RULES[rule].held ? RULES[rule].held(pass, now) : new Set<string>();
+    const isHeld = (subjectId: string) => held.has(subjectId);
     for (const c of holding) {
       const key = repo.key(c.subject);
-      if (seen.has(key)) continue;
+      if (seen.has(key) || isHeld(c.subject.id)) continue;
       seen.add(key);
       if (firing.has(key)) continue;
       const since = c.since ?? waiting.get(key)?.since ?? now;
@@ -77,7 +82,7 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
     }
     for (const [key, w] of waiting) if (!seen.has(key)) repo.dropCondition(rule, w.subject_type, w.subject_id);
     for (const [key, row] of firing) {
-      if (seen.has(key)) continue;
+      if (seen.has(key) || isHeld(row.subject_id)) continue;
       const resolved = repo.resolve(row.id, now);
       if (resolved) announce(resolved, 'alert.resolved');
     }

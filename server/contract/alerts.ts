@@ -10,6 +10,8 @@ export const ALERT_RULES = [
   'job.failed',
   'snapshot.failed',
   'tls.expiry',
+  'policy.failed',
+  'backup.failed',
 ] as const;
 export type AlertRuleName = (typeof ALERT_RULES)[number];
 
@@ -32,7 +34,7 @@ export interface AlertRule {
 }
 
 export interface AlertSubject {
-  /** host, guest, job, snapshot, certificate */
+  /** host, guest, job, snapshot, certificate, instance, backup */
   type: string;
   id: string;
   name: string;

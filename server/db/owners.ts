@@ -49,6 +49,10 @@ export const TABLE_OWNERS = {
   campaigns: 'campaigns/',
   campaign_targets: 'campaigns/',
   collections: 'collections/',
+  fleet_backup_jobs: 'fleet/',
+  fleet_backups: 'fleet/',
+  fleet_backup_reports: 'fleet/',
+  fleet_policies: 'fleet/',
 } as const satisfies Record<string, string>;
 
 export type Table = keyof typeof TABLE_OWNERS;

@@ -29,6 +29,8 @@ export interface MonitoringDeps {
   };
   jobs: { list(): JobView[]; lastSuccesses(): { key: string; at: string | null }[]; runResult(runId: number): string | undefined };
   snapshots: { lastFailure(): { at: number; message: string } | null };
+  /** Fleet health (server/fleet): what fails its policy, and the backups whose verification failed. */
+  fleet: Pick<AlertFacts, 'policyFailures' | 'failedBackups'>;
   heartbeatIntervalS: number;
 }
 
@@ -50,6 +52,7 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
       liveHosts().map((h) => ({
         id: h.id,
         hostname: h.hostname,
+        online: h.status === 'online',
         last_heartbeat_at: h.last_heartbeat_at === null ? null : Date.parse(h.last_heartbeat_at),
         upgrade_available: h.upgrade_available,
         agent_version: h.agent_version,
@@ -79,8 +82,11 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
         // Only a failed run's text is told (job.failed).
         result: j.last_run_id === null || j.last_status !== 'error' ? '' : (jobs.runResult(j.last_run_id) ?? ''),
       })),
+    hostGuests: (hostId) => hosts.repo.guestsOf(hostId).filter((g) => !g.template).map((g) => ({ vmid: g.vmid, name: g.name })),
     snapshotFailure: () => snapshots.lastFailure(),
     certificate: () => (ctx.tls?.notAfter ? { notAfter: ctx.tls.notAfter } : null),
+    policyFailures: (now) => deps.fleet.policyFailures(now),
+    failedBackups: () => deps.fleet.failedBackups(),
   };
 
   const alerts = createAlertService(ctx, { facts, audit: deps.audit, onChange: (alert, change) => notifications.onAlert(alert, change) }, options.alerts);

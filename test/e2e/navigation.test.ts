@@ -14,7 +14,7 @@ describe('the header links', () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'administrator', '/instances');
     const nav = page.getByRole('navigation', { name: 'Main' });
-    const pages = ['Instances', 'Collections', 'Jobs', 'Hosts', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Telemetry', 'Settings', 'Users', 'Audit'];
+    const pages = ['Instances', 'Collections', 'Jobs', 'Hosts', 'Health', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Telemetry', 'Settings', 'Users', 'Audit'];
     // A marker on the window: gone if any click reloaded the document.
     await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
     for (const name of [...pages, ...pages.slice().reverse()]) {

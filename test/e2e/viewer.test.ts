@@ -18,7 +18,7 @@ describe('what each role is offered, and what the server refuses', () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'viewer', '/instances');
     await expect.poll(() => page.locator('tr[data-vmid="901"]').count()).toBe(1);
-    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Collections', 'Jobs', 'Hosts', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Settings']);
+    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Collections', 'Jobs', 'Hosts', 'Health', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Settings']);
     await expect.poll(() => page.getByRole('link', { name: 'New instance' }).count()).toBe(0);
 
     await page.goto('/instances/901');
@@ -61,7 +61,7 @@ describe('what each role is offered, and what the server refuses', () => {
   it('an operator gets write controls, telemetry and Settings → Cloud configs, but no other settings, users or audit', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'operator', '/instances');
-    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Collections', 'Jobs', 'Hosts', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Telemetry', 'Settings']);
+    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Collections', 'Jobs', 'Hosts', 'Health', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Telemetry', 'Settings']);
     await expect.poll(() => page.getByRole('link', { name: 'New instance' }).count()).toBe(1);
     await page.goto('/telemetry');
     await expect.poll(() => page.getByText('No telemetry events yet').isVisible()).toBe(true);
@@ -85,7 +85,7 @@ describe('what each role is offered, and what the server refuses', () => {
   it('an administrator is offered every page', async () => {
     const page = await dash.newPage();
     await signIn(page, dash.server, 'administrator', '/instances');
-    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Collections', 'Jobs', 'Hosts', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Telemetry', 'Settings', 'Users', 'Audit']);
+    await expect.poll(() => navLinks(page)).toEqual(['Instances', 'Collections', 'Jobs', 'Hosts', 'Health', 'Alerts', 'Campaigns', 'Usage', 'Scripts', 'Telemetry', 'Settings', 'Users', 'Audit']);
   });
 
   it('ran without script errors or Content-Security-Policy violations', () => {

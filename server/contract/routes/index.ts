@@ -1,5 +1,6 @@
 import type { AnswerOf, BodyOf, ParamsOf, QueryOf } from '../route.js';
 import { accessRoutes } from './access.js';
+import { fleetRoutes } from './fleet.js';
 import { campaignRoutes } from './campaigns.js';
 import { collectionRoutes } from './collections.js';
 import { hostRoutes } from './hosts.js';
@@ -13,7 +14,7 @@ import { systemRoutes } from './system.js';
  * Every route of the server, keyed `METHOD /path`: the route table registers exactly these (a test
  * holds it to that), the dashboard's `api()` calls them by key, the API document lists them.
  */
-export const ROUTES = { ...registryRoutes, ...collectionRoutes, ...hostRoutes, ...provisioningRoutes, ...scriptRoutes, ...storageRoutes, ...campaignRoutes, ...accessRoutes, ...systemRoutes } as const;
+export const ROUTES = { ...registryRoutes, ...collectionRoutes, ...hostRoutes, ...provisioningRoutes, ...scriptRoutes, ...storageRoutes, ...campaignRoutes, ...fleetRoutes, ...accessRoutes, ...systemRoutes } as const;
 export type Routes = typeof ROUTES;
 export type RouteKey = keyof Routes;
 

@@ -22,6 +22,7 @@ import tagsCollections from './0021-tags-collections.sql';
 import scripts from './0022-scripts.sql';
 import campaigns from './0023-campaigns.sql';
 import agentChannels from './0024-agent-channels.sql';
+import fleetHealth from './0025-fleet-health.sql';
 import timeTravel from './0026-time-travel.sql';
 
 export interface Migration {
@@ -59,5 +60,6 @@ export const migrations: readonly Migration[] = [
   { version: 22, name: 'scripts', sql: scripts },
   { version: 23, name: 'campaigns', sql: campaigns },
   { version: 24, name: 'agent-channels', sql: agentChannels },
+  { version: 25, name: 'fleet-health', sql: fleetHealth },
   { version: 26, name: 'time-travel', sql: timeTravel },
 ];
