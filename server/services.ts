@@ -11,6 +11,7 @@ import type { AppContext } from './context.js';
 import { createEventHub, type LiveEventsOptions } from './events/hub.js';
 import { createFileCache } from './files/service.js';
 import { createFleetHealth } from './fleet/service.js';
+import { offeredVersion } from './releases/channels.js';
 import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
@@ -170,7 +171,6 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     audit,
     instances,
     jobs,
-    shippedVersion: () => releases.currentVersion(),
     placements: () => hosts.placements(),
     hosts: {
       facts() {
@@ -178,7 +178,16 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
         return hosts.repo
           .listHosts()
           .filter((h) => h.state !== 'deleted')
-          .map((h) => ({ id: h.id, hostname: h.hostname, online: hosts.isOnline(h, now), last_heartbeat_at: h.last_heartbeat_at, agent_version: h.agent_version }));
+          .map((h) => ({
+            id: h.id,
+            hostname: h.hostname,
+            online: hosts.isOnline(h, now),
+            last_heartbeat_at: h.last_heartbeat_at,
+            agent_version: h.agent_version,
+            agent_channel: h.agent_channel,
+            agent_pin: h.agent_pin,
+            offered: offeredVersion(h, releases.newest),
+          }));
       },
     },
   });

@@ -268,4 +268,25 @@ describe('agent release channels and pins (built server)', { timeout: 60_000 }, 
     expect((await patch(h, { collectors: { storage: true } })).status).toBe(200);
     expect((await beat(h)).body.collectors).toEqual({ ...collectors, storage: true });
   });
+
+  it('fleet health’s agent_current follows the channel and the pin: a pinned host is current, a beta one is behind the pre-release', async () => {
+    const vmids = { stable: 7101, pinned: 7102, beta: 7103 };
+    const hosts: Record<string, Host> = {};
+    for (const [kind, vmid] of Object.entries(vmids)) {
+      hosts[kind] = await host(`pve-current-${kind}`);
+      expect((await admin.post('/api/instances', { vmid, name: `current-${kind}`, state: 'deployed', stack: 'development' })).status).toBe(201);
+    }
+    expect((await patch(hosts.pinned!, { agent_pin: '1.0.0' })).status).toBe(200);
+    expect((await patch(hosts.beta!, { agent_channel: 'beta' })).status).toBe(200);
+    for (const [kind, vmid] of Object.entries(vmids)) {
+      const body = { agent_version: '1.0.0', started_at: '2026-11-22T09:00:00Z', hostname: hosts[kind]!.name, addresses: [], hypervisor_version: 'pve-manager/8.2.4', guests: [{ vmid, name: `current-${kind}`, type: 'lxc', status: 'running' }] };
+      expect((await admin.fresh().post('/api/agent/heartbeat', body, { authorization: `Bearer ${hosts[kind]!.token}` })).status).toBe(200);
+    }
+    expect((await admin.put('/api/policies', [{ scope: { stack: 'development' }, checks: { agent_current: true } }])).status).toBe(200);
+    const health = (await admin.get('/api/fleet-health')).body as { instances: { vmid: number; checks: { agent_current: { result: string; reason: string } } }[] };
+    const cell = (vmid: number) => health.instances.find((i) => i.vmid === vmid)?.checks.agent_current;
+    expect(cell(vmids.stable)).toEqual({ result: 'fail', reason: 'its host runs agent 1.0.0; 1.1.0 is offered on its stable channel' });
+    expect(cell(vmids.pinned)).toEqual({ result: 'pass', reason: 'its host runs agent 1.0.0, the version it is pinned to' });
+    expect(cell(vmids.beta)).toEqual({ result: 'fail', reason: 'its host runs agent 1.0.0; 1.2.0-beta.1 is offered on its beta channel' });
+  });
 });

@@ -248,7 +248,7 @@ describe('GET /api/fleet-health', () => {
       in_automation: 'unknown: the Semaphore sync has never succeeded',
       in_backup_job: 'unknown: its host has not reported its backup jobs',
       backed_up_within_h: 'fail: no backup found',
-      agent_current: 'pass: its host runs agent 1.0.0, the one this server ships',
+      agent_current: 'pass: its host runs agent 1.0.0, the newest on its stable channel',
     });
 
     const jobs = (await admin.get('/api/jobs')).body as { id: number; key: string }[];
@@ -281,7 +281,7 @@ describe('GET /api/fleet-health', () => {
       in_automation: 'pass: in the Semaphore inventory',
       in_backup_job: 'pass: in backup job backup-all (02:00)',
       backed_up_within_h: 'pass: last backup 3 h ago',
-      agent_current: 'pass: its host runs agent 1.0.0, the one this server ships',
+      agent_current: 'pass: its host runs agent 1.0.0, the newest on its stable channel',
     });
     expect(cells(body, 8002)).toEqual({
       running: 'fail: guest is stopped',
@@ -290,7 +290,7 @@ describe('GET /api/fleet-health', () => {
       in_automation: 'fail: not in the Semaphore inventory',
       in_backup_job: 'fail: not in any enabled backup job (backup job backup-db is disabled)',
       backed_up_within_h: 'fail: last backup 3 days ago',
-      agent_current: 'pass: its host runs agent 1.0.0, the one this server ships',
+      agent_current: 'pass: its host runs agent 1.0.0, the newest on its stable channel',
     });
     expect(cells(body, 8003)).toMatchObject({ running: 'unknown: no agent reports this guest', agent_current: 'unknown: no agent reports this guest' });
     // Failing first; ?failing=true leaves out what passes everything.

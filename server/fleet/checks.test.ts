@@ -6,14 +6,14 @@ import { checkInstance, duration, mergeChecks, type FleetFacts, type HostFacts, 
 const now = Date.parse('2026-11-22T10:00:00Z');
 const H = 3_600_000;
 const host = (over: Partial<HostFacts> = {}): HostFacts => ({
-  id: 1, name: 'pve1', online: true, last_heartbeat_at: now - 10_000, agent_version: '1.0.0', upgrade_available: false,
+  id: 1, name: 'pve1', online: true, last_heartbeat_at: now - 10_000, agent_version: '1.0.0', agent_channel: 'stable', agent_pin: null, offered: undefined,
   backups_reported_at: now - H, jobs: [{ host_id: 1, id: 'backup-nightly', enabled: true, schedule: '02:00', vmids: 'all', exclude: [] }], ...over,
 });
 const instance = (over: Partial<InstanceFacts> = {}): InstanceFacts => ({
   vmid: 100, tailscale: 1, tailscale_ip: '100.64.0.5', patchmon: 1, semaphore: 1, guest_status: 'running', host: host(),
   backup: { newest: now / 1000 - 5 * 3600, newest_verified: 'ok', newest_good: now / 1000 - 5 * 3600 }, ...over,
 });
-const fleet = (over: Partial<FleetFacts> = {}): FleetFacts => ({ tailscale: now - H, patchmon: now - H, semaphore: now - H, shipped: '1.1.0', anyBackupReport: true, ...over });
+const fleet = (over: Partial<FleetFacts> = {}): FleetFacts => ({ tailscale: now - H, patchmon: now - H, semaphore: now - H, anyBackupReport: true, ...over });
 const one = (check: string, i: InstanceFacts, f = fleet(), value: true | number = true) => {
   const c = checkInstance(i, { [check]: value }, f, now)[check as 'running']!;
   return `${c.result}: ${c.reason}`;
@@ -71,9 +71,13 @@ describe('each check: pass, fail, unknown, with its reason', () => {
     expect(one('backed_up_within_h', instance({ host: null }), fleet(), 26)).toBe('pass: last backup 5 h ago');
   });
 
-  it('agent_current: the host’s agent against the one this server ships', () => {
-    expect(one('agent_current', instance())).toBe('pass: its host runs agent 1.0.0, the one this server ships');
-    expect(one('agent_current', instance({ host: host({ upgrade_available: true }) }))).toBe('fail: its host runs agent 1.0.0; this server ships 1.1.0');
+  it('agent_current: the host’s agent against what its channel offers it; a pinned host is current on its pin', () => {
+    expect(one('agent_current', instance())).toBe('pass: its host runs agent 1.0.0, the newest on its stable channel');
+    expect(one('agent_current', instance({ host: host({ offered: '1.1.0' }) }))).toBe('fail: its host runs agent 1.0.0; 1.1.0 is offered on its stable channel');
+    expect(one('agent_current', instance({ host: host({ agent_channel: 'beta', offered: '1.2.0-beta.1' }) }))).toBe(
+      'fail: its host runs agent 1.0.0; 1.2.0-beta.1 is offered on its beta channel',
+    );
+    expect(one('agent_current', instance({ host: host({ agent_pin: '1.0.0' }) }))).toBe('pass: its host runs agent 1.0.0, the version it is pinned to');
     expect(one('agent_current', instance({ host: offline }))).toBe('unknown: no heartbeat from its host for 2 h');
     expect(one('agent_current', instance({ host: null }))).toBe('unknown: no agent reports this guest');
   });

@@ -1,4 +1,5 @@
 import type { CheckName, CheckOutcome } from '../contract/fleet.js';
+import type { AgentChannel } from '../contract/versions.js';
 import type { PolicyInput } from '../contract/inputs/fleet.js';
 import type { BackupJob, NewestBackup } from './repo.js';
 
@@ -12,7 +13,10 @@ export interface HostFacts {
   online: boolean;
   last_heartbeat_at: number | null;
   agent_version: string;
-  upgrade_available: boolean;
+  agent_channel: AgentChannel;
+  agent_pin: string | null;
+  /** The agent its channel offers it now (server/releases/channels.ts): none when pinned or current. */
+  offered: string | undefined;
   /** When it last reported its backups, null when never. */
   backups_reported_at: number | null;
   jobs: readonly BackupJob[];
@@ -35,7 +39,6 @@ export interface FleetFacts {
   tailscale: number | null;
   patchmon: number | null;
   semaphore: number | null;
-  shipped: string | undefined;
   /** Some host has reported backups: without any report, no guest can be said to have none. */
   anyBackupReport: boolean;
 }
@@ -100,6 +103,13 @@ function backedUpWithin(i: InstanceFacts, hours: number, fleet: FleetFacts, now:
   return age <= hours * 3_600_000 ? pass(words) : fail(words);
 }
 
+/** The host's agent against what its release channel offers it; a pinned host is current on its pin. */
+function agentCurrent(h: HostFacts): CheckOutcome {
+  if (h.offered !== undefined) return fail(`its host runs agent ${h.agent_version}; ${h.offered} is offered on its ${h.agent_channel} channel`);
+  if (h.agent_pin !== null) return pass(`its host runs agent ${h.agent_version}, the version it is pinned to`);
+  return pass(`its host runs agent ${h.agent_version}, the newest on its ${h.agent_channel} channel`);
+}
+
 /** One instance against the checks its policies ask for, each with its reason in words. */
 export function checkInstance(i: InstanceFacts, checks: Checks, fleet: FleetFacts, now: number): Partial<Record<CheckName, CheckOutcome>> {
   const out: Partial<Record<CheckName, CheckOutcome>> = {};
@@ -114,14 +124,7 @@ export function checkInstance(i: InstanceFacts, checks: Checks, fleet: FleetFact
   if (checks.in_automation) out.in_automation = synced(fleet.semaphore, 'Semaphore', i.semaphore === 1, 'in the Semaphore inventory', 'not in the Semaphore inventory');
   if (checks.in_backup_job) out.in_backup_job = inBackupJob(i, now);
   if (checks.backed_up_within_h !== undefined) out.backed_up_within_h = backedUpWithin(i, checks.backed_up_within_h, fleet, now);
-  if (checks.agent_current) {
-    const h = i.host;
-    out.agent_current =
-      hostMissing(i, now) ??
-      (h!.upgrade_available
-        ? fail(`its host runs agent ${h!.agent_version}; this server ships ${fleet.shipped ?? 'a newer one'}`)
-        : pass(`its host runs agent ${h!.agent_version}, the one this server ships`));
-  }
+  if (checks.agent_current) out.agent_current = hostMissing(i, now) ?? agentCurrent(i.host!);
   return out;
 }
 

@@ -134,7 +134,7 @@ describe('policies', () => {
     expect(cells(await health())[100]).toEqual({
       running: 'pass: running',
       on_tailnet: 'unknown: the Tailscale sync has never succeeded',
-      agent_current: 'pass: its host runs agent 1.0.0, the one this server ships',
+      agent_current: 'pass: its host runs agent 1.0.0, the newest on its stable channel',
     });
   });
 });

@@ -1,7 +1,7 @@
 import { nameOf, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import { CHECKS, type FleetHealth, type GuestBackup, type InstanceHealth, type Policy } from '../contract/fleet.js';
-import { compareVersions } from '../contract/versions.js';
+import type { AgentChannel } from '../contract/versions.js';
 import type { BackupReport, FleetHealthQuery, PoliciesInput } from '../contract/inputs/fleet.js';
 import { BACKUPS_PER_GUEST } from '../contract/inputs/fleet.js';
 import type { JobKey } from '../contract/jobs.js';
@@ -18,10 +18,20 @@ export interface FleetDeps {
   /** Where each vmid runs now (the registry's `host` and `guest_status`), kept fresh by hosts. */
   placements(): ReadonlyMap<number, { host: { id: number; name: string }; guest_status: string }>;
   /** Every host not removed: whether it is online now, its last heartbeat (ms) and its agent's version (cheap: no drift, no counts). */
-  hosts: { facts(): { id: number; hostname: string; online: boolean; last_heartbeat_at: number | null; agent_version: string }[] };
+  hosts: {
+    facts(): {
+      id: number;
+      hostname: string;
+      online: boolean;
+      last_heartbeat_at: number | null;
+      agent_version: string;
+      agent_channel: AgentChannel;
+      agent_pin: string | null;
+      /** The upgrade its channel offers it now (none when pinned or current). */
+      offered: string | undefined;
+    }[];
+  };
   jobs: { lastSuccesses(): { key: JobKey; at: string | null }[] };
-  /** The agent version this server ships, for the reason of a failing agent_current. */
-  shippedVersion(): string | undefined;
 }
 
 /**
@@ -114,7 +124,6 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
     const policies = repo.policies();
     const scopes = policies.map((p) => ({ stack: 'stack' in p.scope ? p.scope.stack : undefined, vmids: 'collection_id' in p.scope ? vmidsOr(p.scope.collection_id) : undefined, checks: p.checks }));
     const { newest, jobs, reported } = reportsNow();
-    const shipped = deps.shippedVersion();
     const hosts = new Map<number, HostFacts>();
     for (const h of deps.hosts.facts()) {
       hosts.set(h.id, {
@@ -123,7 +132,9 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
         online: h.online,
         last_heartbeat_at: h.last_heartbeat_at,
         agent_version: h.agent_version,
-        upgrade_available: !!shipped && compareVersions(shipped, h.agent_version) > 0,
+        agent_channel: h.agent_channel,
+        agent_pin: h.agent_pin,
+        offered: h.offered,
         backups_reported_at: reported.get(h.id) ?? null,
         jobs: jobs.get(h.id) ?? [],
       });
@@ -133,7 +144,6 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
       tailscale: synced.get('tailscale_sync') ?? null,
       patchmon: synced.get('patchmon_sync') ?? null,
       semaphore: synced.get('semaphore_sync') ?? null,
-      shipped,
       anyBackupReport: reported.size > 0,
     };
     const out: { instance: PlacedInstance; result: InstanceHealth; offline: boolean }[] = [];
