@@ -186,6 +186,34 @@ const writes: Record<string, () => Promise<Send>> = {
     expect((await heartbeat(server, host_token, { guests: [{ vmid: 9104, name: 'web', type: 'qemu', status: 'running' }] })).status).toBe(200);
     return (h) => server.client.post(`/api/hosts/${host_id}/guests/9104/actions`, { action: 'stop' }, h);
   },
+  'POST /api/scripts': async () => (h) => server.client.post('/api/scripts', { name: `s${Math.random()}`, runs_on: 'guest', interpreter: 'bash', body: 'uptime\n' }, h),
+  'PUT /api/scripts/:id': async () => {
+    const { id } = (await server.client.post('/api/scripts', { name: 'patch', runs_on: 'guest', interpreter: 'bash', body: 'apt-get update\n' })).body;
+    return (h) => server.client.put(`/api/scripts/${id}`, { name: 'patch', runs_on: 'guest', interpreter: 'bash', body: 'apt-get update && apt-get -y upgrade\n' }, h);
+  },
+  'DELETE /api/scripts/:id': async () => {
+    const { id } = (await server.client.post('/api/scripts', { name: 'old', runs_on: 'host', interpreter: 'sh', body: 'true\n' })).body;
+    return (h) => server.client.delete(`/api/scripts/${id}`, h);
+  },
+  'POST /api/campaigns': async () => {
+    const { host_id, host_token } = await enrolledHost(server);
+    expect((await heartbeat(server, host_token, { guests: [{ vmid: 9301, name: 'web', type: 'lxc', status: 'running' }] })).status).toBe(200);
+    return (h) => server.client.post('/api/campaigns', { name: 'reboot web', target: { host_ids: [host_id] }, step: { type: 'guest.action', action: 'reboot' } }, h);
+  },
+  ...Object.fromEntries(
+    (['pause', 'resume', 'cancel'] as const).map((verb) => [
+      `POST /api/campaigns/:id/${verb}`,
+      async (): Promise<Send> => {
+        const { host_token } = await enrolledHost(server);
+        expect((await heartbeat(server, host_token, { guests: [{ vmid: 9302, name: 'a', type: 'lxc', status: 'running' }, { vmid: 9303, name: 'b', type: 'lxc', status: 'running' }] })).status).toBe(200);
+        const made = await server.client.post('/api/campaigns', { name: `${verb} me`, target: { vmids: [9302, 9303] }, step: { type: 'guest.action', action: 'reboot' }, pause_s: 3600 });
+        expect(made.status, made.text).toBe(201);
+        if (verb === 'resume') expect((await server.client.post(`/api/campaigns/${made.body.id}/pause`)).status).toBe(200);
+        return (h) => server.client.post(`/api/campaigns/${made.body.id}/${verb}`, undefined, h);
+      },
+    ]),
+  ),
+  'PUT /api/policies': async () => (h) => server.client.put('/api/policies', [{ scope: { stack: 'production' }, checks: { running: true } }], h),
   'POST /api/hosts/:id/deploy': async () => {
     const { host_id, host_token } = await enrolledHost(server);
     expect((await heartbeat(server, host_token, { guests: [{ vmid: 9000, name: 'debian-12', type: 'qemu', status: 'stopped', template: true }] })).status).toBe(200);
@@ -276,8 +304,15 @@ describe('every management write', () => {
 
   // A write that changes several objects records one change each: an applied drift changes the instance (as the host's agent) and is the operator's act on the host;
   // a deploy creates the new guest's instance and asks the host for the guest.
-  // A bulk edit is an edit of each instance it changes (here two).
-  const objects: Record<string, number> = { 'POST /api/hosts/:id/drift/apply': 2, 'POST /api/hosts/:id/deploy': 2, 'POST /api/instances/bulk': 2 };
+  // A bulk edit is an edit of each instance it changes (here two). A campaign starts its first wave
+  // (here one guest's reboot) as it is made; cancelling one cancels the operation its wave runs.
+  const objects: Record<string, number> = {
+    'POST /api/hosts/:id/drift/apply': 2,
+    'POST /api/hosts/:id/deploy': 2,
+    'POST /api/instances/bulk': 2,
+    'POST /api/campaigns': 2,
+    'POST /api/campaigns/:id/cancel': 2,
+  };
 
   it.each(Object.keys(writes))('%s leaves one entry per object it touches, naming its request', async (name) => {
     const send = await writes[name]!();
