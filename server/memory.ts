@@ -42,3 +42,22 @@ export function collectGarbage(): void {
 export function collectYoungGarbage(): void {
   collector()?.({ type: 'minor' });
 }
+
+/**
+ * A young-generation collection once `every` calls have come, at the end of that turn of the event loop
+ * (`setImmediate`: after the turn's group commit has answered its requests), when little of the turn's
+ * work is still alive. `collect` is for tests.
+ */
+export function youngCollectionEvery(every: number, collect: () => void = collectYoungGarbage): () => void {
+  let count = 0;
+  let pending = false;
+  return () => {
+    if (++count < every || pending) return;
+    count = 0;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      collect();
+    });
+  };
+}

@@ -361,6 +361,18 @@ describe('pause, resume and cancel', () => {
     expect((await operator.post('/api/campaigns?dry_run=true', { name: 'again', target: { vmids: [1901] }, step: { type: 'guest.action', action: 'start' } })).body.skipped).toEqual([]);
   });
 
+  it('GET /api/campaigns/:id answers JSON, the same bytes until the campaign changes, then the change', async () => {
+    await enrolledHost([guest(1951)]);
+    const res = await operator.post('/api/campaigns', { name: 'read twice', target: { vmids: [1951] }, step: { type: 'guest.action', action: 'reboot' } });
+    const first = await admin.get(`/api/campaigns/${res.body.id}`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(first.body).toEqual(res.body);
+    expect((await admin.get(`/api/campaigns/${res.body.id}`)).text).toBe(first.text);
+    expect((await operator.post(`/api/campaigns/${res.body.id}/pause`)).status).toBe(200);
+    expect((await admin.get(`/api/campaigns/${res.body.id}`)).body).toEqual({ ...res.body, status: 'paused' });
+  });
+
   it('unknown campaigns are 404, bad ids 400', async () => {
     expect((await admin.get('/api/campaigns/999999')).body).toEqual({ error: 'campaign not found' });
     expect((await admin.get('/api/campaigns/abc')).status).toBe(400);

@@ -27,7 +27,9 @@ export function registerCampaignRoutes(routes: RouteTable, campaigns: CampaignSe
     return campaigns.create(body);
   });
   routes.on('GET /api/campaigns', { access: 'fleet.read' }, () => campaigns.list());
-  routes.on('GET /api/campaigns/:id', { access: 'fleet.read' }, (req, res, { params }) => campaigns.get(params.id));
+  routes.on('GET /api/campaigns/:id', { access: 'fleet.read' }, (req, res, { params }) => {
+    res.set('Content-Type', 'application/json; charset=utf-8').send(campaigns.json(params.id));
+  });
   routes.on('POST /api/campaigns/:id/pause', { access: 'fleet.operate' }, (req, res, { params }) => campaigns.change(params.id, 'pause', who(), false));
   routes.on('POST /api/campaigns/:id/resume', { access: 'fleet.operate' }, (req, res, { params }) => campaigns.change(params.id, 'resume', who(), false));
   routes.on('POST /api/campaigns/:id/cancel', { access: 'fleet.operate' }, (req, res, { params }) =>

@@ -46,8 +46,11 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
    */
   const ended = new Set<string>();
   let fullLookAt = 0;
-  /** The campaign page's answer, kept until the campaign next changes (500 targets are read and shaped once). */
-  const presented = new Map<number, Campaign>();
+  /**
+   * The campaign page's answer, kept until the campaign next changes (500 targets are read and shaped
+   * once), and its JSON once it is first sent: 112 KiB for 500 targets, encoded again on every read before.
+   */
+  const presented = new Map<number, { campaign: Campaign; body?: Buffer }>();
 
   const summaryOf = (row: CampaignRow): CampaignSummary => presentSummary(row, repo.counts(row.id));
   const announce = (row: CampaignRow) => {
@@ -60,9 +63,9 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
     if (!row) throw notFound('campaign not found');
     return row;
   }
-  const read = (id: number): Campaign => {
-    const kept = presented.get(id);
-    if (kept) return kept;
+  const kept = (id: number) => {
+    let page = presented.get(id);
+    if (page) return page;
     const row = require(id);
     const now = ctx.clock.now();
     const hostnames = new Map<number, string | null>();
@@ -70,12 +73,13 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
       if (!hostnames.has(hostId)) hostnames.set(hostId, deps.fleet.host(hostId, now)?.hostname ?? null);
       return hostnames.get(hostId)!;
     };
-    const campaign = presentCampaign(row, repo.counts(id), repo.targets(id), hostnameOf);
-    presented.set(id, campaign);
+    page = { campaign: presentCampaign(row, repo.counts(id), repo.targets(id), hostnameOf) };
+    presented.set(id, page);
     // A few pages open at once are what this is for; more are read again.
     if (presented.size > 20) presented.delete(presented.keys().next().value!);
-    return campaign;
+    return page;
   };
+  const read = (id: number): Campaign => kept(id).campaign;
   const subject = (c: Pick<CampaignRow, 'id' | 'name'>) => ({ type: 'campaign', id: String(c.id), name: c.name });
 
   const planTx = ctx.transaction((request: CampaignRequest, now: number): CampaignPlan => planCampaign(parts, request, resolveStep(parts, request.step), now));
@@ -166,7 +170,11 @@ export function createCampaignService(ctx: AppContext, deps: CampaignDeps) {
     plan: (request: CampaignRequest): CampaignPlan => planTx(request, ctx.clock.now()),
     create: (request: CampaignRequest): Campaign => read(createTx(request, currentContext().actor, ctx.clock.now())),
     list: (): CampaignSummary[] => repo.list(200).map(summaryOf),
-    get: read,
+    /** GET /api/campaigns/:id's body: the campaign as JSON, the same bytes until it next changes. */
+    json(id: number): Buffer {
+      const page = kept(id);
+      return (page.body ??= Buffer.from(JSON.stringify(page.campaign)));
+    },
     change(id: number, to: 'pause' | 'resume' | 'cancel', who: Who, managesHosts: boolean): Campaign {
       changeTx(id, to, who, managesHosts, ctx.clock.now());
       if (to === 'resume') wake();

@@ -9,6 +9,7 @@ import type { CommandChannel } from './command-channel.js';
 import type { NewOperation, OperationRepo } from './repo.js';
 import type { ScriptSource } from './script-source.js';
 import { presentOperation } from './view.js';
+import { youngCollectionEvery } from '../memory.js';
 
 /**
  * What operations work with, handed in by the composition root (server/services.ts): their own repo,
@@ -34,10 +35,23 @@ export interface OperationParts {
   scripts: ScriptSource;
 }
 
+/**
+ * Operations come in bursts (a campaign's wave: 50 commands queued, handed to 50 waiting polls, 50
+ * results), each leaving 200–300 KB of short-lived garbage. V8 alone collects the young generation
+ * about every 16 MB allocated, whatever is in flight: ~3 MB survive each time (0.5 MB at the end of
+ * a turn) and are promoted (23 MB for 500 operations, dead by the next full collection), and every
+ * page of the grown young generation is touched. A scavenge after every 16 changes of operations,
+ * once the turn has answered its requests: 500 operations in waves of 50 raised RSS by 50 MB (median
+ * of 3), now 35 (test/bench/campaigns.bench.ts), for ~30 more scavenges of 1–3 ms each.
+ */
+const collectAfterBurst = youngCollectionEvery(16);
+
 /** operation.updated with the operation as it is now (never its output); inside a transaction it is heard once that commits. */
 export function announceOperation({ ctx, ops }: Pick<OperationParts, 'ctx' | 'ops'>, id: string | undefined): void {
   const row = id === undefined ? undefined : ops.byId(id);
-  if (row) ctx.bus.publish('operation.updated', presentOperation(row, false));
+  if (!row) return;
+  ctx.bus.publish('operation.updated', presentOperation(row, false));
+  collectAfterBurst();
 }
 
 /** The host takes commands: it reports (online) and is not being removed. */
