@@ -159,7 +159,7 @@ describe('metrics', () => {
     expect(family('homefleet_guest_running')!.metrics).toContainEqual({ labels: { host: 'pve-metrics', vmid: '102', name: 'ct', type: 'lxc' }, value: '0' });
     expect(family('homefleet_guest_memory_bytes')!.metrics).toContainEqual({ labels: { host: 'pve-metrics', vmid: '101', name: WEIRD, type: 'qemu' }, value: String(2 * GIB) });
     expect(family('homefleet_host_memory_bytes')!.metrics).toContainEqual({ labels: { host: 'pve-metrics', kind: 'total' }, value: String(16 * GIB) });
-    expect(family('homefleet_alerts_firing')!.metrics).toHaveLength(9);
+    expect(family('homefleet_alerts_firing')!.metrics).toHaveLength(11);
     // Done with this host: removed, it is watched no more (the offline test below has its own).
     expect((await call(admin, 'DELETE', `/api/hosts/${host.host_id}`)).status).toBe(202);
   });
@@ -168,7 +168,7 @@ describe('metrics', () => {
 describe('alert rules and alerts', () => {
   it('lists the built-in rules with their defaults; only an administrator changes them, within their fields', async () => {
     const rules = await call(admin, 'GET', '/api/alerts/rules');
-    expect(rules.body.map((r: { rule: string }) => r.rule)).toEqual(['host.offline', 'guest.down', 'host.disk', 'host.memory', 'host.cpu', 'agent.outdated', 'job.failed', 'snapshot.failed', 'tls.expiry']);
+    expect(rules.body.map((r: { rule: string }) => r.rule)).toEqual(['host.offline', 'guest.down', 'host.disk', 'host.memory', 'host.cpu', 'agent.outdated', 'job.failed', 'snapshot.failed', 'tls.expiry', 'policy.failed', 'backup.failed']);
     expect(rules.body[0]).toMatchObject({ enabled: true, severity: 'critical', for_s: 3 });
     expect(rules.body[2]).toMatchObject({ rule: 'host.disk', for_s: 300, percent: 90 });
     expect(rules.body[8]).toMatchObject({ rule: 'tls.expiry', days: 14 });

@@ -19,6 +19,9 @@ const BODY_ROUTES = Object.entries(ROUTES)
   .filter(([, spec]) => 'body' in spec)
   .map(([key]) => key);
 
+/** A list is what most bodies are not; a route whose body is a list refuses an object instead. */
+const REFUSED: Record<string, unknown> = { 'PUT /api/policies': {} };
+
 /** A path with its parameters filled: ids that exist or not do not matter, the body is checked first. */
 const fill = (path: string) => path.replace(':rule', 'host.offline').replace(/:\w+/g, '1');
 
@@ -71,7 +74,7 @@ describe('every declared body is validated by the built server', () => {
   });
 
   it.each(BODY_ROUTES)('%s answers 400 with field errors to a body its schema refuses', async (key) => {
-    const res = await send(key, credentialOf(key), []);
+    const res = await send(key, credentialOf(key), REFUSED[key] ?? []);
     expect(res.status, res.body).toBe(400);
     expect(JSON.parse(res.body), res.body).toEqual({ errors: expect.arrayContaining([expect.objectContaining({ field: expect.any(String), message: expect.any(String) })]) });
   });
