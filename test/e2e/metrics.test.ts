@@ -164,7 +164,7 @@ describe('metrics on the dashboard', () => {
     await channel.getByRole('button', { name: 'Send a test' }).click();
     await expect.poll(() => receiver.received.at(-1)?.path).toBe('/homelab-2');
     expect(receiver.received.at(-1)).toMatchObject({ headers: { authorization: 'Bearer tk_secret' } });
-    expect(await page.getByTestId('alert-rules').locator('tr[data-rule]').count()).toBe(9);
+    expect(await page.getByTestId('alert-rules').locator('tr[data-rule]').count()).toBe(11);
     expect(await page.content()).not.toContain('tk_secret');
     await page.screenshot({ path: path.join(shots, 'notifications.png'), fullPage: true });
     expect(dash.errors).toEqual([]);
