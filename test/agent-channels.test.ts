@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping } from './helpers/shipped-agents.js';
+import { until as waitUntil } from './helpers/until.js';
 
 const SETUP_TOKEN = 'channels-setup-token-0123456789abcdef';
 const PASSWORD = 'channels-test-password';
@@ -58,15 +59,7 @@ const detail = async (h: Host) => (await admin.get(`/api/hosts/${h.id}`)).body;
 const patch = (h: Host, body: unknown, client = admin) => client.patch(`/api/hosts/${h.id}`, body);
 const upgradeCommands = async (h: Host, version = '1.0.0') => ((await beat(h, version)).body.commands as { type: string }[]).filter((c) => c.type === 'upgrade');
 
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T | undefined | false>, ms = 20_000) => waitUntil(what, read, ms, 200);
 
 beforeAll(async () => {
   packageDir = await packageShipping({ current: agentScript('1.1.0'), kept: { '1.0.0': agentScript('1.0.0'), '1.2.0-beta.1': agentScript('1.2.0-beta.1') } });

@@ -6,7 +6,6 @@
 import { execa } from 'execa';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
+import { until, freePort } from './helpers/until.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fakeBin = path.join(root, 'reporter/test/fixtures/agent-bin');
@@ -33,27 +33,6 @@ let failFile: string;
 const agents: ChildProcess[] = [];
 const hostIds: number[] = [];
 const errors: string[] = [];
-
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 interface Call {
   at: number;

@@ -11,6 +11,7 @@ import { bearer, heldPosts } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
 import { openStream } from './helpers/sse.js';
 import { removeTempDbs, tempDbPath } from './helpers/tempdb.js';
+import { until as waitUntil } from './helpers/until.js';
 
 const SETUP_TOKEN = 'campaigns-test-setup-token-0123456789';
 const ENV = { FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true', FLEET_HEARTBEAT_INTERVAL_S: '600' };
@@ -32,15 +33,7 @@ interface Host {
   guests: object[];
 }
 
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T | undefined | false>, ms = 10_000) => waitUntil(what, read, ms, 50);
 
 const guest = (vmid: number, extra: object = {}) => ({ vmid, name: `g${vmid}`, type: 'qemu', status: 'running', ...extra });
 

@@ -13,6 +13,7 @@ import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { ed25519Line } from './helpers/ssh-keys.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
+import { until as waitUntil } from './helpers/until.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fixtures = path.join(root, 'reporter/test/fixtures');
@@ -36,15 +37,7 @@ const keys: { id: number; name: string; line: string; fingerprint: string }[] = 
 let configId: number;
 const errors: string[] = [];
 
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T | undefined | false>, ms = 15_000) => waitUntil(what, read, ms);
 
 /** What the fake Proxmox lists: a running VM, a cloud-init VM template with its sizes, a container and a container template. */
 function listGuests(extraQemu: object[] = []) {

@@ -16,6 +16,7 @@ import { chromiumLaunchOptions } from '../build/chromium.mjs';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { until } from './helpers/until.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fixtures = path.join(root, 'reporter/test/fixtures');
@@ -40,16 +41,6 @@ let page: Page;
 let dir: string;
 const hosts: FakeHost[] = [];
 const errors: string[] = [];
-
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const backup = (node: string, vmid: number, hoursAgo: number, verification?: 'ok' | 'failed') => ({
   content: 'backup',

@@ -12,6 +12,7 @@ import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { heldPosts } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
+import { until as waitUntil } from './helpers/until.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fakeBin = path.join(root, 'reporter/test/fixtures/agent-bin');
@@ -29,15 +30,7 @@ let pveLog: string;
 let hostId: number;
 const errors: string[] = [];
 
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T | undefined | false>, ms = 15_000) => waitUntil(what, read, ms);
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-guests-e2e-'));

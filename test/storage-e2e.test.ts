@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../build/chromium.mjs';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
+import { until as waitUntil } from './helpers/until.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fixtures = path.join(root, 'reporter/test/fixtures');
@@ -46,15 +47,7 @@ let isoSha: string;
 const hosts: FakeHost[] = [];
 const errors: string[] = [];
 
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T | undefined | false>, ms = 20_000) => waitUntil(what, read, ms);
 
 const sha256Of = (file: string) =>
   new Promise<string>((resolve, reject) => {

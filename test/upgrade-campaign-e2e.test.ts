@@ -10,13 +10,13 @@
 import { execa } from 'execa';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping, servedAgent } from './helpers/shipped-agents.js';
+import { until, freePort } from './helpers/until.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const SETUP_TOKEN = 'upgrade-campaign-setup-token-0123456789';
@@ -36,27 +36,6 @@ let dir: string;
 const packages: string[] = [];
 const agents: ChildProcess[] = [];
 const ids: Record<string, number> = {};
-
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 const installedAgent = (name: string) => fs.readFileSync(path.join(dir, name, 'usr/local/lib/homefleet-agent/host-agent.sh'), 'utf8');
 const host = async (name: string) => (await admin.get(`/api/hosts/${ids[name]}`)).body;

@@ -7,13 +7,13 @@
 // no client shares the server's event loop. All traffic goes to 127.0.0.1; every loop is bounded.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { setUpAdmin } from '../helpers/headless.js';
 import { TestClient } from '../helpers/http.js';
+import { freePort } from '../helpers/until.js';
 
 const HOSTS = 50;
 const PER_HOST = 50;
@@ -26,15 +26,6 @@ afterAll(() => {
   for (const child of children) child.kill('SIGTERM');
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 function loader() {
   const child = fork(path.join(root, 'test/bench/metrics-load.mjs'), { stdio: 'inherit' });

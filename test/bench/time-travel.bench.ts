@@ -9,7 +9,6 @@
 // 127.0.0.1 server this file starts; every loop is bounded.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { createApp } from '../../server/app.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { manualClock } from '../helpers/clock.js';
 import { setUpAdmin } from '../helpers/headless.js';
+import { freePort } from '../helpers/until.js';
 
 const INSTANCES = 10_000;
 const DELETED = 500;
@@ -84,14 +84,6 @@ async function seed(file: string): Promise<{ history: number }> {
   app.context.commits.flush();
   await app.close();
   return { history };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 async function startBuilt(file: string, setupToken: string): Promise<string> {
