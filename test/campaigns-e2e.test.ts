@@ -3,8 +3,7 @@
 // agents), the real installer it serves and two real bash agents looping (two hosts: two agent roots,
 // each with its machine id and hostname), fake qm/pct that write each argument list with the time
 // it started and ended, and an operator in Chromium.
-import { execa } from 'execa';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
 import { until, freePort } from './helpers/until.js';
+import { installAgent, spawnAgent } from './helpers/real-agent.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fakeBin = path.join(root, 'reporter/test/fixtures/agent-bin');
@@ -118,14 +118,8 @@ exit "$code"
       HOMEFLEET_CURL_MAX_TIME: '5',
     };
     const token = (await admin.post('/api/hosts/enrollment-tokens', { name })).body.token as string;
-    const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, hostRoot], {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 30_000,
-    });
-    expect(installed.exitCode, installed.stderr).toBe(0);
-    agents.push(spawn('bash', [path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh'), '--root', hostRoot], { env, detached: true, stdio: 'ignore' }));
+    await installAgent(server.url, token, hostRoot, env);
+    agents.push(spawnAgent(hostRoot, env));
   }
   const hosts = await until('both hosts to report their guests', async () => {
     const list = (await admin.get('/api/hosts')).body as { id: number; hostname: string; status: string; guest_count: number }[];

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping, servedAgent } from './helpers/shipped-agents.js';
+import { installAgent } from './helpers/real-agent.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const SETUP_TOKEN = 'channels-e2e-setup-token-0123456789';
@@ -81,13 +82,7 @@ afterAll(async () => {
 describe('the real agent follows its host release channel', { timeout: 90_000 }, () => {
   it('installs the stable agent, is moved to the pre-release only once on beta, and takes its collectors', async () => {
     const token = (await admin.post('/api/hosts/enrollment-tokens', { name: 'channels' })).body.token as string;
-    const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, hostRoot], {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 30_000,
-    });
-    expect(installed.exitCode, installed.stderr).toBe(0);
+    await installAgent(server.url, token, hostRoot, env);
     // A new host follows the stable channel: the installer takes the stable agent, not the newer pre-release.
     expect(fs.readFileSync(installedAgent(), 'utf8')).toContain(`HOMEFLEET_AGENT_VERSION="${STABLE}"`);
     expect((await agentOnce()).exitCode).toBe(0);

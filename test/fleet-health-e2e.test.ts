@@ -5,8 +5,7 @@
 // receiver on loopback; an administrator in Chromium. The Fleet health page shows every cell with its
 // reason; one host stopped raises one host.offline alert and notification naming its three guests and
 // no guest.down or policy.failed for them (whose for_s would have passed); the host back resolves it.
-import { execa } from 'execa';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { until } from './helpers/until.js';
+import { installAgent, spawnAgent } from './helpers/real-agent.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fixtures = path.join(root, 'reporter/test/fixtures');
@@ -87,7 +87,7 @@ function makeHost(node: string, machineId: string, guests: object[], backups: ob
 }
 
 const runAgent = (host: Omit<FakeHost, 'id'>) =>
-  spawn('bash', [path.join(host.root, 'usr/local/lib/homefleet-agent/host-agent.sh'), '--root', host.root], { env: host.env, detached: true, stdio: 'ignore' });
+  spawnAgent(host.root, host.env);
 
 function stopAgent(host: FakeHost) {
   if (!host.agent?.pid) return;
@@ -102,13 +102,7 @@ function stopAgent(host: FakeHost) {
 /** Installs the agent with the installer the server serves, starts it looping, and waits for its backups. */
 async function startAgent(host: Omit<FakeHost, 'id'>, vmid: number): Promise<FakeHost> {
   const token = (await admin.post('/api/hosts/enrollment-tokens', { name: host.node })).body.token as string;
-  const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, host.root], {
-    env: host.env,
-    extendEnv: false,
-    reject: false,
-    timeout: 30_000,
-  });
-  expect(installed.exitCode, installed.stderr).toBe(0);
+  await installAgent(server.url, token, host.root, host.env);
   const agent = runAgent(host);
   const id = await until(`${host.node} to report its backups`, async () => {
     const found = ((await admin.get('/api/hosts')).body as { id: number; hostname: string; status: string }[]).find((h) => h.hostname === host.node && h.status === 'online');

@@ -1,8 +1,7 @@
 // End to end, guest control: the built server in its own process, the real installer it serves and
 // the real bash agent looping (heartbeats and the command poll) with fake qm/pct on PATH, and an
 // operator in Chromium acting on the host page.
-import { execa } from 'execa';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { heldPosts } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
 import { until as waitUntil } from './helpers/until.js';
+import { installAgent, spawnAgent } from './helpers/real-agent.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fakeBin = path.join(root, 'reporter/test/fixtures/agent-bin');
@@ -66,15 +66,9 @@ beforeAll(async () => {
     HOMEFLEET_CURL_MAX_TIME: '5',
   };
   const token = (await admin.post('/api/hosts/enrollment-tokens', { name: 'e2e' })).body.token as string;
-  const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, hostRoot], {
-    env,
-    extendEnv: false,
-    reject: false,
-    timeout: 30_000,
-  });
-  expect(installed.exitCode, installed.stderr).toBe(0);
+  await installAgent(server.url, token, hostRoot, env);
   // The installed agent as its systemd service runs it: looping, in its own process group.
-  agent = spawn('bash', [path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh'), '--root', hostRoot], { env, detached: true, stdio: 'ignore' });
+  agent = spawnAgent(hostRoot, env);
   hostId = await until('the host to report its guests', async () => {
     const [host] = (await admin.get('/api/hosts')).body;
     return host?.status === 'online' && host.guest_count === 4 && (host.id as number);

@@ -6,8 +6,7 @@
 // from the one cached copy, and a download from a URL onto a storage, which the Storage section
 // shows once the agent reports the storage again. Nothing is fetched from the URL: the fake pvesh
 // records its arguments.
-import { execa } from 'execa';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +17,7 @@ import { chromiumLaunchOptions } from '../build/chromium.mjs';
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { until as waitUntil } from './helpers/until.js';
+import { installAgent, spawnAgent } from './helpers/real-agent.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const fixtures = path.join(root, 'reporter/test/fixtures');
@@ -92,14 +92,8 @@ async function startAgent(host: Omit<FakeHost, 'id'>): Promise<FakeHost> {
     HOMEFLEET_VOLUMES_MIN_S: '0',
   };
   const token = (await admin.post('/api/hosts/enrollment-tokens', { name: host.node })).body.token as string;
-  const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, host.root], {
-    env,
-    extendEnv: false,
-    reject: false,
-    timeout: 30_000,
-  });
-  expect(installed.exitCode, installed.stderr).toBe(0);
-  const agent = spawn('bash', [path.join(host.root, 'usr/local/lib/homefleet-agent/host-agent.sh'), '--root', host.root], { env, detached: true, stdio: 'ignore' });
+  await installAgent(server.url, token, host.root, env);
+  const agent = spawnAgent(host.root, env);
   const id = await until(`${host.node} to report its storages`, async () => {
     const found = ((await admin.get('/api/hosts')).body as { id: number; hostname: string; status: string }[]).find((h) => h.hostname === host.node && h.status === 'online');
     if (!found) return false;

@@ -7,8 +7,7 @@
 // pre-release, the stable ones to the release), the pinned host is skipped naming its pin, and each
 // wave ends only when the heartbeat rule settles its upgrade (the new version, started after the
 // upgrade began).
-import { execa } from 'execa';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping, servedAgent } from './helpers/shipped-agents.js';
 import { until, freePort } from './helpers/until.js';
+import { installAgent, spawnAgent } from './helpers/real-agent.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const SETUP_TOKEN = 'upgrade-campaign-setup-token-0123456789';
@@ -72,15 +72,9 @@ beforeAll(async () => {
       HOMEFLEET_CURL_MAX_TIME: '5',
     };
     const token = (await admin.post('/api/hosts/enrollment-tokens', { name })).body.token as string;
-    const installed = await execa('bash', ['-c', 'set -o pipefail; curl -fsSL "$1/install/agent.sh" | bash -s -- --token "$2" --root "$3"', 'install', server.url, token, hostRoot], {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 30_000,
-    });
-    expect(installed.exitCode, installed.stderr).toBe(0);
+    await installAgent(server.url, token, hostRoot, env);
     // The service, as systemd would run it: the upgrade execs the new version in this same process.
-    agents.push(spawn('bash', [path.join(hostRoot, 'usr/local/lib/homefleet-agent/host-agent.sh'), '--root', hostRoot], { env, detached: true, stdio: 'ignore' }));
+    agents.push(spawnAgent(hostRoot, env));
   }
   const hosts = await until('the four hosts to report', async () => {
     const list = (await admin.get('/api/hosts')).body as { id: number; hostname: string; status: string; agent_version: string }[];
