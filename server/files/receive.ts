@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { FILE_NAME } from '../contract/inputs/storage.js';
 import { collectYoungGarbage } from '../memory.js';
+import type { Hasher, UploadHash } from './hasher.js';
 import { badRequest, HttpError, unsupportedMediaType, validationFailed } from '../errors.js';
 
 /** A file part written whole to its temp file. */
@@ -30,6 +31,8 @@ export interface ReceiveOptions {
   grow(size: number): void | Promise<void>;
   /** Told at once when the upload fails, before its temp file is removed. */
   failing(): void;
+  /** Where the SHA-256 is computed (server/files/hasher.ts). */
+  hasher: Hasher;
 }
 
 export const TEMP_FILE = /^\.upload-[0-9a-f-]{36}\.partial$/;
@@ -61,25 +64,27 @@ export const aborted = () => Object.assign(new Error('upload aborted by the clie
 const CHUNK = 64 * 1024;
 
 /** How many bytes of an upload pass between two young-generation collections (see collectYoungGarbage). */
-const SCAVENGE_EVERY = 8 * 1024 * 1024;
+const SCAVENGE_EVERY = 4 * 1024 * 1024;
 
 /**
  * The temp file of one upload: each batch of chunks is counted against the limit and the cache's room,
- * hashed, and written with one `writev` to the file it holds open: one stage between busboy and the
+ * hashed (on the hasher's thread) while it is written with one `writev` to the file it holds open:
+ * one stage between busboy and the
  * disk, where a counting Transform and a write stream were two, each with a queue of its own.
  */
 class TempFile extends Writable {
   size = 0;
   private fd: number | undefined;
   private readonly opened: Promise<number | undefined>;
-  private readonly hash = createHash('sha256');
+  private readonly hash: UploadHash;
   private closing: Promise<void> | undefined;
 
   constructor(
     file: string,
-    private readonly options: Pick<ReceiveOptions, 'maxBytes' | 'grow'>,
+    private readonly options: Pick<ReceiveOptions, 'maxBytes' | 'grow' | 'hasher'>,
   ) {
     super({ highWaterMark: CHUNK });
+    this.hash = options.hasher.open();
     this.opened = new Promise((resolve, reject) => fs.open(file, 'wx', 0o600, (err, fd) => (err ? reject(err) : resolve((this.fd = fd)))));
   }
 
@@ -95,8 +100,11 @@ class TempFile extends Writable {
       if (Math.floor(size / SCAVENGE_EVERY) > Math.floor(this.size / SCAVENGE_EVERY)) collectYoungGarbage();
       this.size = size;
       const buffers = chunks.map(({ chunk }) => chunk);
-      for (const buffer of buffers) this.hash.update(buffer);
-      writeAll(this.fd!, buffers, done);
+      // Hashed (on the hasher's thread) while it is written; the next batch waits for both.
+      const hashed = this.hash.update(buffers);
+      // Its failure reaches `done` below, unless the write's came first: never unhandled.
+      hashed.catch(() => undefined);
+      writeAll(this.fd!, buffers, (err) => (err ? done(err) : hashed.then(() => done(), done)));
     };
     let room: void | Promise<void>;
     try {
@@ -112,12 +120,13 @@ class TempFile extends Writable {
     this.close().then(() => done(), done);
   }
 
-  sha256(): string {
-    return this.hash.digest('hex');
+  sha256(): Promise<string> {
+    return this.hash.digest();
   }
 
   /** Stops the writes and closes the file (once). */
   discard(): Promise<void> {
+    this.hash.drop();
     this.destroy();
     return this.close();
   }
@@ -205,7 +214,7 @@ export function receiveUpload(req: IncomingMessage, options: ReceiveOptions): Pr
         await sink.discard();
         await fs.promises.rm(tempPath, { force: true });
       };
-      written = pipeline(stream, sink).then(() => ({ size: sink.size, sha256: sink.sha256(), tempPath }));
+      written = pipeline(stream, sink).then(async () => ({ size: sink.size, sha256: await sink.sha256(), tempPath }));
       // Failures are acted on at once (not when the form ends): stop reading, remove the temp file.
       written.catch(fail);
     });

@@ -10,6 +10,7 @@ import { currentContext, withContext } from '../http/request-context.js';
 import { isoSeconds } from '../time.js';
 import { leastFileBytes, receiveUpload, TEMP_FILE, tooLarge, type Received } from './receive.js';
 import { createFileRepo, type FileRow } from './repo.js';
+import { createHasher } from './hasher.js';
 import { createRoom } from './room.js';
 
 /** What the file cache asks of operations: whether a pending or sent `upload` operation names the file. */
@@ -59,6 +60,7 @@ export function createFileCache(ctx: Pick<AppContext, 'db' | 'clock' | 'config' 
   const cap = config.fileCacheMaxBytes;
   let dir = options.dir ?? (config.dbPath === ':memory:' ? undefined : filesDirectory(config.dbPath));
   let temporaryDir = false;
+  const hasher = createHasher();
   const room = createRoom(cap, () => repo.usedBytes(), (bytes) => evictTx(bytes));
 
   const pathOf = (sha256: string) => path.join(dir!, sha256);
@@ -177,6 +179,7 @@ export function createFileCache(ctx: Pick<AppContext, 'db' | 'clock' | 'config' 
           maxBytes: config.uploadMaxBytes,
           grow: (size) => withContext(context, () => reservation.grow(size)),
           failing: reservation.failing,
+          hasher,
         });
         try {
           const { file, kept } = keepTx(received, by);
