@@ -10,7 +10,7 @@ const Database = createRequire(import.meta.url)('better-sqlite3');
 const db = new Database(process.env.DB_PATH);
 db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
 
-const COLUMNS = 'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, created_at, updated_at';
+const COLUMNS = 'vmid, name, state, stack, tailscale_ip, atlas, argus, semaphore, patchmon, tailscale, andromeda, hardware_acceleration, tags, created_at, updated_at';
 const SEARCH = "(name LIKE @search ESCAPE '\\' OR CAST(vmid AS TEXT) LIKE @search ESCAPE '\\' OR stack LIKE @search ESCAPE '\\')";
 // The statements homefleet's registry runs for these two lists (server/registry/repo.ts), read the same
 // way: the bench checks that both servers answer them with the same bytes before it times anything.
@@ -28,14 +28,14 @@ let tailnet = new Map();
 const shape = (r) => {
   const placed = placements.get(r[0]);
   return { vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7],
-    patchmon: r[8], tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], created_at: r[12], updated_at: r[13],
+    patchmon: r[8], tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], tags: r[12] === '' ? [] : r[12].split(','), created_at: r[13], updated_at: r[14],
     host: placed ? placed.host : null, guest_status: placed ? placed.guest_status : null, tailscale_ipv6: tailnet.get(r[0]) ?? null };
 };
 
 const insert = db.prepare(`INSERT INTO instances (${COLUMNS}) VALUES (@vmid, @name, @state, @stack, @tailscale_ip, @atlas, @argus,
-  @semaphore, @patchmon, @tailscale, @andromeda, @hardware_acceleration, @created_at, @updated_at)`);
+  @semaphore, @patchmon, @tailscale, @andromeda, @hardware_acceleration, @tags, @created_at, @updated_at)`);
 const history = db.prepare('INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by) VALUES (?, ?, NULL, NULL, ?, ?)');
-const FLAGS = { tailscale_ip: '', atlas: 0, argus: 0, semaphore: 0, patchmon: 0, tailscale: 0, andromeda: 0, hardware_acceleration: 0 };
+const FLAGS = { tailscale_ip: '', atlas: 0, argus: 0, semaphore: 0, patchmon: 0, tailscale: 0, andromeda: 0, hardware_acceleration: 0, tags: '' };
 
 /** A create: the instance and its `created` history row, in one transaction. */
 const create = db.transaction((row) => {
