@@ -54,7 +54,7 @@ const importedHistory = db.prepare("INSERT INTO instance_history (instance_id, f
 const replace = db.transaction((instances) => {
   deleteHistory.run();
   deleteInstances.run();
-  for (const row of instances) insert.run(row);
+  for (const row of instances) insert.run({ ...row, tags: (row.tags ?? []).join(',') });
   importedHistory.run(new Date().toISOString());
 });
 
