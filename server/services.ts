@@ -168,6 +168,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
     },
   });
   const fleet = createFleetHealth(context, {
+    collectionVmids: collections.vmidsOf,
     audit,
     instances,
     jobs,
@@ -191,7 +192,6 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       },
     },
   });
-  fleet.useCollections(collections.vmidsOf);
   const monitoring = createMonitoring(context, { audit, hosts, instances, jobs, snapshots, fleet, heartbeatIntervalS }, options.monitoring);
   recordMetrics = monitoring.metrics.prepare;
   const { metrics, alerts, notifications } = monitoring;

@@ -48,7 +48,7 @@ export interface CampaignFleet {
  */
 export interface CampaignLaunchers {
   guestAction(hostId: number, vmid: number, body: GuestActionRequest, who: Who): OperationAccepted;
-  /** s40-scripts' `scripts.request`: `vmid` null runs it on the host itself. */
+  /** A script run (server/operations/scripts.ts `scripts.request`): `vmid` null runs it on the host itself. */
   script(hostId: number, vmid: number | null, scriptId: number, timeoutS: number | undefined, who: Who): OperationAccepted;
   /** `operations.requestUpgrade`: answers the upgrade's operation id; the heartbeat rule settles it. */
   upgrade(hostId: number, version: string, who: Who): string;
@@ -63,7 +63,7 @@ export interface CampaignLaunchers {
   cancel(id: string, who: Who, managesHosts: boolean): void;
 }
 
-/** The instances a collection matches now (s40-tags); the 404 HttpError when there is no such collection. */
+/** The instances a collection matches now (server/collections); the 404 HttpError when there is no such collection. */
 export interface CampaignCollections {
   vmidsOf(id: number): number[];
 }

@@ -14,6 +14,8 @@ import { createFleetRepo, type BackupJob, type NewestBackup } from './repo.js';
 /** What fleet health reads of the other features, handed in by the composition root (server/services.ts). */
 export interface FleetDeps {
   audit: AuditLog;
+  /** A collection's vmids now (server/collections), or the 404 when there is no such collection. */
+  collectionVmids: CollectionVmids;
   instances: { list(query: { sort: 'vmid'; descending: false }): PlacedInstance[]; exists(vmid: number): boolean };
   /** Where each vmid runs now (the registry's `host` and `guest_status`), kept fresh by hosts. */
   placements(): ReadonlyMap<number, { host: { id: number; name: string }; guest_status: string }>;
@@ -34,14 +36,8 @@ export interface FleetDeps {
   jobs: { lastSuccesses(): { key: JobKey; at: string | null }[] };
 }
 
-/**
- * A collection's vmids (its 404 when there is none). Collections come from another change (s40-tags);
- * until it is wired in, every collection id is unknown.
- */
+/** A collection's vmids (its 404 when there is none). */
 export type CollectionVmids = (id: number) => number[];
-const noCollections: CollectionVmids = () => {
-  throw notFound('collection not found');
-};
 
 /**
  * The alert rules run every few seconds, and the checks read the registry's whole list (10,000
@@ -66,7 +62,7 @@ export interface PolicyFailure {
  */
 export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
   const repo = createFleetRepo(ctx.db);
-  let collectionVmids: CollectionVmids = noCollections;
+  const collectionVmids = deps.collectionVmids;
   // The reports change a few times an hour; the fleet-health page and the alert rules read them every few seconds.
   let reports: { newest: Map<number, NewestBackup>; jobs: Map<number, BackupJob[]>; reported: Map<number, number> } | undefined;
   const reportsNow = () => {
@@ -195,10 +191,6 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
       });
     },
 
-    /** Collections are wired in by the composition root once they exist (s40-tags: `collections.vmidsOf`). */
-    useCollections(vmidsOf: CollectionVmids): void {
-      collectionVmids = vmidsOf;
-    },
 
     /** POST /api/agent/backups: the host's report, replacing its last one; the newest BACKUPS_PER_GUEST of each guest are kept. */
     report(hostId: number, body: BackupReport): void {
