@@ -3,6 +3,7 @@ import { api, ApiError, messageOf, pathOf } from '../api';
 import { Confirm, Field, Notice, PageTitle, Time, useLoad } from '../components/ui';
 import { navigate } from '../router';
 import { useSession } from '../session';
+import { fetchText, UnifiedDiff } from '../components/UnifiedDiff';
 import type { Script, ScriptInterpreter, ScriptSummary, ScriptTarget, ScriptVersion } from '../../server/contract/scripts';
 
 const TARGET_WORDS: Record<ScriptTarget, string> = { host: 'the host', guest: 'guests' };
@@ -170,21 +171,6 @@ function ScriptForm({ script, saved }: { script: Script | undefined; saved: () =
   );
 }
 
-/** The text of a version or a diff (text/plain); a refusal says why (a diff too large to show is a 422). */
-async function text(path: string): Promise<string> {
-  const res = await fetch(path, { credentials: 'same-origin' });
-  if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as { error?: string }).error ?? `The server answered ${res.status}.`);
-  return res.text();
-}
-
-/** Added and removed lines coloured; the file and hunk headers (---, +++, @@) are neither. */
-function lineClass(line: string): string | undefined {
-  if (line.startsWith('+++') || line.startsWith('---')) return 'diff-head';
-  if (line.startsWith('@@')) return 'diff-hunk';
-  if (line.startsWith('+')) return 'diff-add';
-  if (line.startsWith('-')) return 'diff-del';
-  return undefined;
-}
 
 function ScriptVersions({ script }: { script: Script }) {
   const versions = useLoad(() => api('GET /api/scripts/:id/versions', { params: { id: script.id } }), [script.id]);
@@ -202,7 +188,7 @@ function ScriptVersions({ script }: { script: Script }) {
       from === 'none'
         ? pathOf('/api/scripts/:id/versions/:v', { id: script.id, v: to })
         : pathOf('/api/scripts/:id/versions/:v/diff', { id: script.id, v: to }, { against: from });
-    text(path).then(
+    fetchText(path).then(
       (body) => setShown({ text: body, diff: from !== 'none' }),
       (e: Error) => setShown({ error: e.message }),
     );
@@ -251,16 +237,7 @@ function ScriptVersions({ script }: { script: Script }) {
       {shown && 'error' in shown && <Notice kind="error">{shown.error}</Notice>}
       {shown && 'text' in shown && (
         <pre class="config-view" data-testid={shown.diff ? 'script-diff' : 'script-text'}>
-          {shown.diff
-            ? shown.text
-                .replace(/\n$/, '')
-                .split('\n')
-                .map((line, i) => (
-                  <div key={i} class={lineClass(line)}>
-                    {line || ' '}
-                  </div>
-                ))
-            : shown.text}
+          {shown.diff ? <UnifiedDiff text={shown.text} /> : shown.text}
         </pre>
       )}
     </section>

@@ -1,16 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Time } from '../../components/ui';
+import { fetchText, UnifiedDiff } from '../../components/UnifiedDiff';
 import { exactTime } from '../../format';
 import type { GuestConfigVersion } from '../../../server/contract/operations';
 
-/** The unified diff (or the text) of a kept version, as plain text. */
-async function text(path: string): Promise<string> {
-  const res = await fetch(path, { credentials: 'same-origin' });
-  // A diff too large to show is a 422 that says so.
-  if (!res.ok) throw new Error(((await res.json().catch(() => ({}))) as { error?: string }).error ?? `The server answered ${res.status}.`);
-  return res.text();
-}
 
 /** A guest's kept config versions (newest first); each shows as a diff against the one before, or whole. */
 export function GuestConfigs({ hostId, vmid }: { hostId: number; vmid: number }) {
@@ -23,7 +17,7 @@ export function GuestConfigs({ hostId, vmid }: { hostId: number; vmid: number })
   }, [hostId, vmid]);
   // A diff names both versions it compares, so the page can label them by when they were received.
   const show = (version: GuestConfigVersion, against?: GuestConfigVersion) =>
-    text(against ? `${base}/${version.id}/diff?against=${against.id}` : `${base}/${version.id}`).then(
+    fetchText(against ? `${base}/${version.id}/diff?against=${against.id}` : `${base}/${version.id}`).then(
       (body) => setShown(against ? { version, against, body } : { version, body }),
       (e: Error) => setError(e.message),
     );
@@ -62,21 +56,12 @@ export function GuestConfigs({ hostId, vmid }: { hostId: number; vmid: number })
             )}
           </p>
           <pre class="config-view" data-testid="config-view">
-            {shown.against ? shown.body.replace(/\n$/, '').split('\n').map((line) => <div class={lineClass(line)}>{line || ' '}</div>) : shown.body}
+            {shown.against ? <UnifiedDiff text={shown.body} /> : shown.body}
           </pre>
         </>
       )}
     </div>
   );
-}
-
-/** Added and removed lines coloured; the file and hunk headers (---, +++, @@) are neither. */
-function lineClass(line: string): string | undefined {
-  if (line.startsWith('+++') || line.startsWith('---')) return 'diff-head';
-  if (line.startsWith('@@')) return 'diff-hunk';
-  if (line.startsWith('+')) return 'diff-add';
-  if (line.startsWith('-')) return 'diff-del';
-  return undefined;
 }
 
 /** A version's received time, exact: two versions a second apart both read "just now" otherwise. */
