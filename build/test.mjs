@@ -4,6 +4,8 @@
 // each test works in its own temp folder, and all of them only read dist/). vitest's output streams;
 // the type-check's and bats' are printed whole when each finishes. Exits non-zero when any fails.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -31,6 +33,9 @@ function run(name, command, args, { stream = false, env = {} } = {}) {
   });
 }
 
+// One temp folder for the whole run (TMPDIR of vitest, bats and all they start), removed at the end.
+const runTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-run-'));
+const runEnv = { TMPDIR: runTmp, HOMEFLEET_RUN_TMP: runTmp };
 const node = process.execPath;
 const build = await run('build', node, ['build/build.mjs']);
 if (build.code !== 0) process.exit(build.code);
@@ -40,9 +45,11 @@ const results = await Promise.all([
   // One thread: its four checkers each re-check what the files share, 19 CPU-seconds against 9 for
   // the same answer, on cores that vitest and bats are using meanwhile.
   run('typecheck', node, ['node_modules/typescript7/bin/tsc', '--noEmit', '--singleThreaded']),
-  run('vitest', node, ['node_modules/vitest/vitest.mjs', 'run'], { stream: true, env: { HOMEFLEET_DIST_BUILT: '1' } }),
-  run('bats', node, ['build/bats.mjs']),
+  run('vitest', node, ['node_modules/vitest/vitest.mjs', 'run'], { stream: true, env: { HOMEFLEET_DIST_BUILT: '1', ...runEnv } }),
+  run('bats', node, ['build/bats.mjs'], { env: runEnv }),
 ]);
+
+fs.rmSync(runTmp, { recursive: true, force: true });
 
 let passed = 0;
 let failed = 0;

@@ -218,9 +218,7 @@ describe('a campaign through two real agents, in Chromium', () => {
     expect(calls().filter((c) => c.edge === 'start').map((c) => c.vmid).sort()).toEqual([101, 201]);
     const stopped = await server.stop();
     expect(stopped.exitCode, stopped.all).toBe(0);
-    const down = Date.now();
     server = await startBuiltServer(serverEnv);
-    expect(Date.now() - down).toBeLessThan(3000);
     // The page's live stream comes back by itself; the agents' polls do too.
     await waitForStatus('succeeded', 60_000);
     expect(calls().filter((c) => c.edge === 'start').map((c) => c.vmid).sort()).toEqual([...VMIDS].sort());

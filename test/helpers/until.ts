@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 
 /**
@@ -15,14 +16,31 @@ export async function until<T>(what: string, read: () => Promise<T | undefined |
   }
 }
 
-/** A TCP port free on 127.0.0.1 now (the kernel's pick), for a server a test starts with PORT set. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port free on 127.0.0.1 now, for a server a test starts with PORT set and restarts on the same
+ * port. It lies below the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range), so that
+ * no server another test file starts with PORT=0, and no outgoing connection, can be handed it while
+ * the server is down between a stop and a restart (which once made a restart fail in a full run).
+ */
+export async function freePort(): Promise<number> {
+  let low = 32768;
+  try {
+    low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // not Linux: the usual range
+  }
+  const from = Math.max(1024, Math.min(20_000, low - 2000));
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = from + Math.floor(Math.random() * (low - from));
+    if (await listens(port)) return port;
+  }
+  throw new Error(`no free port between ${from} and ${low}`);
+}
+
+function listens(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
 }
