@@ -332,7 +332,11 @@ describe('the cap: FLEET_FILE_CACHE_MAX_BYTES', () => {
     let measuring = true;
     const measure = (async () => {
       while (measuring) {
-        most = Math.max(most, folderBytes(small));
+        // A sample this process was descheduled in the middle of is not one instant: the server went
+        // on evicting and writing meanwhile. Only those read within 5 ms count.
+        const started = performance.now();
+        const bytes = folderBytes(small);
+        if (performance.now() - started < 5) most = Math.max(most, bytes);
         await new Promise((r) => setImmediate(r));
       }
     })();
@@ -344,6 +348,7 @@ describe('the cap: FLEET_FILE_CACHE_MAX_BYTES', () => {
     // The folder is read file by file, not at one instant: a file stat'ed just before it was evicted
     // and one stat'ed just after growing into its room are both counted. A chunk or two of slack for
     // that; five uploads with no reservations would pass the cap by megabytes.
+    expect(most).toBeGreaterThanOrEqual(8 * MiB); // at least one sample counted
     expect(most).toBeLessThanOrEqual(CAP + 256 * 1024);
     const listed = (await small.admin.get('/api/files')).body;
     expect(listed.used_bytes).toBeLessThanOrEqual(CAP);
