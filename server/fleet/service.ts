@@ -118,6 +118,8 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
   /** Every instance a policy covers, checked now. */
   function evaluate(now: number, only?: Set<number>): { instance: PlacedInstance; result: InstanceHealth; offline: boolean }[] {
     const policies = repo.policies();
+    // No policy, nothing covered: the registry is not read (it is re-read after every write otherwise).
+    if (policies.length === 0) return [];
     const scopes = policies.map((p) => ({ stack: 'stack' in p.scope ? p.scope.stack : undefined, vmids: 'collection_id' in p.scope ? vmidsOr(p.scope.collection_id) : undefined, checks: p.checks }));
     const { newest, jobs, reported } = reportsNow();
     const hosts = new Map<number, HostFacts>();
