@@ -165,7 +165,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   registerUsageRoutes(routes, services.usage, services.usageStats, context.clock, services.usageRetention.policy);
   registerEventRoutes(routes, liveEvents);
   // Before the agent routes: no personal token reaches any of them, whatever path it asks for.
-  routes.router.use('/api/agent', authentication.refusePersonalTokens);
+  routes.use('/api/agent', authentication.refusePersonalTokens);
   registerHostRoutes(routes, context, hosts);
   registerOperationRoutes(routes, services.operations);
   registerStorageOperationRoutes(routes, services.operations.storage);

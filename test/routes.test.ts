@@ -12,10 +12,10 @@ afterAll(() => server.stop());
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
-  handle?: { stack?: Layer[] };
+  handle?: { stack?: Layer[]; group?: { served: string[] } };
 }
 
-/** Every method+path Express will actually serve, however it was registered. */
+/** Every method+path Express will actually serve, however it was registered: its own routes, and the route table's groups (server/http/route-match.ts). */
 function servedRoutes(app: Express): string[] {
   const found: string[] = [];
   const walk = (stack: Layer[]) => {
@@ -24,7 +24,8 @@ function servedRoutes(app: Express): string[] {
         for (const method of Object.keys(layer.route.methods)) {
           if (method !== '_all') found.push(`${method.toUpperCase()} ${layer.route.path}`);
         }
-      } else if (layer.handle?.stack) walk(layer.handle.stack);
+      } else if (layer.handle?.group) found.push(...layer.handle.group.served);
+      else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack);

@@ -36,7 +36,7 @@ function linger(req: Request, socket: Socket): void {
 
 /** The file cache: uploads and deletes need `hosts.manage`, the list `hosts.read` (PRODUCT.md "Host storage, downloads and the file cache"). */
 export function registerFileRoutes(routes: RouteTable, files: FileCacheService): void {
-  routes.router.use('/api/files', (req, res, next) => (req.method === 'POST' && req.path === '/' ? closeAfterAnswer(req, res, next) : next()));
+  routes.use('/api/files', (req, res, next) => (req.method === 'POST' && req.path === '/' ? closeAfterAnswer(req, res, next) : next()));
   // The body is multipart, read and streamed to disk by the service: no JSON body reader.
   routes.on('POST /api/files', { access: 'hosts.manage', bodyLimit: false }, (req, res) => files.upload(req, userOf(res).username));
   routes.on('GET /api/files', { access: 'hosts.read' }, () => files.list());

@@ -5,6 +5,7 @@ import { splitKey, type Answer, type AnswerOf, type BodyOf, type ParamsOf, type 
 import { ROUTES, type Routes } from '../contract/routes/index.js';
 import { jsonBody, refuseUnreadableCharset } from './body.js';
 import { runInRequest } from './request-context.js';
+import { RouteGroup } from './route-match.js';
 import { parseId, parseWith, type Same } from './validate.js';
 
 /** What a route needs: a capability (a signed-in person with a role), or `public` / `machine` (no person). */
@@ -115,6 +116,8 @@ export type Authenticate = (route: RouteRecord) => RequestHandler[];
 export class RouteTable<M extends RouteMap = Routes> {
   readonly router: Router = express.Router();
   readonly records: RouteRecord[] = [];
+  /** The routes added since the last `use`: one layer of the router. */
+  private group: RouteGroup | undefined;
 
   /** `map`: the app's route map; a test may give a map of its own routes. */
   constructor(
@@ -161,7 +164,17 @@ export class RouteTable<M extends RouteMap = Routes> {
       const result = await runInRequest(req, res, () => handler(req, res, input));
       if (result !== undefined && !res.headersSent) res.json(result);
     });
-    this.router[method.toLowerCase() as 'get'](path, ...chain);
+    if (!this.group) {
+      this.group = new RouteGroup();
+      this.router.use(this.group.dispatch);
+    }
+    this.group.add(method, path, chain);
+  }
+
+  /** A step for every request under `prefix`, run before the routes added after it (and after those added before). */
+  use(prefix: string, handler: RequestHandler): void {
+    this.group = undefined;
+    this.router.use(prefix, handler);
   }
 }
 
