@@ -140,22 +140,36 @@ describe('policies', () => {
 });
 
 describe('alerts that follow dependencies', () => {
-  it('the checks read the registry’s whole list again only once an instance changed', async () => {
+  it('the checks never read the registry’s whole list again: they follow each instance created, changed, renumbered and deleted', async () => {
     await keepBeating(60);
+    await health();
     const list = vi.spyOn(server.instances, 'list');
+    const covered = async () => (await health()).instances.map((i: { vmid: number }) => i.vmid).sort();
     try {
       // Every 5 s for 55 s, as the app's timer would (the host, silent for less than 3 intervals, stays online).
       for (let i = 0; i < 11; i++) {
         clock.advance(5_000);
         server.monitoring.alerts.evaluate();
       }
-      await health();
-      expect(list).not.toHaveBeenCalled();
-      expect((await server.client.put('/api/instances/103', { state: 'testing' })).status).toBe(200);
+      expect(await covered()).toEqual([100, 101, 102, 103]);
+      expect((await server.client.post('/api/instances', { vmid: 104, name: 'new', state: 'deployed', stack: 'production' })).status).toBe(201);
+      expect(await covered()).toEqual([100, 101, 102, 103, 104]);
+      expect((await server.client.put('/api/instances/104', { vmid: 105 })).status).toBe(200);
+      expect(await covered()).toEqual([100, 101, 102, 103, 105]);
+      expect((await server.client.put('/api/instances/103', { stack: 'development' })).status).toBe(200);
+      expect(await covered()).toEqual([100, 101, 102, 105]);
+      // Production instances are not deleted: moved out of production first (and so out of the policy).
+      expect((await server.client.put('/api/instances/105', { stack: 'development' })).status).toBe(200);
+      expect((await server.client.put('/api/policies', [{ scope: { stack: 'production' }, checks: { running: true } }, { scope: { stack: 'development' }, checks: { running: true } }])).status).toBe(200);
+      expect(await covered()).toEqual([100, 101, 102, 103, 105]);
+      expect((await server.client.delete('/api/instances/105')).status).toBe(204);
+      expect(await covered()).toEqual([100, 101, 102, 103]);
+      expect((await server.client.put('/api/policies', [{ scope: { stack: 'production' }, checks: { running: true, in_backup_job: true, backed_up_within_h: 26 } }])).status).toBe(200);
+      expect(await covered()).toEqual([100, 101, 102]);
       server.monitoring.alerts.evaluate();
-      await health();
-      expect(list).toHaveBeenCalledTimes(1);
-      await server.client.put('/api/instances/103', { state: 'deployed' });
+      expect(list).not.toHaveBeenCalled();
+      await server.client.put('/api/instances/103', { stack: 'production' });
+      expect(await covered()).toEqual([100, 101, 102, 103]);
     } finally {
       list.mockRestore();
     }

@@ -75,15 +75,22 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
   };
 
   let forAlerts: { at: number; value: { failing: PolicyFailure[]; held: Set<number> } } | undefined;
-  // The registry's list of 2,500 instances was two thirds of a fleet-health answer: its rows are kept
-  // until an instance changes, and where each runs is read fresh from the placements every time.
-  let registry: PlacedInstance[] | undefined;
+  // The registry's list of 2,500 instances was two thirds of a fleet-health answer: its rows are kept,
+  // and kept up to date from the instance events (re-reading all of them after each write was 5% of
+  // the server's CPU under a stream of creates); where each runs is read fresh from the placements.
+  let registry: Map<number, PlacedInstance> | undefined;
+  let inVmidOrder: PlacedInstance[] | undefined;
+  const registryNow = (): PlacedInstance[] => {
+    if (!registry) registry = new Map(deps.instances.list({ sort: 'vmid', descending: false }).map((i) => [i.vmid, i]));
+    return (inVmidOrder ??= [...registry.values()].sort((a, b) => a.vmid - b.vmid));
+  };
   const changed = () => {
     reports = undefined;
     forAlerts = undefined;
   };
-  const instancesChanged = () => {
-    registry = undefined;
+  const instancesChanged = (keep: (rows: Map<number, PlacedInstance>) => void) => {
+    if (registry) keep(registry);
+    inVmidOrder = undefined;
     changed();
   };
 
@@ -147,9 +154,8 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
     const out: { instance: PlacedInstance; result: InstanceHealth; offline: boolean }[] = [];
     // The checks of each set of policies that hold an instance, merged once: most instances share a few sets.
     const merged = new Map<string, Checks | undefined>();
-    registry ??= deps.instances.list({ sort: 'vmid', descending: false });
     const placements = deps.placements();
-    for (const instance of registry) {
+    for (const instance of registryNow()) {
       if (only && !only.has(instance.vmid)) continue;
       const placed = placements.get(instance.vmid);
       let key = '';
@@ -184,7 +190,11 @@ export function createFleetHealth(ctx: AppContext, deps: FleetDeps) {
   return {
     /** What changes the checks besides reports and policies: hosts going offline or coming back, instances changing. */
     start(): void {
-      for (const type of ['instance.created', 'instance.updated', 'instance.deleted', 'backup.imported'] as const) ctx.bus.on(type, instancesChanged);
+      ctx.bus.on('instance.created', ({ instance }) => instancesChanged((rows) => rows.set(instance.vmid, instance)));
+      ctx.bus.on('instance.updated', ({ instance, previous_vmid }) => instancesChanged((rows) => (rows.delete(previous_vmid), rows.set(instance.vmid, instance))));
+      ctx.bus.on('instance.deleted', ({ vmid }) => instancesChanged((rows) => rows.delete(vmid)));
+      // An import replaced the registry: read again.
+      ctx.bus.on('backup.imported', () => instancesChanged(() => (registry = undefined)));
       // host.status is also told for a heartbeat that changed nothing of it: only a new status counts.
       const statuses = new Map<number, string>();
       ctx.bus.on('host.status', (host) => {

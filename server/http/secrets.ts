@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 // Secrets as every kind of credential handles them (sessions, personal and agent tokens, the
 // telemetry token): random, kept only as a SHA-256, compared in constant time, read from one header.
@@ -19,8 +19,9 @@ export function bearerCredential(authorization: string | undefined): string | un
   return match ? (match[1] ?? '').trim() : undefined;
 }
 
+/** One-shot `crypto.hash` (Node ≥ 20.12): a token is hashed on every request, at half the cost of a Hash object. */
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** Compares two secrets in constant time, whatever their lengths (both are hashed to 32 bytes first). */
