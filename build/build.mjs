@@ -23,7 +23,8 @@ export const targets = [
     options: {
       // snapshot-worker: the helper process that copies and checks database snapshots (server/backup/snapshot-copier.ts).
       // The server itself is built apart, as CommonJS (buildServer); these share chunks between them.
-      entryPoints: { recover: 'server/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts' },
+      // yaml-worker: the thread that checks cloud configs' YAML (server/provisioning/yaml-thread.ts).
+      entryPoints: { recover: 'server/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts', 'yaml-worker': 'server/provisioning/yaml-worker.ts' },
       outdir: 'dist/server',
       bundle: true,
       platform: 'node',
@@ -69,6 +70,17 @@ export const targets = [
     options: {
       entryPoints: ['server/backup/snapshot-worker.ts'],
       outfile: 'dist/electron/snapshot-worker.cjs',
+      ...electronNode(),
+    },
+  },
+  {
+    // The YAML thread again, for the desktop app, beside its main bundle (server/provisioning/yaml-thread.ts).
+    name: 'electron-yaml-worker',
+    sources: ['server', 'package.json'],
+    outfile: 'dist/electron/yaml-worker.cjs',
+    options: {
+      entryPoints: ['server/provisioning/yaml-worker.ts'],
+      outfile: 'dist/electron/yaml-worker.cjs',
       ...electronNode(),
     },
   },
