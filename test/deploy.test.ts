@@ -376,7 +376,8 @@ describe('parallel requests', () => {
 });
 
 describe('the largest launch bodies', () => {
-  it('answers 1 MiB bodies built to make the key search work hard while /api/health keeps answering', async () => {
+  // One retry: a bound on wall time, which a loaded CI machine's scheduling alone can overrun once (test/README.md).
+  it('answers 1 MiB bodies built to make the key search work hard while /api/health keeps answering', { retry: 1, timeout: 60_000 }, async () => {
     const host = await enrolledHost();
     const fake = 'ssh-ed25519 AAAA' + 'A'.repeat(60) + ' ';
     const bodies = [
@@ -404,5 +405,5 @@ describe('the largest launch bodies', () => {
     await health;
     console.log(`slowest /api/health during the launch bodies: ${Math.round(slowest)} ms`);
     expect(slowest).toBeLessThan(1000);
-  }, 60_000);
+  });
 });

@@ -405,7 +405,8 @@ describe('pushes of cached files and the agent’s fetch', () => {
 });
 
 describe('the largest bodies', () => {
-  it('takes 100 storages in heartbeats and 10,000 volumes per report while /api/health keeps answering within 1 s', async () => {
+  // One retry: a bound on wall time, which a loaded CI machine's scheduling alone can overrun once (test/README.md).
+  it('takes 100 storages in heartbeats and 10,000 volumes per report while /api/health keeps answering within 1 s', { retry: 1, timeout: 60_000 }, async () => {
     const hosts = [await enrolledHost(), await enrolledHost()];
     const storages = Array.from({ length: 100 }, (_, i) => ({ ...LOCAL, storage: `s${String(i).padStart(2, '0')}-${'x'.repeat(58)}`, type: 'd'.repeat(32), content: Array.from({ length: 16 }, () => 'snippetsnippetsn') }));
     const volumes = (storage: string) => Array.from({ length: 10_000 }, (_, i) => ({ volid: `${storage}:iso/${String(i).padStart(5, '0')}${'v'.repeat(290)}`, format: 'f'.repeat(32), size: Number.MAX_SAFE_INTEGER, ctime: 2 ** 40 }));
@@ -433,5 +434,5 @@ describe('the largest bodies', () => {
     const listed = (await viewer.get(`/api/hosts/${hosts[0]!.id}/storage`)).body;
     expect(listed).toHaveLength(100);
     expect(listed[0].volumes).toHaveLength(10_000);
-  }, 60_000);
+  });
 });

@@ -212,7 +212,8 @@ describe('script versions', () => {
     expect((await operator.get(`/api/scripts/${id}/versions/3/diff`)).text).toMatch(/^--- \/dev\/null\n/);
   });
 
-  it('the worst diffs of two 64 KiB bodies answer (422 or a diff) while /api/health keeps answering', async () => {
+  // One retry: a bound on wall time, which a loaded CI machine's scheduling alone can overrun once (test/README.md).
+  it('the worst diffs of two 64 KiB bodies answer (422 or a diff) while /api/health keeps answering', { retry: 1, timeout: 60_000 }, async () => {
     // All lines different: turned away before any diffing. 1,000 changed lines among 6,000: diffed,
     // in steps of the event loop, within the diff's own bounds.
     const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n') + '\n';
@@ -245,7 +246,7 @@ describe('script versions', () => {
     for (const d of diffs.slice(4)) expect([200, 422]).toContain(d.status);
     expect(health.length).toBeGreaterThan(0);
     expect(Math.max(...health), `health answers took ${health.map(Math.round).join(', ')} ms while the diffs took ${Math.round(took)} ms`).toBeLessThan(1_000);
-  }, 60_000);
+  });
 });
 
 describe('scripts in the backup', () => {
