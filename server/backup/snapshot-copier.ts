@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { builtHelper } from '../builtin.js';
 import type { AppContext } from '../context.js';
 import { removeDatabaseFiles } from '../db/database.js';
 import { checkCopy } from './snapshot-check.js';
@@ -18,17 +16,8 @@ export type Waiting = 'check' | 'copy' | 'nothing';
  */
 const PAGES_PER_STEP = 2048;
 
-/**
- * The helper program as the build ships it: beside the desktop app's main bundle as CommonJS
- * (dist/electron/snapshot-worker.cjs: Electron runs it as Node from inside the app's asar archive,
- * where CommonJS loads and ES modules have not always), beside the server bundle
- * (dist/server/snapshot-worker.js), and from the sources (the tests) the one in dist/server.
- */
-export function snapshotWorkerFile(): string | undefined {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [path.join(here, 'snapshot-worker.cjs'), path.join(here, 'snapshot-worker.js'), path.join(here, '..', '..', 'dist', 'server', 'snapshot-worker.js')];
-  return candidates.find((file) => fs.existsSync(file));
-}
+/** The snapshot helper program as the build ships it (builtHelper). */
+export const snapshotWorkerFile = (): string | undefined => builtHelper('snapshot-worker');
 
 export interface Copying {
   /** The copy is complete: it holds the database as it was when it started. */

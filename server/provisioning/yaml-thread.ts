@@ -1,20 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
-import { builtin } from '../builtin.js';
+import { builtHelper, builtin } from '../builtin.js';
 import { yamlProblem } from './cloud-config-yaml.js';
-
-/**
- * The YAML thread's program as the build ships it: beside the desktop app's main bundle as CommonJS
- * (dist/electron/yaml-worker.cjs), beside the server bundle (dist/server/yaml-worker.js), and from
- * the sources (the tests) the one in dist/server.
- */
-function workerFile(): string | undefined {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [path.join(here, 'yaml-worker.cjs'), path.join(here, 'yaml-worker.js'), path.join(here, '..', '..', 'dist', 'server', 'yaml-worker.js')];
-  return candidates.find((file) => fs.existsSync(file));
-}
 
 /**
  * A cloud config's YAML checked on a thread of its own (yaml-worker.ts): parsing 64 KiB takes 100 to
@@ -35,7 +21,7 @@ async function inThread(body: string): Promise<string | undefined> {
 
 function thread(): Worker | null {
   if (worker !== undefined) return worker;
-  const file = workerFile();
+  const file = builtHelper('yaml-worker');
   if (!file) return (worker = null);
   const made: Worker = new (builtin('node:worker_threads').Worker)(file);
   made.unref();
