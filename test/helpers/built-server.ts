@@ -6,7 +6,7 @@ import { waitForListening } from './listening.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-type ChildOptions = { cwd: string; env: Record<string, string>; extendEnv: false; reject: false; all: true };
+type ChildOptions = { cwd: string; env: Record<string, string>; extendEnv: false; reject: false; all: true; forceKillAfterDelay: number };
 
 export interface BuiltServer {
   url: string;
@@ -25,7 +25,9 @@ export interface BuiltServer {
  */
 export async function startBuiltServer(env: Record<string, string>, nodeArgs: string[] = [], packageRoot = root): Promise<BuiltServer> {
   await ensureBuilt();
-  const options: ChildOptions = { cwd: packageRoot, env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false, all: true };
+  // SIGKILL only after the server's own shutdown grace (10 s for requests in flight, such as agents'
+  // long polls) has passed: execa's default of 5 s killed a clean stop under load (exit code undefined).
+  const options: ChildOptions = { cwd: packageRoot, env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, extendEnv: false, reject: false, all: true, forceKillAfterDelay: 15_000 };
   const child = execa(process.execPath, [...nodeArgs, 'dist/server/main.js'], options);
   const url = await waitForListening(child);
   return {
