@@ -1,18 +1,38 @@
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../api';
 import { exactTime, relativeTime } from '../format';
 
-/** Loads data for a page; `reload` fetches again. Errors become a message, never a stack trace. */
+/**
+ * Loads data for a page; `reload` fetches again. Errors become a message, never a stack trace.
+ * A live event applied with `update` while a read is on its way may be missing from that read's
+ * answer (read before the change, delivered after the event): the page then reads once more.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
+  const reading = useRef(false);
+  const stale = useRef(false);
   useEffect(() => {
     let live = true;
+    reading.current = true;
+    stale.current = false;
     setState((s) => ({ ...s, loading: true }));
+    const landed = () => {
+      reading.current = false;
+      if (stale.current) setTick((t) => t + 1);
+    };
     load().then(
-      (data) => live && setState({ data, loading: false }),
-      (error) => live && setState({ error: messageOf(error), loading: false }),
+      (data) => {
+        if (!live) return;
+        landed();
+        setState({ data, loading: false });
+      },
+      (error) => {
+        if (!live) return;
+        landed();
+        setState({ error: messageOf(error), loading: false });
+      },
     );
     return () => {
       live = false;
@@ -21,7 +41,10 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   /** Changes the loaded data in place (a live event), without a request. */
-  const update = useCallback((fn: (data: T) => T) => setState((s) => (s.data === undefined ? s : { ...s, data: fn(s.data) })), []);
+  const update = useCallback((fn: (data: T) => T) => {
+    if (reading.current) stale.current = true;
+    setState((s) => (s.data === undefined ? s : { ...s, data: fn(s.data) }));
+  }, []);
   return { ...state, reload, update };
 }
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertUsageFixture } from '../fixtures/usage-reports.mjs';
 import { startMockRemote, type MockRemote } from '../helpers/remote.js';
@@ -110,6 +111,38 @@ describe('live dashboard in Chromium', () => {
     held.shift()!();
     expect((await again).status).toBe(200);
     await expect.poll(() => card.locator('.badge').textContent()).toBe('success');
+    expect(dash.errors).toEqual([]);
+  });
+
+  // The race behind a CI failure: the page's read of the job left the server before the run began and
+  // reached the page after the run's event, so the page drew the older answer and no running row.
+  it('a run that starts while the page is still reading the job is shown running', async () => {
+    const job = ((await dash.server.client.get('/api/jobs')).body as { id: number; key: string }[]).find((j) => j.key === 'tailscale_sync')!;
+    const page = await dash.newPage();
+    let catchRead: ((route: Route) => void) | undefined;
+    const reading = new Promise<Route>((resolve) => (catchRead = resolve));
+    await page.route(`**/api/jobs/${job.id}`, (route) => {
+      if (catchRead && route.request().method() === 'GET') {
+        catchRead(route);
+        catchRead = undefined;
+      } else void route.continue();
+    });
+    await signIn(page, dash.server, 'viewer', `/jobs/${job.id}`);
+    const route = await reading;
+    await expect.poll(() => page.getByTestId('live').textContent()).toBe('live');
+    const before = await route.fetch(); // the server's answer, read before the run
+    expect(((await before.json()) as { runs: { status: string }[] }).runs.some((run) => run.status === 'running')).toBe(false);
+
+    const run = dash.server.client.post(`/api/jobs/${job.id}/run`);
+    await expect.poll(() => held.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the run's event reaches the page first
+    await route.fulfill({ response: before });
+    const first = page.locator('table.runs tbody tr').first();
+    await expect.poll(() => first.locator('.badge').textContent()).toBe('running');
+
+    held.shift()!();
+    expect((await run).status).toBe(200);
+    await expect.poll(() => first.locator('.badge').textContent()).toBe('success');
     expect(dash.errors).toEqual([]);
   });
 
