@@ -253,6 +253,7 @@ describe('a campaign through two real agents, in Chromium', () => {
     await dialog.getByRole('button', { name: 'Start' }).click();
     await page.waitForURL(/\/campaigns\/\d+$/);
     await waitForStatus('succeeded');
+    await expect.poll(() => page.getByTestId('campaign-state').textContent()).toBe('script “patch”');
     // Each row names its host by name.
     expect(await page.locator('[data-testid="wave-1"] tr[data-target="201"] a').textContent()).toBe('pve-b');
 

@@ -32,6 +32,8 @@ describe('a campaign in words', () => {
   it('its step, how long it took and what failed', () => {
     expect(stepWords({ type: 'guest.action', action: 'snapshot', name: 'pre' })).toBe('snapshot “pre”');
     expect(stepWords({ type: 'agent.upgrade', version: '1.4.0' })).toBe('agent upgrade to 1.4.0');
+    expect(stepWords({ type: 'script', script_id: 3 }, new Map([[3, 'patch-web']]))).toBe('script “patch-web”');
+    expect(stepWords({ type: 'script', script_id: 4 }, new Map([[3, 'patch-web']]))).toBe('script #4');
     expect(stepWords({ type: 'agent.upgrade' })).toBe('agent upgrade along each host’s channel');
     expect([took(42), took(185), took(3720)]).toEqual(['42 s', '3 min 5 s', '1 h 2 min']);
     const counts = { pending: 0, waiting: 0, running: 0, succeeded: 3, failed: 1, skipped: 2, cancelled: 0 };

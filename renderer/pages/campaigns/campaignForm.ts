@@ -84,10 +84,17 @@ export function campaignBody(form: CampaignForm): { body?: Body; errors: Record<
   return Object.keys(errors).length ? { errors } : { body: body as unknown as Body, errors };
 }
 
-/** What the campaign does, in a few words: "reboot", "snapshot “pre”", "script 3", "agent upgrade to 1.4.0". */
-export function stepWords(step: CampaignSummary['step']): string {
+/**
+ * What the campaign does, in a few words: "reboot", "snapshot “pre”", "script “patch-web”",
+ * "agent upgrade to 1.4.0". A script is named from `scripts` (id → name); one not there (deleted
+ * since, or the list not read yet) by its number.
+ */
+export function stepWords(step: CampaignSummary['step'], scripts?: ReadonlyMap<number, string>): string {
   if (step.type === 'guest.action') return step.action === 'snapshot' ? `snapshot “${step.name}”` : step.action === 'rollback' ? `rollback to “${step.snapshot}”` : step.action;
-  if (step.type === 'script') return `script ${step.script_id}`;
+  if (step.type === 'script') {
+    const name = scripts?.get(step.script_id);
+    return name === undefined ? `script #${step.script_id}` : `script “${name}”`;
+  }
   return step.version ? `agent upgrade to ${step.version}` : 'agent upgrade along each host’s channel';
 }
 

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api';
 import { Badge, Confirm, Empty, Loading, Notice, PageTitle, Time, useLoad } from '../../components/ui';
 import { useLive } from '../../live';
@@ -7,6 +7,12 @@ import { useSession } from '../../session';
 import type { Campaign, CampaignSummary, CampaignTarget } from '../../../server/contract/campaigns';
 import { finishedWords, stepWords, targetWords } from './campaignForm';
 import { NewCampaignDialog } from './NewCampaignDialog';
+
+/** Script names by id, so a script step is named (read once per page; viewers may read the summaries). */
+function useScriptNames(): ReadonlyMap<number, string> | undefined {
+  const scripts = useLoad(() => api('GET /api/scripts'), []);
+  return useMemo(() => scripts.data && new Map(scripts.data.map((s) => [s.id, s.name])), [scripts.data]);
+}
 
 const progress = (c: CampaignSummary) => {
   const total = Object.values(c.counts).reduce((a, b) => a + b, 0);
@@ -18,6 +24,7 @@ const progress = (c: CampaignSummary) => {
 export function CampaignsPage() {
   const session = useSession();
   const list = useLoad(() => api('GET /api/campaigns'), []);
+  const scripts = useScriptNames();
   const [creating, setCreating] = useState(false);
   useLive(['campaign.updated', 'reset'], (event) => {
     if (event.type === 'reset') return list.reload();
@@ -56,7 +63,7 @@ export function CampaignsPage() {
                 <td>
                   <Badge value={c.status} />
                 </td>
-                <td>{stepWords(c.step)}</td>
+                <td>{stepWords(c.step, scripts)}</td>
                 <td>
                   {progress(c)}
                   {c.failures > 0 && <span class="muted"> · {c.failures} failed</span>}
@@ -80,6 +87,7 @@ export function CampaignPage(props: { id: string }) {
   const session = useSession();
   const operate = session.can('fleet.operate');
   const campaign = useLoad(() => api('GET /api/campaigns/:id', { params: { id } }), [id]);
+  const scripts = useScriptNames();
   const [message, setMessage] = useState<string>();
   const [confirming, setConfirming] = useState(false);
   useLive(['campaign.updated', 'reset'], (event) => {
@@ -131,7 +139,7 @@ export function CampaignPage(props: { id: string }) {
       )}
       {message && <Notice kind="error">{message}</Notice>}
       <p data-testid="campaign-status">
-        <Badge value={c.status} /> <span data-testid="campaign-state" data-status={c.status}>{stepWords(c.step)}</span>, waves of {c.wave_size}
+        <Badge value={c.status} /> <span data-testid="campaign-state" data-status={c.status}>{stepWords(c.step, scripts)}</span>, waves of {c.wave_size}
         {c.pause_s ? ` with ${c.pause_s} s between them` : ''}, {c.max_failures} failure{c.max_failures === 1 ? '' : 's'} allowed · wave {c.current_wave} of {c.waves} · {progress(c)} done
         {c.next_wave_at && (
           <span class="muted">
