@@ -170,7 +170,10 @@ describe('a campaign through two real agents, in Chromium', () => {
     expect(await dialog.getByRole('button', { name: 'Start' }).count()).toBe(0);
     await dialog.getByRole('button', { name: 'Preview' }).click();
     await dialog.getByTestId('campaign-preview').waitFor();
-    expect(await dialog.getByTestId('preview-wave').allTextContents()).toEqual(['101 “web-101”, 201 “ct-201”', '102 “web-102”, 202 “ct-202”', '103 “web-103”, 203 “ct-203”']);
+    // Each guest with its host, so the spread of a wave over the hosts shows before Start.
+    await expect
+      .poll(() => dialog.getByTestId('preview-wave').allTextContents())
+      .toEqual(['101 “web-101” on pve-a, 201 “ct-201” on pve-b', '102 “web-102” on pve-a, 202 “ct-202” on pve-b', '103 “web-103” on pve-a, 203 “ct-203” on pve-b']);
     expect(calls()).toEqual([]);
     await dialog.getByRole('button', { name: 'Start' }).click();
     await page.waitForURL(/\/campaigns\/\d+$/);
@@ -249,7 +252,7 @@ describe('a campaign through two real agents, in Chromium', () => {
     await dialog.getByLabel('Wave size').fill('2');
     await dialog.getByRole('button', { name: 'Preview' }).click();
     await dialog.getByTestId('campaign-preview').waitFor();
-    expect(await dialog.getByTestId('preview-wave').allTextContents()).toEqual(['201 “ct-201”, 202 “ct-202”', '203 “ct-203”']);
+    await expect.poll(() => dialog.getByTestId('preview-wave').allTextContents()).toEqual(['201 “ct-201” on pve-b, 202 “ct-202” on pve-b', '203 “ct-203” on pve-b']);
     await dialog.getByRole('button', { name: 'Start' }).click();
     await page.waitForURL(/\/campaigns\/\d+$/);
     await waitForStatus('succeeded');

@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, ApiError, messageOf } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Field, Notice, useLoad } from '../../components/ui';
-import type { CampaignPlan } from '../../../server/contract/campaigns';
+import type { CampaignPlan, PlannedTarget } from '../../../server/contract/campaigns';
 import { BLANK_FORM, campaignBody, targetWords, type CampaignForm } from './campaignForm';
 
 const ACTIONS: CampaignForm['action'][] = ['reboot', 'shutdown', 'stop', 'start', 'snapshot', 'rollback', 'destroy'];
@@ -20,6 +20,13 @@ export function NewCampaignDialog(props: { onClose: () => void; onStarted: (id: 
   // Collections and scripts are picked by name; the body names them by id.
   const collections = useLoad(() => api('GET /api/collections'), []);
   const scripts = useLoad(() => api('GET /api/scripts'), []);
+  // The preview names each guest's host, so a wave's spread over the hosts shows before Start.
+  const hosts = useLoad(() => api('GET /api/hosts'), []);
+  const hostNames = useMemo(() => new Map((hosts.data ?? []).map((h) => [h.id, h.hostname])), [hosts.data]);
+  const shown = (t: PlannedTarget) => {
+    const host = t.vmid === null || t.host_id === null ? undefined : hostNames.get(t.host_id);
+    return host ? `${targetWords(t)} on ${host}` : targetWords(t);
+  };
   const set = (patch: Partial<CampaignForm>) => {
     setForm((f) => ({ ...f, ...patch }));
     setPlan(undefined);
@@ -159,7 +166,7 @@ export function NewCampaignDialog(props: { onClose: () => void; onStarted: (id: 
           <ol class="waves">
             {plan.waves.map((wave, i) => (
               <li key={i} data-testid="preview-wave">
-                {wave.map(targetWords).join(', ')}
+                {wave.map(shown).join(', ')}
               </li>
             ))}
           </ol>
@@ -167,7 +174,7 @@ export function NewCampaignDialog(props: { onClose: () => void; onStarted: (id: 
             <ul class="plain" data-testid="preview-skipped">
               {plan.skipped.map((t, i) => (
                 <li key={i}>
-                  {targetWords(t)}: {t.reason}
+                  {shown(t)}: {t.reason}
                 </li>
               ))}
             </ul>
