@@ -151,3 +151,16 @@ export function useFlash(ms = 2_000): [Set<number | string>, (key: number | stri
   };
   return [keys, flash];
 }
+
+/** Re-reads at most once per `ms`, however many events ask for it: a fleet of hosts heartbeats often. */
+export function useCoalesced(reload: () => void, ms = 300): () => void {
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return () => {
+    if (timer.current !== undefined) return;
+    timer.current = setTimeout(() => {
+      timer.current = undefined;
+      reload();
+    }, ms);
+  };
+}

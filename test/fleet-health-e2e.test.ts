@@ -247,10 +247,15 @@ describe('fleet health with real agents, in Chromium', () => {
     expect((await alerts('resolved')).filter((x) => x.rule === 'guest.down' || x.rule === 'policy.failed')).toEqual([]);
     await page.goto('/health');
     await until('the unknown cells', async () => ((await table())['100'] ?? [])[0]?.startsWith('unknown: no heartbeat from its host for'));
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
 
     a!.agent = runAgent(a!);
     await until('host.offline resolved', async () => (await alerts('resolved')).some((x) => x.rule === 'host.offline'));
     expect((await alerts('firing')).filter((x) => x.rule === 'host.offline')).toEqual([]);
     await until('the resolved notification', async () => notified('host.offline', 'alert.resolved').length === 1);
+    // The open page follows the host's return by itself.
+    await until('the cells known again, live', async () => ((await table())['100'] ?? [])[0] === 'pass: running');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(errors).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { Empty, Loading, Notice, PageTitle, Time, useLoad } from '../components/ui';
+import { useCoalesced, useLive } from '../live';
 import { navigate, useLocation } from '../router';
 import { CHECKS, type CheckName, type CheckOutcome, type InstanceHealth } from '../../server/contract/fleet';
 
@@ -41,6 +42,10 @@ export function FleetHealthPage() {
   const collection = query.get('collection_id') ?? '';
   const failing = query.get('failing') === 'true';
   const health = useLoad(() => api('GET /api/fleet-health', { query: { collection_id: collection || undefined, failing: failing || undefined } }), [collection, failing]);
+  // Live: what changes a check (a guest's status, a job's sync, an instance or host coming and going)
+  // arrives as these events; the page reads the whole answer again, at most every 2 s.
+  const reread = useCoalesced(health.reload, 2_000);
+  useLive(['instance.created', 'instance.updated', 'instance.deleted', 'host.status', 'reset'], () => reread());
   const [open, setOpen] = useState<number | null>(null);
   const collections = useLoad(() => api('GET /api/collections'), []);
 

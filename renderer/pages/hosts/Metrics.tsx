@@ -2,9 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api } from '../../api';
 import { Notice } from '../../components/ui';
-import { useLive } from '../../live';
+import { useCoalesced, useLive } from '../../live';
 import { utcLegendTime, utcTickLabels } from '../../chartTime';
-import { useCoalesced } from './live';
 import type { HostSeries, MetricPoint, MetricsAnswer } from '../../../server/contract/metrics';
 
 // Its own chunk (the host page loads it with import()), so uPlot is fetched only when charts show.

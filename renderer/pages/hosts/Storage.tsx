@@ -2,11 +2,10 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { Notice, Time, useLoad } from '../../components/ui';
-import { useLive } from '../../live';
+import { useCoalesced, useLive } from '../../live';
 import type { HostDetail } from '../../../server/contract/hosts';
 import type { HostStorage } from '../../../server/contract/storage';
 import { DownloadDialog } from './DownloadDialog';
-import { useCoalesced } from './live';
 import { PushDialog } from './PushDialog';
 import { bytes, contentsOf, contentWords, DOWNLOAD_CONTENTS, fullness, PUSH_CONTENTS, volumeParts } from './storageForm';
 

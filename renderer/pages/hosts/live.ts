@@ -1,19 +1,5 @@
-import { useEffect, useRef } from 'preact/hooks';
-import { useLive } from '../../live';
+import { useCoalesced, useLive } from '../../live';
 import type { HostEvent, HostSummary } from '../../../server/contract/hosts';
-
-/** Re-reads at most once per `ms`, however many events ask for it: a fleet of hosts heartbeats often. */
-export function useCoalesced(reload: () => void, ms = 300): () => void {
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  useEffect(() => () => clearTimeout(timer.current), []);
-  return () => {
-    if (timer.current !== undefined) return;
-    timer.current = setTimeout(() => {
-      timer.current = undefined;
-      reload();
-    }, ms);
-  };
-}
 
 /** What a host event says, laid over a loaded host: status, last heartbeat, agent version. */
 export const withEvent = <T extends HostSummary>(host: T, event: HostEvent): T => ({
