@@ -147,6 +147,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       guestsOf: (hostId) => hosts.repo.guestsOf(hostId),
       guest: (hostId, vmid) => hosts.repo.guestOf(hostId, vmid),
       hostOf: (vmid) => hosts.placements().get(vmid)?.host.id,
+      registryNames: (vmids) => new Map(instances.byVmids(vmids).map((i) => [i.vmid, i.name])),
       maintenanceClosed: (hostId, now) => operations.maintenance.closed(hostId, now),
     },
     collections,

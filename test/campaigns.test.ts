@@ -160,8 +160,10 @@ describe('POST /api/campaigns', () => {
 
   it('dry run: the waves and the skipped targets with their reasons, and nothing queued or stored', async () => {
     const h = await enrolledHost([guest(1301), guest(1302), guest(1303, { template: true }), guest(1304)]);
+    // 1398 is in the registry but no host reports it: skipped under the registry's name. 1399 is nowhere.
+    expect((await operator.post('/api/instances', { vmid: 1398, name: 'old-mail', state: 'deployed', stack: 'production' })).status).toBe(201);
     const before = [count('SELECT count(*) FROM campaigns'), count('SELECT count(*) FROM operations'), count('SELECT count(*) FROM audit_log')];
-    const body = { name: 'preview', target: { vmids: [1301, 1302, 1303, 1399, 1304] }, step: { type: 'guest.action', action: 'snapshot', name: 'before_patch' }, wave_size: 2 };
+    const body = { name: 'preview', target: { vmids: [1301, 1302, 1303, 1398, 1399, 1304] }, step: { type: 'guest.action', action: 'snapshot', name: 'before_patch' }, wave_size: 2 };
     const res = await operator.post('/api/campaigns?dry_run=true', body);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
@@ -174,6 +176,7 @@ describe('POST /api/campaigns', () => {
       ],
       skipped: [
         { host_id: h.id, vmid: 1303, name: 'g1303', reason: 'guest is a template' },
+        { host_id: null, vmid: 1398, name: 'old-mail', reason: 'no host reports this guest' },
         { host_id: null, vmid: 1399, name: '', reason: 'no host reports this guest' },
       ],
     });

@@ -38,6 +38,8 @@ export interface CampaignFleet {
   guest(hostId: number, vmid: number): FleetGuest | undefined;
   /** The host that runs the vmid now, as the registry shows it (an online host before one that went offline). */
   hostOf(vmid: number): number | undefined;
+  /** The registry's names of these vmids (those it has), for guests no host reports. */
+  registryNames(vmids: readonly number[]): ReadonlyMap<number, string>;
   /** Disruptive work waits for a window: true when the host has windows and none is open at `now`. */
   maintenanceClosed(hostId: number, now: number): boolean;
 }

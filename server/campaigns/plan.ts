@@ -115,9 +115,12 @@ function guestTargets(parts: CampaignParts, target: CampaignTargetSpec, now: num
     return planned;
   }
   const vmids = target.vmids ?? parts.collections.vmidsOf(target.collection_id!);
+  const unreported = vmids.filter((vmid) => fleet.hostOf(vmid) === undefined);
+  // A guest no host reports is named as the registry names it.
+  const names = unreported.length ? fleet.registryNames(unreported) : new Map<number, string>();
   for (const vmid of vmids) {
     const hostId = fleet.hostOf(vmid);
-    if (hostId === undefined) planned.push({ host_id: null, vmid, name: '', reason: 'no host reports this guest' });
+    if (hostId === undefined) planned.push({ host_id: null, vmid, name: names.get(vmid) ?? '', reason: 'no host reports this guest' });
     else guest(hostId, vmid);
   }
   return planned;
