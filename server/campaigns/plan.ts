@@ -115,11 +115,11 @@ function guestTargets(parts: CampaignParts, target: CampaignTargetSpec, now: num
     return planned;
   }
   const vmids = target.vmids ?? parts.collections.vmidsOf(target.collection_id!);
-  const unreported = vmids.filter((vmid) => fleet.hostOf(vmid) === undefined);
+  const placed = vmids.map((vmid) => ({ vmid, hostId: fleet.hostOf(vmid) }));
   // A guest no host reports is named as the registry names it.
+  const unreported = placed.filter((p) => p.hostId === undefined).map((p) => p.vmid);
   const names = unreported.length ? fleet.registryNames(unreported) : new Map<number, string>();
-  for (const vmid of vmids) {
-    const hostId = fleet.hostOf(vmid);
+  for (const { vmid, hostId } of placed) {
     if (hostId === undefined) planned.push({ host_id: null, vmid, name: names.get(vmid) ?? '', reason: 'no host reports this guest' });
     else guest(hostId, vmid);
   }

@@ -13,7 +13,7 @@ let worker: Worker | null | undefined;
 let serial = 0;
 const waiting = new Map<number, { body: string; resolve: (problem: string | undefined) => void }>();
 
-async function inThread(body: string): Promise<string | undefined> {
+async function onEventLoop(body: string): Promise<string | undefined> {
   // yaml is CommonJS: its exports are the default export of a bundled import.
   const { parseDocument } = (await import('yaml')).default;
   return yamlProblem(body, parseDocument);
@@ -36,7 +36,7 @@ function thread(): Worker | null {
     // What it had not answered is checked here instead.
     for (const [id, asked] of waiting) {
       waiting.delete(id);
-      void inThread(asked.body).then(asked.resolve);
+      void onEventLoop(asked.body).then(asked.resolve);
     }
   };
   made.on('error', gone);
@@ -47,7 +47,7 @@ function thread(): Worker | null {
 /** What is wrong with the body's YAML (cloud-config-yaml.ts), checked off the event loop where it can be. */
 export function yamlProblemOffThread(body: string): Promise<string | undefined> {
   const to = thread();
-  if (!to) return inThread(body);
+  if (!to) return onEventLoop(body);
   return new Promise((resolve) => {
     const id = ++serial;
     waiting.set(id, { body, resolve });
