@@ -103,8 +103,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
    * One instance's update, inside a transaction its caller holds. `quiet`: a save that changes
    * nothing is not recorded (a bulk edit's instances that already were as asked).
    */
-  function applyUpdate(vmid: number, patch: Record<string, unknown>, now: number, facts: TailnetFacts | undefined, quiet = false): UpdateResult {
-    const current = require(vmid);
+  function applyUpdate(vmid: number, patch: Record<string, unknown>, now: number, facts: TailnetFacts | undefined, quiet = false, current = require(vmid)): UpdateResult {
     // Kept before the instance is announced below, which reads them; never in history or `changed`.
     const learnt = facts ? repo.setTailnet(current.vmid, facts) : false;
     const merged: Record<string, unknown> = {};
@@ -124,7 +123,8 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     const changeId = record(next, 'changed', changed);
     const by = actorName(currentContext().actor);
     for (const field of changed) repo.addHistory(current.id, field, historyText(field, current[field]), historyText(field, next[field]), at, by, changeId);
-    const instance = place(present(repo.findByVmid(next.vmid)!));
+    // What was just stored, without reading it back (as a create): the validated input and its times.
+    const instance = place({ ...next, created_at: current.created_at, updated_at: isoSeconds(now) });
     bus.publish('instance.updated', { instance, changed: learnt ? [...changed, 'tailscale_ipv6'] : changed, previous_vmid: vmid });
     return { instance, changed };
   }
@@ -145,7 +145,7 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
         patch.tags = [...current.tags.filter((t) => !edit.remove_tags?.includes(t)), ...(edit.add_tags ?? [])];
       }
       try {
-        if (applyUpdate(vmid, patch, now, undefined, true).changed.length) updated++;
+        if (applyUpdate(vmid, patch, now, undefined, true, current).changed.length) updated++;
       } catch (err) {
         if (err instanceof HttpError && Array.isArray(err.body.errors)) {
           throw validationFailed((err.body.errors as FieldError[]).map((e) => ({ field: e.field, vmid, message: `vmid ${vmid}: ${e.message}` })));
