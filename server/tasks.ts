@@ -2,6 +2,12 @@ import type { TaskStatus } from './contract/tasks.js';
 import type { Logger } from './logger.js';
 import { isoMillis } from './time.js';
 
+/**
+ * Resolves in the next turn of the event loop, after the I/O waiting now (a health check, the turn's
+ * group commit): long work awaits it between slices so that no request waits for all of it.
+ */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** A task's work. `signal` aborts when the runner stops: work that can end early listens to it. */
 export type TaskFn = (signal: AbortSignal) => unknown;
 

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Guest } from '../contract/inputs/hosts.js';
+import { nextTurn } from '../tasks.js';
 
 /** Guests hashed or compared per turn of the event loop: a 10,000-guest list takes several turns. */
 export const GUESTS_PER_TURN = 1000;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** What a heartbeat's guest list changes in the stored one: rows to write, vmids to delete, and what moved for the registry. */
 export interface GuestChanges {

@@ -4,6 +4,7 @@ import { guestReport, heartbeatBody, type Heartbeat } from '../contract/inputs/h
 import { StorageVolumesBody, type StorageVolumesUpload } from '../contract/inputs/storage.js';
 import { validationFailed } from '../errors.js';
 import { fieldErrors } from '../http/validate.js';
+import { nextTurn } from '../tasks.js';
 
 /** POST /api/agent/heartbeat (server/contract/inputs/hosts.ts), its addresses checked by node:net. */
 export const HeartbeatBody = z.lazy(() => heartbeatBody(isIP));
@@ -32,7 +33,7 @@ export async function parseHeartbeat(value: unknown): Promise<HeartbeatBody> {
   const guests: HeartbeatBody['guests'] = [];
   const schema = guestReport();
   for (let start = 0; start < raw.length; start += GUESTS_PER_TURN) {
-    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (start > 0) await nextTurn();
     raw.slice(start, start + GUESTS_PER_TURN).forEach((guest, i) => {
       const parsed = schema.safeParse(guest);
       if (parsed.success) guests.push(parsed.data);
@@ -63,7 +64,7 @@ export async function parseStorageVolumes(value: unknown): Promise<StorageVolume
   const volumes: StorageVolumesUpload['volumes'] = [];
   const schema = StorageVolumesBody.unwrap().shape.volumes.element;
   for (let start = 0; start < raw.length; start += VOLUMES_PER_TURN) {
-    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (start > 0) await nextTurn();
     raw.slice(start, start + VOLUMES_PER_TURN).forEach((volume, i) => {
       const parsed = schema.safeParse(volume);
       if (parsed.success) volumes.push(parsed.data);

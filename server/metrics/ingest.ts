@@ -5,6 +5,7 @@ import { isoMillis } from '../time.js';
 import { decodeFrame, encodeFrame, foldPacked, indexOf, roundAsStored, SLOTS, WIDTH, type Frame } from './frame.js';
 import { bucketOf } from './keys.js';
 import type { MetricRepo } from './repo.js';
+import { nextTurn } from '../tasks.js';
 
 /** What a heartbeat hands the metric store: the host's numbers and each guest's. */
 export interface MetricsReport {
@@ -187,7 +188,7 @@ export function createIngest(repo: MetricRepo) {
       if (hostId > MAX_HOST_ID) return () => undefined;
       const p = start(hostId, report, now);
       for (let from = 0; from < report.guests.length; from += GUESTS_PER_TURN) {
-        if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+        if (from > 0) await nextTurn();
         addGuests(p, from, Math.min(from + GUESTS_PER_TURN, report.guests.length));
       }
       return () => commit(p);

@@ -167,6 +167,24 @@ describe('bulk edit', () => {
     expect(await history(201)).toEqual([]);
   });
 
+  // An edit is planned before its transaction (a slice per turn of the event loop), so others write in between.
+  it('stores what its own transaction reads: an instance changed after the edit was planned is planned again', async () => {
+    const edit = server.instances.bulkEdit({ vmids: [201, 202], add_tags: ['x'] });
+    // Planned by now (one slice, before the first wait), not yet stored.
+    server.instances.update(201, { tags: ['web', 'late'] });
+    expect(await edit).toEqual({ updated: 2 });
+    expect(await tagsOf(201)).toEqual(['late', 'web', 'x']);
+    expect((await history(201))[0]).toEqual({ field: 'tags', old_value: 'late,web', new_value: 'late,web,x' });
+  });
+
+  it('refuses the whole edit when an instance was deleted after it was planned', async () => {
+    const edit = server.instances.bulkEdit({ vmids: [201, 202], add_tags: ['x'] });
+    server.instances.remove(202);
+    await expect(edit).rejects.toMatchObject({ status: 400, body: { errors: [{ field: 'vmids', vmid: 202, message: 'vmid 202: no such instance' }] } });
+    expect(await tagsOf(201)).toEqual(['web']);
+    expect(await history(201)).toEqual([]);
+  });
+
   it('announces each changed instance once the edit has committed', async () => {
     const heard: number[] = [];
     server.context.bus.on('instance.updated', ({ instance }) => void heard.push(instance.vmid));
