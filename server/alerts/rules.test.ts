@@ -129,6 +129,24 @@ describe('agent.outdated, host.offline', () => {
   });
 });
 
+describe('host.offline names what it affects', () => {
+  it('the first 20 guests by vmid, the rest counted, templates left out', async () => {
+    const guests = [
+      { vmid: 100, name: 'debian-12', type: 'qemu', status: 'stopped', template: true },
+      ...Array.from({ length: 25 }, (_, i) => ({ vmid: 300 + i, name: i === 0 ? '' : `g${i}`, type: 'lxc', status: 'running' })),
+    ];
+    await keepBeating(30, { guests });
+    clock.advance(90_000);
+    server.monitoring.alerts.evaluate();
+    const named = ['300', ...Array.from({ length: 19 }, (_, i) => `${301 + i} “g${i + 1}”`)].join(', ');
+    expect((await firing('host.offline')).map((a) => (a as unknown as { message: string }).message)).toEqual([
+      `pve1 has sent no heartbeat for 90 s; it affects 25 guests: ${named} and 5 more`,
+    ]);
+    await keepBeating(30);
+    expect(await firing('host.offline')).toEqual([]);
+  });
+});
+
 describe('job.failed and snapshot.failed', () => {
   it('fire at once when a run ends in error or a snapshot fails, and resolve when the next one succeeds', async () => {
     const jobs = (await server.client.get('/api/jobs')).body as { id: number; key: string }[];

@@ -1,5 +1,14 @@
 import type { AlertRuleName, AlertSubject, Severity } from '../contract/alerts.js';
 
+/** Some of a host's guests, and how many it has. */
+export interface GuestSample {
+  first: { vmid: number; name: string }[];
+  total: number;
+}
+
+/** The guests an offline host's alert names; the rest are counted. */
+const NAMED_GUESTS = 20;
+
 /** A rule's settings as stored: defaults overlaid with what an administrator changed. */
 export interface RuleSettings {
   enabled: boolean;
@@ -14,8 +23,8 @@ export interface AlertFacts {
   heartbeatIntervalS: number;
   /** Hosts that are enrolled and not being removed. */
   hosts(): { id: number; hostname: string; online: boolean; last_heartbeat_at: number | null; upgrade_available: boolean; agent_version: string }[];
-  /** The guests (templates left out) a host's last heartbeat listed: what its going offline affects. */
-  hostGuests(hostId: number): { vmid: number; name: string }[];
+  /** The guests (templates left out) a host's last heartbeat listed, the first `limit` by vmid and how many in all: what its going offline affects. */
+  hostGuests(hostId: number, limit: number): GuestSample;
   /** Guests not running, as their host's last heartbeat listed them, with the state of their registry instance (null: none). */
   guests(): { host_id: number; hostname: string; vmid: number; name: string; status: string; instance_state: string | null }[];
   /** The host's last reported numbers and when they came. */
@@ -53,11 +62,11 @@ interface RuleDefinition {
 const hostSubject = (h: { id: number; hostname: string }): AlertSubject => ({ type: 'host', id: String(h.id), name: h.hostname });
 
 /** How many guests an offline host takes with it, and which (the first 20 by vmid). */
-function affected(guests: { vmid: number; name: string }[]): string {
-  if (guests.length === 0) return 'it lists no guests';
-  const named = guests.slice(0, 20).map((g) => (g.name ? `${g.vmid} “${g.name}”` : String(g.vmid)));
-  const more = guests.length > 20 ? ` and ${guests.length - 20} more` : '';
-  return `it affects ${guests.length} guest${guests.length === 1 ? '' : 's'}: ${named.join(', ')}${more}`;
+function affected({ first, total }: GuestSample): string {
+  if (total === 0) return 'it lists no guests';
+  const named = first.slice(0, NAMED_GUESTS).map((g) => (g.name ? `${g.vmid} “${g.name}”` : String(g.vmid)));
+  const more = total > named.length ? ` and ${total - named.length} more` : '';
+  return `it affects ${total} guest${total === 1 ? '' : 's'}: ${named.join(', ')}${more}`;
 }
 const percent = (used: number, total: number) => Math.round((used / total) * 1000) / 10;
 
@@ -86,7 +95,7 @@ export const RULES: Readonly<Record<AlertRuleName, RuleDefinition>> = {
         .filter((h) => h.last_heartbeat_at !== null && now - h.last_heartbeat_at > facts.heartbeatIntervalS * 1000)
         .map((h) => {
           const seconds = Math.round((now - h.last_heartbeat_at!) / 1000);
-          const guests = affected(facts.hostGuests(h.id));
+          const guests = affected(facts.hostGuests(h.id, NAMED_GUESTS));
           return { subject: hostSubject(h), value: seconds, since: h.last_heartbeat_at!, message: `${h.hostname} has sent no heartbeat for ${seconds} s; ${guests}` };
         }),
   },

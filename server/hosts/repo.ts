@@ -212,6 +212,10 @@ export function createHostRepo(db: Db, ops: HostOperationRows) {
     vmidReported: db.prepare<[number], number>("SELECT 1 FROM host_guests g JOIN hosts h ON h.id = g.host_id WHERE g.vmid = ? AND h.state != 'deleted' LIMIT 1").pluck(),
     guestPage: db.prepare<[number, number, number], GuestRow>(`SELECT ${GUEST_COLUMNS} FROM host_guests WHERE host_id = ? AND vmid > ? ORDER BY vmid LIMIT ?`),
     guestsHashOf: db.prepare<[number], string>('SELECT guests_hash FROM hosts WHERE id = ?').pluck(),
+    // The first few guests (not templates) and how many there are, counted by SQLite: no row of the rest reaches JavaScript.
+    guestSample: db.prepare<[number, number], { vmid: number; name: string; total: number }>(
+      'SELECT vmid, name, count(*) OVER () AS total FROM host_guests WHERE host_id = ? AND template = 0 ORDER BY vmid LIMIT ?',
+    ),
     guestsNotRunning: db.prepare<[number], Pick<GuestRow, 'vmid' | 'name' | 'status'>>("SELECT vmid, name, status FROM host_guests WHERE host_id = ? AND status != 'running' ORDER BY vmid"),
     deleteGuest: db.prepare<[number, number]>('DELETE FROM host_guests WHERE host_id = ? AND vmid = ?'),
     insertGuest: db.prepare<[number, number, string, string, string, string | null, number, string | null]>(
@@ -298,6 +302,11 @@ export function createHostRepo(db: Db, ops: HostOperationRows) {
     guestsHashOf: (hostId: number) => s.guestsHashOf.get(hostId),
     /** A host's guests whose status is other than `running`: what alerts look at, without reading a 10,000-guest list each pass. */
     guestsNotRunning: (hostId: number) => s.guestsNotRunning.all(hostId),
+    /** A host's first `limit` guests that are not templates (by vmid), and how many it has in all. */
+    guestSample(hostId: number, limit: number): { first: { vmid: number; name: string }[]; total: number } {
+      const rows = s.guestSample.all(hostId, limit);
+      return { first: rows.map(({ vmid, name }) => ({ vmid, name })), total: rows[0]?.total ?? 0 };
+    },
     /** Writes what differs from the stored guest list (server/hosts/guest-list.ts): rows untouched are not rewritten. */
     changeGuests(hostId: number, upserts: readonly Guest[], deletes: readonly number[]): void {
       for (const vmid of deletes) s.deleteGuest.run(hostId, vmid);

@@ -108,6 +108,7 @@ export function createHostService(ctx: AppContext, deps: HostDeps) {
     heartbeat: heartbeats.heartbeat,
 
     list: view.list,
+    briefs: view.briefs,
     get: view.get,
 
     update(id: number, patch: HostPatch, who: Who): HostDetail {

@@ -1,5 +1,5 @@
 import { createAlertService, type AlertsOptions } from '../alerts/service.js';
-import type { AlertFacts } from '../alerts/rules.js';
+import type { AlertFacts, GuestSample } from '../alerts/rules.js';
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
 import type { Guest, HostSummary } from '../contract/hosts.js';
@@ -22,7 +22,8 @@ export interface MonitoringOptions {
  */
 export interface MonitoringDeps {
   audit: AuditLog;
-  hosts: { list(): HostSummary[]; repo: { guestsOf(hostId: number): Guest[]; guestsNotRunning(hostId: number): Pick<Guest, 'vmid' | 'name' | 'status'>[] }; isMuted(hostId: number): boolean };
+  /** `briefs`: the hosts without their guest and drift counts, which no rule reads. */
+  hosts: { briefs(): Omit<HostSummary, 'guest_count' | 'drift_count'>[]; repo: { guestsOf(hostId: number): Guest[]; guestSample(hostId: number, limit: number): GuestSample; guestsNotRunning(hostId: number): Pick<Guest, 'vmid' | 'name' | 'status'>[] }; isMuted(hostId: number): boolean };
   instances: {
     list(query: { sort: 'vmid'; descending: false }): Pick<Instance, 'vmid' | 'state' | 'stack'>[];
     byVmids(vmids: readonly number[]): Pick<Instance, 'vmid' | 'state'>[];
@@ -44,7 +45,7 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
   const metrics = createMetricsService(ctx, options.metrics);
   const notifications = createNotificationService(ctx, { audit: deps.audit, isMuted: hosts.isMuted }, options.notifications);
 
-  const liveHosts = () => hosts.list().filter((h) => h.status === 'online' || h.status === 'offline');
+  const liveHosts = () => hosts.briefs().filter((h) => h.status === 'online' || h.status === 'offline');
 
   const facts: AlertFacts = {
     heartbeatIntervalS: deps.heartbeatIntervalS,
@@ -82,7 +83,7 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
         // Only a failed run's text is told (job.failed).
         result: j.last_run_id === null || j.last_status !== 'error' ? '' : (jobs.runResult(j.last_run_id) ?? ''),
       })),
-    hostGuests: (hostId) => hosts.repo.guestsOf(hostId).filter((g) => !g.template).map((g) => ({ vmid: g.vmid, name: g.name })),
+    hostGuests: (hostId, limit) => hosts.repo.guestSample(hostId, limit),
     snapshotFailure: () => snapshots.lastFailure(),
     certificate: () => (ctx.tls?.notAfter ? { notAfter: ctx.tls.notAfter } : null),
     policyFailures: (now) => deps.fleet.policyFailures(now),
