@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import type { TestClient } from './http.js';
 
 export interface Polled<T> {
@@ -19,11 +19,22 @@ export interface Polled<T> {
  */
 export async function whileHealthPolled<T>(client: Pick<TestClient, 'get'>, work: () => Promise<T>, gapMs = 20): Promise<Polled<T>> {
   let polling = true;
+  // A test that times out leaves its work unfinished: the polling ends with the test, not with the server.
+  onTestFinished(() => {
+    polling = false;
+  });
   const health: number[] = [];
   const poll = (async () => {
     while (polling) {
       const started = performance.now();
-      expect((await client.get('/api/health')).status).toBe(200);
+      let status: number;
+      try {
+        status = (await client.get('/api/health')).status;
+      } catch (err) {
+        if (!polling) return;
+        throw err;
+      }
+      expect(status).toBe(200);
       health.push(performance.now() - started);
       if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
     }
