@@ -105,18 +105,10 @@ async function startAgent(host: Omit<FakeHost, 'id'>): Promise<FakeHost> {
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-storage-e2e-'));
-  server = await startBuiltServer({
-    DB_PATH: path.join(dir, 'fleet.db'),
-    FLEET_SETUP_TOKEN: SETUP_TOKEN,
-    FLEET_AUTH_ALLOW_HTTP: 'true',
-    FLEET_AGENT_ALLOW_HTTP: 'true',
-    FLEET_HEARTBEAT_INTERVAL_S: '2',
-  });
-  admin = new TestClient(server.url);
-  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
-
-  // An ISO-sized file of random bytes (nothing compresses or dedupes it on the way).
+  // An ISO-sized file of random bytes (nothing compresses or dedupes it on the way). Made before the
+  // server starts: made between two requests, it held this process's event loop for longer than the
+  // server keeps an idle connection open (5 s under the whole suite), and the next request went out
+  // on a connection the server had just closed.
   isoPath = path.join(dir, ISO);
   const out = fs.openSync(isoPath, 'w');
   const hash = createHash('sha256');
@@ -127,6 +119,17 @@ beforeAll(async () => {
   }
   fs.closeSync(out);
   isoSha = hash.digest('hex');
+
+  server = await startBuiltServer({
+    DB_PATH: path.join(dir, 'fleet.db'),
+    FLEET_SETUP_TOKEN: SETUP_TOKEN,
+    FLEET_AUTH_ALLOW_HTTP: 'true',
+    FLEET_AGENT_ALLOW_HTTP: 'true',
+    FLEET_HEARTBEAT_INTERVAL_S: '2',
+  });
+  admin = new TestClient(server.url);
+  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
+  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
 
   for (const [node, machine] of [
     ['pve-a', 'e2e0123456789abcdef0123456789storea'],
