@@ -45,15 +45,6 @@ function toInstance(row: unknown[], placements: Placements, tailnet: ReadonlyMap
   };
 }
 
-/** A row of COLUMNS and then the id, as a stored instance. */
-function storedOf(row: unknown[]): StoredInstance {
-  const r = row as [number, string, Instance['state'], Instance['stack'], string, Flag, Flag, Flag, Flag, Flag, Flag, Flag, string, string, string, number];
-  return {
-    vmid: r[0], name: r[1], state: r[2], stack: r[3], tailscale_ip: r[4], atlas: r[5], argus: r[6], semaphore: r[7], patchmon: r[8],
-    tailscale: r[9], andromeda: r[10], hardware_acceleration: r[11], tags: splitTags(r[12]), created_at: r[13], updated_at: r[14], id: r[15],
-  };
-}
-
 export type InstanceRepo = ReturnType<typeof createInstanceRepo>;
 
 /** SQL of the registry. Statements are prepared once; list queries once per shape. */
@@ -80,7 +71,9 @@ export function createInstanceRepo(db: Db) {
   const byVmids = db.prepare<[string], Pick<Instance, 'vmid' | 'name' | 'stack' | 'state'>>(
     'SELECT vmid, name, stack, state FROM instances WHERE vmid IN (SELECT value FROM json_each(?))',
   );
-  const manyByVmid = db.prepare<[string], unknown[]>(`SELECT ${COLUMNS}, id FROM instances WHERE vmid IN (SELECT value FROM json_each(?))`).raw(true);
+  const manyByVmid = db.prepare<[string], Omit<StoredInstance, 'tags'> & { tags: string }>(
+    `SELECT id, ${COLUMNS} FROM instances WHERE vmid IN (SELECT value FROM json_each(?))`,
+  );
   const remove = db.prepare<[number]>('DELETE FROM instances WHERE id = ?');
   const stacks = db.prepare<[], { stack: string }>('SELECT DISTINCT stack FROM instances ORDER BY stack');
   const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null, number]>(
@@ -135,7 +128,7 @@ export function createInstanceRepo(db: Db) {
     /** The stored instances among `vmids`, by vmid, in one statement (a missing vmid is absent). */
     findMany(vmids: readonly number[]): Map<number, StoredInstance> {
       const found = new Map<number, StoredInstance>();
-      if (vmids.length) for (const row of manyByVmid.all(JSON.stringify(vmids))) found.set(row[0] as number, storedOf(row));
+      if (vmids.length) for (const row of manyByVmid.all(JSON.stringify(vmids))) found.set(row.vmid, { ...row, tags: splitTags(row.tags) });
       return found;
     },
     byVmids: (vmids: readonly number[]) => (vmids.length ? byVmids.all(JSON.stringify(vmids)) : []),

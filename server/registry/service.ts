@@ -187,12 +187,13 @@ export function createInstanceService({ db, clock, bus, transaction }: Pick<AppC
     return updated;
   });
 
+  /** The turn the last bulk edit stores in: the next one stores a turn later. */
+  let storing: Promise<void> = Promise.resolve();
   /**
    * A bulk edit: up to MAX_BULK instances read and validated a slice per turn of the event loop (the
    * validation of 1,000 was a sixth of the edit's time), then stored in one transaction, in a turn of
    * its own.
    */
-  let storing: Promise<void> = Promise.resolve();
   async function bulkEdit(edit: BulkEdit): Promise<{ updated: number }> {
     const vmids = [...new Set(edit.vmids)];
     const planned = new Map<number, Plan>();
