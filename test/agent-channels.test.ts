@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping } from './helpers/shipped-agents.js';
 import { until as waitUntil } from './helpers/until.js';
@@ -69,9 +69,7 @@ beforeAll(async () => {
     [],
     packageDir,
   );
-  admin = new TestClient(server.url);
-  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+  admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
   operator = await signedIn('ops', 'operator');
   viewer = await signedIn('viewer', 'viewer');
 }, 120_000);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
 import { until, freePort } from './helpers/until.js';
@@ -95,9 +95,7 @@ exit "$code"
     FLEET_HEARTBEAT_INTERVAL_S: '2',
   };
   server = await startBuiltServer(serverEnv);
-  admin = new TestClient(server.url);
-  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+  admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 
   for (const name of ['pve-a', 'pve-b']) {
     const hostRoot = path.join(dir, name);

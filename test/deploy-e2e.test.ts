@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { ed25519Line } from './helpers/ssh-keys.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
@@ -82,9 +82,7 @@ beforeAll(async () => {
     FLEET_AGENT_ALLOW_HTTP: 'true',
     FLEET_HEARTBEAT_INTERVAL_S: '2',
   });
-  admin = new TestClient(server.url);
-  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+  admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
   for (const [name, comment] of [['alice laptop', 'alice@laptop'], ['ci runner', 'ci@runner']] as const) {
     const line = ed25519Line(comment);
     const saved = await admin.post('/api/server-keys', { name, public_key: line });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../build/chromium.mjs';
-import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { until } from './helpers/until.js';
@@ -125,9 +125,7 @@ beforeAll(async () => {
     // Offline after 6 s of silence (three intervals: a loaded machine's agent may be a second late); the alert rules run every 2 s.
     FLEET_HEARTBEAT_INTERVAL_S: '2',
   });
-  admin = new TestClient(server.url);
-  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+  admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
   for (const [vmid, name] of [[100, 'web'], [101, 'db'], [102, 'cache'], [200, 'mail']] as const) {
     expect((await admin.post('/api/instances', { vmid, name, state: 'deployed', stack: 'production' })).status).toBe(201);
   }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../build/chromium.mjs';
-import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { until as waitUntil } from './helpers/until.js';
 import { installAgent, spawnAgent } from './helpers/real-agent.js';
@@ -127,9 +127,7 @@ beforeAll(async () => {
     FLEET_AGENT_ALLOW_HTTP: 'true',
     FLEET_HEARTBEAT_INTERVAL_S: '2',
   });
-  admin = new TestClient(server.url);
-  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+  admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 
   for (const [node, machine] of [
     ['pve-a', 'e2e0123456789abcdef0123456789storea'],

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping, servedAgent } from './helpers/shipped-agents.js';
 import { until, freePort } from './helpers/until.js';
@@ -54,9 +54,7 @@ beforeAll(async () => {
     FLEET_HEARTBEAT_INTERVAL_S: '2',
   };
   server = await startBuiltServer(serverEnv, [], packages[0]);
-  admin = new TestClient(server.url);
-  expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-  expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+  admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 
   for (const name of HOSTS) {
     const hostRoot = path.join(dir, name);

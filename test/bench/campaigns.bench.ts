@@ -19,8 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
-import { TestClient } from '../helpers/http.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 
 const HOSTS = 50;
 const GUESTS = 10;
@@ -59,9 +58,7 @@ describe('campaign benchmark', () => {
       FLEET_HEARTBEAT_INTERVAL_S: '120',
     });
     const pid = server.child.pid!;
-    const admin = new TestClient(server.url);
-    expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-    expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+    const admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     const enrollment = (await admin.post('/api/hosts/enrollment-tokens', { max_uses: HOSTS })).body.token as string;
     const tokens: string[] = [];
     for (let h = 0; h < HOSTS; h++) {

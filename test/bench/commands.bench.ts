@@ -10,8 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
-import { TestClient } from '../helpers/http.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 
 const AGENTS = 200;
 const ACTIONS = 100;
@@ -51,9 +50,7 @@ describe('command delivery benchmark', () => {
       FLEET_AGENT_ALLOW_HTTP: 'true',
     });
     const pid = server.child.pid!;
-    const admin = new TestClient(server.url);
-    expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-    expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+    const admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     const enrollment = (await admin.post('/api/hosts/enrollment-tokens', { max_uses: AGENTS })).body.token as string;
     const hosts: { id: number; token: string }[] = [];
     for (let i = 0; i < AGENTS; i++) {

@@ -12,7 +12,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { TestClient } from '../helpers/http.js';
 import { ed25519Line } from '../helpers/ssh-keys.js';
 
@@ -57,9 +57,7 @@ describe('deploy delivery benchmark', () => {
       FLEET_AGENT_ALLOW_HTTP: 'true',
     });
     const pid = server.child.pid!;
-    const admin = new TestClient(server.url);
-    expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-    expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+    const admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     const tokenRes = await admin.post('/api/tokens', { name: 'deploy bench', role: 'operator' });
     expect(tokenRes.status, tokenRes.text).toBe(201);
     const operator = new TestClient(server.url, bearer(tokenRes.body.token));

@@ -17,7 +17,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { TestClient } from '../helpers/http.js';
 
 const MIB = Number(process.env.UPLOAD_BENCH_MIB ?? 2048);
@@ -68,9 +68,7 @@ describe('upload benchmark', () => {
       { DB_PATH: path.join(dir, 'fleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true' },
       (process.env.UPLOAD_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     );
-    admin = new TestClient(server.url);
-    expect((await admin.post('/setup', { setup_token: SETUP_TOKEN, username: 'admin', display_name: 'Admin', password: PASSWORD })).status).toBe(201);
-    expect((await admin.post('/api/auth/login', { username: 'admin', password: PASSWORD })).status).toBe(200);
+    admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     token = (await admin.post('/api/tokens', { name: 'upload bench', role: 'administrator' })).body.token as string;
     api = new TestClient(server.url, { authorization: `Bearer ${token}` });
   });

@@ -1,7 +1,9 @@
 import { execa, type Result, type ResultPromise } from 'execa';
 import http from 'node:http';
 import path from 'node:path';
+import { expect } from 'vitest';
 import { ensureBuilt } from './build.js';
+import { TestClient } from './http.js';
 import { waitForListening } from './listening.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -39,6 +41,17 @@ export async function startBuiltServer(env: Record<string, string>, nodeArgs: st
       return child;
     },
   };
+}
+
+/**
+ * A browser that sets up a fresh server with its setup token (the first administrator, `admin`,
+ * with `password`) and signs in: the client holds the session.
+ */
+export async function firstAdministrator(url: string, setupToken: string, password: string): Promise<TestClient> {
+  const admin = new TestClient(url);
+  expect((await admin.post('/setup', { setup_token: setupToken, username: 'admin', display_name: 'Admin', password })).status).toBe(201);
+  expect((await admin.post('/api/auth/login', { username: 'admin', password })).status).toBe(200);
+  return admin;
 }
 
 export interface Answer {
