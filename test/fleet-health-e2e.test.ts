@@ -227,6 +227,10 @@ describe('fleet health with real agents, in Chromium', () => {
     // 101 (stopped) and 102 fired guest.down and policy.failed while pve-a beat: they stay as they are.
     await until('the alerts of pve-a’s guests while it beats', async () => (await alerts('firing')).filter((x) => x.rule === 'policy.failed').length === 2);
     const before = new Set((await alerts('firing')).map((x) => `${x.rule} ${x.subject.id}`));
+    // Their notifications leave on the delivery queue's own turn: counted from here, a late one of
+    // theirs would read as fired while the host is away.
+    const delivered = () => new Set(receiver.received.map((r) => JSON.parse(r.body)).filter((n) => n.event === 'alert.firing').map((n) => `${n.alert.rule} ${n.alert.subject.id}`));
+    await until('the notifications of the alerts firing before', async () => [...before].every((k) => delivered().has(k)));
     const sentBefore = receiver.received.length;
     stopAgent(a!);
     const offline = await until('host.offline', async () => (await alerts('firing')).find((x) => x.rule === 'host.offline'));
@@ -243,6 +247,8 @@ describe('fleet health with real agents, in Chromium', () => {
     // resolved either (what they are is unknown while it is silent).
     expect(receiver.received.slice(sentBefore).map((r) => JSON.parse(r.body)).map((n) => `${n.event} ${n.alert.rule}`)).toEqual(['alert.firing host.offline']);
     expect((await alerts('resolved')).filter((x) => x.rule === 'guest.down' || x.rule === 'policy.failed')).toEqual([]);
+    const firingSent = receiver.received.map((r) => JSON.parse(r.body)).filter((n) => n.event === 'alert.firing').map((n) => `${n.alert.rule} ${n.alert.subject.id}`);
+    expect(firingSent.length, 'each alert notified once').toBe(new Set(firingSent).size);
     await page.goto('/health');
     await until('the unknown cells', async () => ((await table())['100'] ?? [])[0]?.startsWith('unknown: no heartbeat from its host for'));
     await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
