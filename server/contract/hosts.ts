@@ -90,6 +90,9 @@ export interface Deletion {
 }
 
 /** GET /api/hosts/:id */
+/** A host as the list shows it, less what needs its guests counted: what the server's own readers (the alert rules) take. */
+export type HostBrief = Omit<HostSummary, 'guest_count' | 'drift_count'>;
+
 export interface HostDetail extends HostSummary {
   guests: Guest[];
   drift: DriftItem[];

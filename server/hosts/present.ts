@@ -1,4 +1,4 @@
-import type { Deletion, EnrollmentToken, EnrollmentTokenState, HostDetail, HostEvent, HostStatus, HostSummary } from '../contract/hosts.js';
+import type { Deletion, EnrollmentToken, EnrollmentTokenState, HostBrief, HostDetail, HostEvent, HostStatus, HostSummary } from '../contract/hosts.js';
 import { notFound } from '../errors.js';
 import { isoMillis, type Clock } from '../time.js';
 import { driftCounts, hostDrift } from './drift.js';
@@ -46,9 +46,6 @@ const presentEnrollmentToken = (row: EnrollmentTokenRow, now: number): Enrollmen
 });
 
 export type HostView = ReturnType<typeof createHostView>;
-
-/** A host as the list shows it, less what needs its guests counted. */
-export type HostBrief = Omit<HostSummary, 'guest_count' | 'drift_count'>;
 
 /** What the API and the live stream show of hosts: the rows, their status, drift counts and removal. */
 export function createHostView(repo: HostRepo, releases: Releases, clock: Clock, intervalS: number, instancesOf: InstancesOf) {

@@ -2,7 +2,7 @@ import { createAlertService, type AlertsOptions } from '../alerts/service.js';
 import type { AlertFacts, GuestSample } from '../alerts/rules.js';
 import type { AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
-import type { Guest, HostSummary } from '../contract/hosts.js';
+import type { Guest, HostBrief } from '../contract/hosts.js';
 import type { JobView } from '../contract/jobs.js';
 import type { Instance } from '../contract/registry.js';
 import type { FleetGaugeSources } from '../metrics/prometheus.js';
@@ -23,7 +23,7 @@ export interface MonitoringOptions {
 export interface MonitoringDeps {
   audit: AuditLog;
   /** `briefs`: the hosts without their guest and drift counts, which no rule reads. */
-  hosts: { briefs(): Omit<HostSummary, 'guest_count' | 'drift_count'>[]; repo: { guestsOf(hostId: number): Guest[]; guestSample(hostId: number, limit: number): GuestSample; guestsNotRunning(hostId: number): Pick<Guest, 'vmid' | 'name' | 'status'>[] }; isMuted(hostId: number): boolean };
+  hosts: { briefs(): HostBrief[]; repo: { guestsOf(hostId: number): Guest[]; guestSample(hostId: number, limit: number): GuestSample; guestsNotRunning(hostId: number): Pick<Guest, 'vmid' | 'name' | 'status'>[] }; isMuted(hostId: number): boolean };
   instances: {
     list(query: { sort: 'vmid'; descending: false }): Pick<Instance, 'vmid' | 'state' | 'stack'>[];
     byVmids(vmids: readonly number[]): Pick<Instance, 'vmid' | 'state'>[];
