@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping } from './helpers/shipped-agents.js';
 import { until as waitUntil } from './helpers/until.js';
@@ -64,11 +64,7 @@ const until = <T>(what: string, read: () => Promise<T | undefined | false>, ms =
 beforeAll(async () => {
   packageDir = await packageShipping({ current: agentScript('1.1.0'), kept: { '1.0.0': agentScript('1.0.0'), '1.2.0-beta.1': agentScript('1.2.0-beta.1') } });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-channels-'));
-  server = await startBuiltServer(
-    { DB_PATH: path.join(dataDir, 'fleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true' },
-    [],
-    packageDir,
-  );
+  server = await startBuiltServer(agentServerEnv(dataDir, SETUP_TOKEN), [], packageDir);
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
   operator = await signedIn('ops', 'operator');
   viewer = await signedIn('viewer', 'viewer');

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
 import { until, freePort } from './helpers/until.js';
@@ -86,14 +86,7 @@ exit "$code"
   for (const tool of ['qm', 'pct', 'apt-get']) fs.writeFileSync(path.join(wrappers, tool), fake, { mode: 0o755 });
 
   const port = await freePort();
-  serverEnv = {
-    PORT: String(port),
-    DB_PATH: path.join(dir, 'fleet.db'),
-    FLEET_SETUP_TOKEN: SETUP_TOKEN,
-    FLEET_AUTH_ALLOW_HTTP: 'true',
-    FLEET_AGENT_ALLOW_HTTP: 'true',
-    FLEET_HEARTBEAT_INTERVAL_S: '2',
-  };
+  serverEnv = agentServerEnv(dir, SETUP_TOKEN, { PORT: String(port), FLEET_HEARTBEAT_INTERVAL_S: '2' });
   server = await startBuiltServer(serverEnv);
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 

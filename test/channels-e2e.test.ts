@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping, servedAgent } from './helpers/shipped-agents.js';
 import { installAgent } from './helpers/real-agent.js';
@@ -55,11 +55,7 @@ beforeAll(async () => {
     HOMEFLEET_INTERVAL_MIN_S: '1',
     HOMEFLEET_CURL_MAX_TIME: '5',
   };
-  server = await startBuiltServer(
-    { DB_PATH: path.join(dir, 'fleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true' },
-    [],
-    packageDir,
-  );
+  server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN), [], packageDir);
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 }, 120_000);
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { ed25519Line } from './helpers/ssh-keys.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
@@ -75,13 +75,7 @@ beforeAll(async () => {
     { mode: 0o755 },
   );
 
-  server = await startBuiltServer({
-    DB_PATH: path.join(dir, 'fleet.db'),
-    FLEET_SETUP_TOKEN: SETUP_TOKEN,
-    FLEET_AUTH_ALLOW_HTTP: 'true',
-    FLEET_AGENT_ALLOW_HTTP: 'true',
-    FLEET_HEARTBEAT_INTERVAL_S: '2',
-  });
+  server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN, { FLEET_HEARTBEAT_INTERVAL_S: '2' }));
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
   for (const [name, comment] of [['alice laptop', 'alice@laptop'], ['ci runner', 'ci@runner']] as const) {
     const line = ed25519Line(comment);

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './helpers/build.js';
+import { agentServerEnv } from './helpers/built-server.js';
 import { setUpAdmin, startHeadless, type Headless } from './helpers/headless.js';
 import { bearer } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
@@ -50,10 +51,7 @@ const heartbeat = (storageSha: string | null) =>
 beforeAll(async () => {
   await ensureBuilt();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-docs-prepare-data-'));
-  server = await startHeadless(
-    { DB_PATH: path.join(dataDir, 'fleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true', FLEET_HEARTBEAT_INTERVAL_S: '600' },
-    { shared: true },
-  );
+  server = await startHeadless(agentServerEnv(dataDir, SETUP_TOKEN, { FLEET_HEARTBEAT_INTERVAL_S: '600' }), { shared: true });
   const admin = new TestClient(server.local);
   const [name, value] = (await setUpAdmin(server.local, SETUP_TOKEN)).split('=');
   admin.setCookie(name!, value!);

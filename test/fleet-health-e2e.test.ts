@@ -12,7 +12,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../build/chromium.mjs';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { until } from './helpers/until.js';
@@ -117,14 +117,8 @@ const notified = (rule: string, event: string) => receiver.received.map((r) => J
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-fleet-e2e-'));
   receiver = await startReceiver();
-  server = await startBuiltServer({
-    DB_PATH: path.join(dir, 'fleet.db'),
-    FLEET_SETUP_TOKEN: SETUP_TOKEN,
-    FLEET_AUTH_ALLOW_HTTP: 'true',
-    FLEET_AGENT_ALLOW_HTTP: 'true',
-    // Offline after 6 s of silence (three intervals: a loaded machine's agent may be a second late); the alert rules run every 2 s.
-    FLEET_HEARTBEAT_INTERVAL_S: '2',
-  });
+  // Offline after 6 s of silence (three intervals: a loaded machine's agent may be a second late); the alert rules run every 2 s.
+  server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN, { FLEET_HEARTBEAT_INTERVAL_S: '2' }));
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
   for (const [vmid, name] of [[100, 'web'], [101, 'db'], [102, 'cache'], [200, 'mail']] as const) {
     expect((await admin.post('/api/instances', { vmid, name, state: 'deployed', stack: 'production' })).status).toBe(201);

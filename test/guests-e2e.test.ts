@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { heldPosts } from './helpers/hosts.js';
 import { TestClient } from './helpers/http.js';
 import { closeContexts, sharedBrowser } from './e2e/helpers.js';
@@ -44,13 +44,7 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(hostRoot, 'etc/hostname'), 'pve-guests\n');
   fs.writeFileSync(path.join(pveDir, 'config-100'), 'boot: order=scsi0\ncipassword: secret-pass\nmemory: 2048\nname: web\n');
 
-  server = await startBuiltServer({
-    DB_PATH: path.join(dir, 'fleet.db'),
-    FLEET_SETUP_TOKEN: SETUP_TOKEN,
-    FLEET_AUTH_ALLOW_HTTP: 'true',
-    FLEET_AGENT_ALLOW_HTTP: 'true',
-    FLEET_HEARTBEAT_INTERVAL_S: '2',
-  });
+  server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN, { FLEET_HEARTBEAT_INTERVAL_S: '2' }));
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 
   const env = {

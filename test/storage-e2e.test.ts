@@ -14,7 +14,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumLaunchOptions } from '../build/chromium.mjs';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { until as waitUntil } from './helpers/until.js';
 import { installAgent, spawnAgent } from './helpers/real-agent.js';
@@ -120,13 +120,7 @@ beforeAll(async () => {
   fs.closeSync(out);
   isoSha = hash.digest('hex');
 
-  server = await startBuiltServer({
-    DB_PATH: path.join(dir, 'fleet.db'),
-    FLEET_SETUP_TOKEN: SETUP_TOKEN,
-    FLEET_AUTH_ALLOW_HTTP: 'true',
-    FLEET_AGENT_ALLOW_HTTP: 'true',
-    FLEET_HEARTBEAT_INTERVAL_S: '2',
-  });
+  server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN, { FLEET_HEARTBEAT_INTERVAL_S: '2' }));
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 
   for (const [node, machine] of [

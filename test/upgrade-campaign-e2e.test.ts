@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { TestClient } from './helpers/http.js';
 import { packageShipping, servedAgent } from './helpers/shipped-agents.js';
 import { until, freePort } from './helpers/until.js';
@@ -45,14 +45,7 @@ beforeAll(async () => {
   packages.push(await packageShipping({}));
   packages.push(await packageShipping({ current: repoAgent.replace(/^HOMEFLEET_AGENT_VERSION=.*$/m, `HOMEFLEET_AGENT_VERSION="${NEXT}"`), kept: { [STABLE]: servedAgent(STABLE), [BETA]: servedAgent(BETA) } }));
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'homefleet-upgrade-campaign-e2e-'));
-  serverEnv = {
-    PORT: String(await freePort()),
-    DB_PATH: path.join(dir, 'fleet.db'),
-    FLEET_SETUP_TOKEN: SETUP_TOKEN,
-    FLEET_AUTH_ALLOW_HTTP: 'true',
-    FLEET_AGENT_ALLOW_HTTP: 'true',
-    FLEET_HEARTBEAT_INTERVAL_S: '2',
-  };
+  serverEnv = agentServerEnv(dir, SETUP_TOKEN, { PORT: String(await freePort()), FLEET_HEARTBEAT_INTERVAL_S: '2' });
   server = await startBuiltServer(serverEnv, [], packages[0]);
   admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
 

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 
 const HOSTS = 50;
 const GUESTS = 10;
@@ -49,14 +49,8 @@ const vmidOf = (host: number, guest: number) => 10_000 + host * GUESTS + guest;
 
 describe('campaign benchmark', () => {
   it(`${HOSTS * GUESTS} targets on ${HOSTS} hosts in waves of ${WAVE}: delivery p99 ≤ 2 s after each wave starts, RSS rise ≤ 40 MB, the campaign's JSON p99 ≤ 50 ms`, async () => {
-    server = await startBuiltServer({
-      DB_PATH: path.join(dir, 'fleet.db'),
-      FLEET_SETUP_TOKEN: SETUP_TOKEN,
-      FLEET_AUTH_ALLOW_HTTP: 'true',
-      FLEET_AGENT_ALLOW_HTTP: 'true',
-      // Online for three intervals after the one heartbeat each host sends here: longer than the run.
-      FLEET_HEARTBEAT_INTERVAL_S: '120',
-    });
+    // Online for three intervals after the one heartbeat each host sends here: longer than the run.
+    server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN, { FLEET_HEARTBEAT_INTERVAL_S: '120' }));
     const pid = server.child.pid!;
     const admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     const enrollment = (await admin.post('/api/hosts/enrollment-tokens', { max_uses: HOSTS })).body.token as string;

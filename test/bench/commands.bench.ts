@@ -10,7 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 
 const AGENTS = 200;
 const ACTIONS = 100;
@@ -43,12 +43,7 @@ function get(url: URL, token: string, agent: http.Agent): Promise<{ status: numb
 
 describe('command delivery benchmark', () => {
   it(`${AGENTS} long-polling agents, ${ACTIONS} actions: delivery p99 ≤ 2 s, RSS rise ≤ 30 MB`, async () => {
-    server = await startBuiltServer({
-      DB_PATH: path.join(dir, 'fleet.db'),
-      FLEET_SETUP_TOKEN: SETUP_TOKEN,
-      FLEET_AUTH_ALLOW_HTTP: 'true',
-      FLEET_AGENT_ALLOW_HTTP: 'true',
-    });
+    server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN));
     const pid = server.child.pid!;
     const admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     const enrollment = (await admin.post('/api/hosts/enrollment-tokens', { max_uses: AGENTS })).body.token as string;

@@ -12,7 +12,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { TestClient } from '../helpers/http.js';
 import { ed25519Line } from '../helpers/ssh-keys.js';
 
@@ -50,12 +50,7 @@ function get(url: URL, token: string, agent: http.Agent): Promise<{ status: numb
 
 describe('deploy delivery benchmark', () => {
   it(`${HOSTS} long-polling agents, ${DEPLOYS} deploys with keys and a cloud config: delivery p99 ≤ 2 s, RSS rise ≤ 30 MB`, async () => {
-    server = await startBuiltServer({
-      DB_PATH: path.join(dir, 'fleet.db'),
-      FLEET_SETUP_TOKEN: SETUP_TOKEN,
-      FLEET_AUTH_ALLOW_HTTP: 'true',
-      FLEET_AGENT_ALLOW_HTTP: 'true',
-    });
+    server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN));
     const pid = server.child.pid!;
     const admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     const tokenRes = await admin.post('/api/tokens', { name: 'deploy bench', role: 'operator' });

@@ -17,7 +17,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { agentServerEnv, firstAdministrator, startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { TestClient } from '../helpers/http.js';
 
 const MIB = Number(process.env.UPLOAD_BENCH_MIB ?? 2048);
@@ -64,10 +64,7 @@ describe('upload benchmark', () => {
   /** Signed in: enrollment tokens are made from a browser session only. */
   let admin: TestClient;
   beforeAll(async () => {
-    server = await startBuiltServer(
-      { DB_PATH: path.join(dir, 'fleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true' },
-      (process.env.UPLOAD_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    );
+    server = await startBuiltServer(agentServerEnv(dir, SETUP_TOKEN), (process.env.UPLOAD_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
     admin = await firstAdministrator(server.url, SETUP_TOKEN, PASSWORD);
     token = (await admin.post('/api/tokens', { name: 'upload bench', role: 'administrator' })).body.token as string;
     api = new TestClient(server.url, { authorization: `Bearer ${token}` });

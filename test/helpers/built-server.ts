@@ -44,6 +44,14 @@ export async function startBuiltServer(env: Record<string, string>, nodeArgs: st
 }
 
 /**
+ * The environment of a built server that real agents reach over plain HTTP on loopback: its
+ * database `fleet.db` in `dir`, waiting for setup with `setupToken`; `more` adds or overrides.
+ */
+export function agentServerEnv(dir: string, setupToken: string, more: Record<string, string> = {}): Record<string, string> {
+  return { DB_PATH: path.join(dir, 'fleet.db'), FLEET_SETUP_TOKEN: setupToken, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_AGENT_ALLOW_HTTP: 'true', ...more };
+}
+
+/**
  * A browser that sets up a fresh server with its setup token (the first administrator, `admin`,
  * with `password`) and signs in: the client holds the session.
  */
