@@ -89,10 +89,10 @@ export interface Deletion {
   receipt_expires_at: string | null;
 }
 
-/** GET /api/hosts/:id */
 /** A host as the list shows it, less what needs its guests counted: what the server's own readers (the alert rules) take. */
 export type HostBrief = Omit<HostSummary, 'guest_count' | 'drift_count'>;
 
+/** GET /api/hosts/:id */
 export interface HostDetail extends HostSummary {
   guests: Guest[];
   drift: DriftItem[];
