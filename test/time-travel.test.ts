@@ -83,10 +83,14 @@ describe('GET /api/instances?at= (built server)', () => {
     const gone = Date.now();
     await pause();
     await write(operator.post('/api/instances', { vmid: 702, name: 'new-cache', state: 'testing', stack: 'development' }), 201);
+    // An instant after the create that is already past when asked: an `at` in the server's current
+    // millisecond is "now" (the live list, no current_vmid), which a quick machine reaches.
+    const reused = Date.now();
+    await pause();
     const names = async (at: number) => (await asOf(viewer, iso(at), '&search=cache')).map((r) => [r.vmid, r.name, r.current_vmid]);
     expect(await names(before)).toEqual([[702, 'old-cache', null]]);
     expect(await names(gone)).toEqual([]);
-    expect(await names(Date.now())).toEqual([[702, 'new-cache', 702]]);
+    expect(await names(reused)).toEqual([[702, 'new-cache', 702]]);
     expect((await viewer.get(`/api/instances/702?at=${iso(before)}`)).body).toMatchObject({ name: 'old-cache', current_vmid: null });
     expect(await viewer.get(`/api/instances/702?at=${iso(gone)}`).then((r) => [r.status, r.body])).toEqual([404, { error: 'no instance had this vmid then' }]);
     // The reused vmid's timeline is the new instance's alone.
