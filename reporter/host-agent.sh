@@ -165,14 +165,26 @@ private_dir() {
   TEMP_DIRS+=("$made")
   REPLY="$made"
 }
+# Stops the command loop and every process under it, as systemd's stop would: the long poll's curl
+# runs in a subshell of the loop (its $(...)), and left behind it would go on for up to a poll's
+# wait, writing into the work folder while it is removed, holding the agent's output open, and
+# after an upgrade taking commands from the server beside the new agent's own poll.
 POLL_PID=''
-# Stops the command loop and the long poll it waits on: that curl would otherwise go on writing
-# into the work folder while it is removed.
 stop_command_loop() {
   [[ -n "$POLL_PID" ]] || return 0
-  kill "$POLL_PID" 2>/dev/null || true
-  if command -v pkill >/dev/null 2>&1; then pkill -TERM -P "$POLL_PID" -x curl 2>/dev/null || true; fi
+  end_tree "$POLL_PID"
   POLL_PID=''
+}
+# Ends process $1 and the processes under it, each held still (SIGSTOP) before its children are
+# listed, so none starts another in between; without pgrep (procps), $1 alone.
+end_tree() {
+  local child
+  kill -STOP "$1" 2>/dev/null || return 0
+  if command -v pgrep >/dev/null 2>&1; then
+    while read -r child; do end_tree "$child"; done < <(pgrep -P "$1" 2>/dev/null || true)
+  fi
+  kill -TERM "$1" 2>/dev/null || true
+  kill -CONT "$1" 2>/dev/null || true
 }
 # On exit: never changes the exit status (under set -e a failing command here would turn an
 # `exit 0` into 1); a folder a late write kept from going is tried again for a second.

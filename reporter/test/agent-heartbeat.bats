@@ -122,6 +122,20 @@ JSON
   ((SECONDS - started <= 2))
 }
 
+@test "a stop also ends the command poll waiting on the server: no curl of the agent is left behind" {
+  # The poll's curl runs in a subshell of the command loop; the server holds it for the whole wait.
+  control '{"interval":60,"hang":["/api/agent/commands?wait=25"]}'
+  start_agent_loop
+  wait_for '[[ "$(request_count "/api/agent/commands?wait=25")" == 1 ]]'
+  sleep 0.3
+  pgrep -f "curl .*$BATS_TEST_TMPDIR/homefleet-agent" >/dev/null || { stop_agent_loop; echo "the poll's curl was not running" >&2; return 1; }
+  kill -TERM "$AGENT_PID"
+  local started=$SECONDS
+  wait "$AGENT_PID" || true
+  ((SECONDS - started <= 2))
+  wait_for '! pgrep -f "$BATS_TEST_TMPDIR/homefleet-agent" >/dev/null' 2
+}
+
 @test "without state the agent exits 1 and says what is missing" {
   rm -rf "$STATE"
   run_agent -- --once
