@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { chromiumLaunchOptions } from '../../build/chromium.mjs';
 import type { AppOptions } from '../../server/app.js';
 import type { TestClient } from '../helpers/http.js';
@@ -18,8 +18,11 @@ export const buildRenderer = ensureBuilt;
 export interface Dashboard {
   server: TestServer;
   browser: Browser;
-  /** A fresh browser profile (no cookies) at the server; options such as viewport or colorScheme pass through. */
-  newPage(options?: BrowserContextOptions): Promise<Page>;
+  /**
+   * A fresh browser profile (no cookies) at the server; options such as viewport or colorScheme pass
+   * through. It closes when the test that opened it ends (`keep`: when the file's dashboard stops).
+   */
+  newPage(options?: BrowserContextOptions, how?: { keep?: boolean }): Promise<Page>;
   /** Every browser error (console errors, CSP violations, uncaught exceptions) seen so far. */
   errors: string[];
   stop(): Promise<void>;
@@ -56,9 +59,18 @@ export async function startDashboard(options: Parameters<typeof startServer>[0] 
     server,
     browser,
     errors,
-    async newPage(contextOptions = {}) {
+    async newPage(contextOptions = {}, { keep = false } = {}) {
       const context = await browser.newContext({ baseURL: server.baseUrl, ...contextOptions });
       contexts.push(context);
+      // A page opened by a test closes when that test ends: left open, it would keep taking the
+      // server's live events and redrawing through every later test of the file.
+      if (!keep) {
+        try {
+          onTestFinished(() => context.close().catch(() => {}));
+        } catch {
+          // Opened in a hook for the whole file: closed by stop().
+        }
+      }
       const page = await context.newPage();
       page.on('console', (message) => {
         // A 401/403/404/409/422 a test provokes on purpose is logged by Chromium as a failed resource; the page handles it.

@@ -64,8 +64,8 @@ describe('two-step sign-in in Chromium', () => {
     await other.waitForURL('**/instances');
     expect((await pageFetch(other, 'GET', '/api/instances')).status).toBe(200);
 
-    // A recovery code works in place of the app, once.
-    const third = await dash.newPage();
+    // A recovery code works in place of the app, once. This administrator's page serves the passkey test too.
+    const third = await dash.newPage({}, { keep: true });
     await third.goto('/login');
     await fillLogin(third, 'admin', ADMIN_PASSWORD);
     await third.getByRole('button', { name: 'Use a recovery code' }).click();
