@@ -346,10 +346,12 @@ describe('the cap: FLEET_FILE_CACHE_MAX_BYTES', () => {
     expect(answers.map((a) => a.status).every((s) => s === 201 || s === 507), JSON.stringify(answers.map((a) => a.body))).toBe(true);
     expect(answers.some((a) => a.status === 201)).toBe(true);
     // The folder is read file by file, not at one instant: a file stat'ed just before it was evicted
-    // and one stat'ed just after growing into its room are both counted. A chunk or two of slack for
-    // that; five uploads with no reservations would pass the cap by megabytes.
+    // and one stat'ed just after growing into its room are both counted. Slack for what five uploads
+    // can write within a sample's 5 ms (a 64 KiB chunk or so each; 256 KiB was passed by 112 KiB once
+    // with three test files at a time on 2 cores); five uploads with no reservations would pass the
+    // cap by megabytes.
     expect(most).toBeGreaterThanOrEqual(8 * MiB); // at least one sample counted
-    expect(most).toBeLessThanOrEqual(CAP + 256 * 1024);
+    expect(most).toBeLessThanOrEqual(CAP + 512 * 1024);
     const listed = (await small.admin.get('/api/files')).body;
     expect(listed.used_bytes).toBeLessThanOrEqual(CAP);
     expect(folderBytes(small)).toBe(listed.used_bytes);
