@@ -20,8 +20,9 @@ export default defineConfig({
     testTimeout: 20_000,
     // expect.poll waits this long for a condition (vitest's default is 1 s): pages other than the first
     // are chunks fetched when they open, and four files with browsers on two cores make that slower.
-    // Only a failing check waits the whole time.
-    expect: { poll: { timeout: 5_000 } },
+    // Only a failing check waits the whole time. It looks every 100 ms (vitest's default is 50): a
+    // look at a page is a round trip through Chromium, and half as many cost less CPU beside the rest.
+    expect: { poll: { timeout: 5_000, interval: 100 } },
     hookTimeout: 60_000,
     pool: 'forks',
     // Test files share their worker's module cache: re-importing the server's modules for each of a
@@ -32,12 +33,12 @@ export default defineConfig({
     globalSetup: ['test/setup/global.ts'],
     // HOMEFLEET_TEST_CPU_LOG=file: one line per test file with its wall time and CPU (test/README.md).
     setupFiles: process.env.HOMEFLEET_TEST_CPU_LOG ? ['test/setup/cpu-log.ts'] : [],
-    // Two files at a time, beside the type-check and four bats files (build/test.mjs), as CI runs it.
-    // Four at a time was 10% faster here (486 to 568 s against 541 to 604 s) but 8-fold oversubscribed
-    // 2 cores: each of five runs on 29 November 2026 failed one test that load exposes (a bound on wall
-    // time: an agent's start, a health check during a 1,000-instance edit), where two at a time passed
-    // every run.
+    // Three files at a time, beside the type-check and four bats files (build/test.mjs), as CI runs it.
+    // Their waits on agents, browsers and timers leave a core idle at two: on 29 November 2026 (quiet
+    // 2-core machine) two took 210 to 214 s and three 178 to 185 s, CPU-bound (345 to 363 CPU-s). Four
+    // at a time failed a bound on wall time in each of five runs on the slower machine of the earlier
+    // record; at three, two tests that load exposed were fixed (test/README.md).
     // Every file uses its own port 0 servers, temp databases and folders.
-    maxWorkers: Number(process.env.HOMEFLEET_TEST_WORKERS) || 2,
+    maxWorkers: Number(process.env.HOMEFLEET_TEST_WORKERS) || 3,
   },
 });
