@@ -97,6 +97,8 @@ describe('tags, bulk edit and collections in Chromium', () => {
     await form.getByLabel('Tags').fill('');
     await form.getByLabel('Stack').selectOption('production');
     await form.getByRole('button', { name: 'Save collection' }).click();
+    // Saved when the form closes: the count read "1 instance" before the save too, so it cannot say so.
+    await expect.poll(() => form.count()).toBe(0);
     await expect.poll(() => page.getByTestId('collection-count').textContent()).toBe('1 instance');
     expect((await api().get(`/api/collections/${made.body.id}`)).body.filter).toEqual({ stack: 'production' });
 
