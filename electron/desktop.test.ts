@@ -236,9 +236,9 @@ describe('desktop instance, menu and quit', () => {
     const { homefleet } = desktop;
     let closes = 0;
     const close = homefleet.close.bind(homefleet);
-    homefleet.close = () => {
+    homefleet.close = (drain) => {
       closes += 1;
-      return close();
+      return close(drain);
     };
     // A browser-style keep-alive connection must not hold the quit up.
     expect((await fetch(`${desktop.origin}/api/health`, { headers: { connection: 'keep-alive' } })).status).toBe(200);

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createApp, type HomefleetApp } from '../server/app.js';
+import { closeServer } from '../server/http/server.js';
 import { createListener } from '../server/tls/listen.js';
 import { VERSION } from '../server/version.js';
 import type { ElectronApi, MenuItemOptions, WindowApi } from './api.js';
@@ -102,10 +103,8 @@ export async function startDesktop(electron: ElectronApi, options: DesktopOption
   let stopped = false;
   const shutdown = (): Promise<void> => {
     stopping ??= (async () => {
-      // An open window keeps an event stream open: end it first, or closing waits for the 3 s force.
-      homefleet.liveEvents.close();
-      await closeServer(server);
-      await homefleet.close();
+      // The app ends its event streams and agents' polls first, then waits on the server (3 s at most).
+      await homefleet.close(() => closeServer(server, 3_000).then(() => {}));
       logger.info('stopped');
     })().finally(() => {
       stopped = true;
@@ -175,15 +174,3 @@ async function listenOnLoopback(homefleet: HomefleetApp): Promise<Server> {
   return server;
 }
 
-/** Stops accepting, lets requests in flight finish (at most 3 s), drops idle keep-alive sockets. */
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    const force = setTimeout(() => server.closeAllConnections(), 3_000);
-    force.unref();
-    server.close(() => {
-      clearTimeout(force);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}

@@ -1,10 +1,9 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { stopOnFatalErrors } from './fatal.js';
-import { createLogger, type Logger } from './logger.js';
-import { within } from './tasks.js';
+import { closeServer } from './http/server.js';
+import { createLogger } from './logger.js';
 import { addressesToOpen, createListener, refreshSelfSigned } from './tls/listen.js';
 import { prepareTls } from './tls/setup.js';
 import { VERSION } from './version.js';
@@ -68,7 +67,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    homefleet.close(() => closeHttp(server, logger)).then(
+    homefleet.close(async () => {
+      if (!(await closeServer(server, 10_000))) logger.warn('requests still open after 10 s; closed them');
+    }).then(
       () => {
         logger.info('stopped');
         process.exit(0);
@@ -81,16 +82,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-}
-
-/** Stops accepting and lets the requests in flight finish: 10 s, then the connections still open are closed. */
-async function closeHttp(server: Server, logger: Logger): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  if (await within(closed, 10_000)) return;
-  logger.warn('requests still open after 10 s; closing them');
-  server.closeAllConnections();
-  await closed;
 }
 
 main().catch((err: unknown) => {

@@ -218,6 +218,9 @@ describe('a campaign through two real agents, in Chromium', () => {
     expect(calls().filter((c) => c.edge === 'start').map((c) => c.vmid).sort()).toEqual([...VMIDS].sort());
     expect(Math.min(startOf(102), startOf(202)) - Math.max(endOf(101), endOf(201))).toBeGreaterThanOrEqual(3000);
     expect(Math.min(startOf(103), startOf(203)) - Math.max(endOf(102), endOf(202))).toBeGreaterThanOrEqual(3000);
+    // The page saw the server go and come back, and nothing it asked for failed: no connection was
+    // kept alive through the stop for its live stream to reconnect on and be answered 503.
+    expect(errors).toEqual([]);
   }, 90_000);
 
   it('a script over the containers tagged web (a collection), picked by name in the dialog: pct exec <vmid> -- bash -s with the body on stdin, two at a time', async () => {

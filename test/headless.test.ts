@@ -1,5 +1,7 @@
 import { execa, type ResultPromise } from 'execa';
+import { once } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,6 +146,37 @@ describe('the headless server', () => {
     // One path, in order, and nothing failing on the way: no task run against a closed database.
     expect(after.map((l) => l.msg).filter((m) => m !== 'request')).toEqual(['shutting down', 'stopped']);
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+  });
+
+  it('keeps no connection alive while it stops: a request in flight is answered and its connection closed at once, so a browser cannot send its next request there', async () => {
+    // A browser reused such a connection: its live stream, reconnecting, was answered 503 (the events
+    // hub closes first), again and again until the 10-second grace ran out, and the stop waited as long.
+    const server = await startHeadless({ DB_PATH: path.join(dir, 'keep-alive', 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
+    const cookie = await setUpAndSignIn(server.url);
+    const url = new URL(server.url);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    const closed = once(socket, 'close');
+    const body = JSON.stringify({ vmid: 100, name: 'in-flight', state: 'deployed', stack: 'production' });
+    // The create's headers and the first bytes of its body arrive before the SIGTERM, the rest after it.
+    socket.write(`POST /api/instances HTTP/1.1\r\nHost: ${url.host}\r\nOrigin: ${url.origin}\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stopping = new Promise<void>((resolve) => server.child.stdout!.on('data', (chunk: Buffer) => String(chunk).includes('shutting down') && resolve()));
+    const started = Date.now();
+    server.child.kill('SIGTERM');
+    await stopping;
+    // The rest of the body, and behind it (pipelined) a request that comes while the server stops.
+    socket.write(`${body.slice(5)}GET /api/health HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+    await closed;
+    const closedAfter = Date.now() - started;
+    const answers = received.split(/(?=HTTP\/1\.1 )/);
+    expect(answers.map((a) => a.slice(0, 12))).toEqual(['HTTP/1.1 201', 'HTTP/1.1 200']);
+    expect(answers[1]).toMatch(/\r\nConnection: close\r\n/i);
+    expect(closedAfter).toBeLessThan(1_000);
+    expect((await server.child).exitCode).toBe(0);
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it('reads a Semaphore YAML inventory with the YAML parser it loads on first use', async () => {

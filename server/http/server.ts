@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Express } from 'express';
+import { within } from '../tasks.js';
 
 type Constructor = new (...args: never[]) => object;
 
@@ -33,4 +34,27 @@ export function expressServerOptions(app: Express): Pick<http.ServerOptions, 'In
     IncomingMessage: constructing(http.IncomingMessage, app.request) as typeof http.IncomingMessage,
     ServerResponse: constructing(http.ServerResponse, app.response) as unknown as typeof http.ServerResponse,
   };
+}
+
+/**
+ * Stops accepting and lets the requests in flight finish, for at most `graceMs`; then the connections
+ * still open are closed. No connection is kept alive on the way out: a request that comes on one
+ * still open is answered with `Connection: close`, and one that falls idle once its answer is out is
+ * closed within 50 ms. A browser would otherwise send its next request there: its live stream,
+ * reconnecting, was answered 503 (the events hub closes first) until the grace ran out, and the
+ * stop waited that long. Resolves false when the grace ran out.
+ */
+export async function closeServer(server: http.Server, graceMs: number): Promise<boolean> {
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  try {
+    if (await within(closed, graceMs)) return true;
+    server.closeAllConnections();
+    await closed;
+    return false;
+  } finally {
+    clearInterval(sweep);
+  }
 }
