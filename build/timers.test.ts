@@ -15,6 +15,7 @@ const ALLOWED: Record<string, { count: number; reason: string }> = {
   'server/logger.ts': { count: 1, reason: 'the 100 ms flush of batched request lines, in the logger the task runner itself logs through' },
   'server/fatal.ts': { count: 2, reason: 'the process is dying: the last-resort kill and the retry of a stderr write, which must not rely on anything the app built' },
   'server/notifications/channels/email.ts': { count: 1, reason: 'one SMTP attempt\'s time limit: scoped to that attempt, cleared when it ends' },
+  'server/main.ts': { count: 1, reason: 'the stopped process\'s exit, 2 s at most after its last log line, should anything still hold the event loop (unref\'d)' },
   'server/http/server.ts': { count: 1, reason: 'while the HTTP server stops, the sweep that closes each connection as it falls idle: scoped to that stop, cleared when it ends' },
   'server/files/routes.ts': { count: 1, reason: 'a refused upload\'s connection lingers at most 2 s so its client reads the answer: scoped to that request\'s socket, cleared when it closes' },
 };

@@ -72,16 +72,28 @@ async function main(): Promise<void> {
     }).then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        exitOnceWritten(0);
       },
       (err: unknown) => {
         logger.error({ err: { message: (err as Error).message } }, 'shutdown failed');
-        process.exit(1);
+        exitOnceWritten(1);
       },
     );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Ends the process once the event loop is empty, its last log lines written (at most 2 s from now).
+ * `process.exit()` right after the last line ran pino's synchronous flush while that line was still
+ * being written, and when stdout's reader had gone meanwhile (a log collector stopped with the
+ * server), sonic-boom 4's flush retried the broken pipe every 100 ms forever: the process never ended.
+ * Written on the event loop, the line fails instead, and pino stops writing to that stdout.
+ */
+function exitOnceWritten(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 2_000).unref();
 }
 
 main().catch((err: unknown) => {

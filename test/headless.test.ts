@@ -179,6 +179,22 @@ describe('the headless server', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
+  it('stops on SIGTERM when whatever read its output has gone (a log collector stopped with it)', async () => {
+    // Its last line was still being written when it exited, and pino's flush at exit then retried
+    // the broken pipe every 100 ms for ever: the process never ended. Three servers, as the old one
+    // hung in about three stops of five.
+    for (let i = 0; i < 3; i++) {
+      const server = await startHeadless({ DB_PATH: path.join(dir, 'broken-pipe', `${i}.db`) });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = Date.now();
+      server.child.kill('SIGTERM');
+      server.child.stdout!.destroy();
+      const exited = await Promise.race([server.child, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 5_000))]);
+      expect(exited === 'running' ? 'still running 5 s after SIGTERM' : exited.exitCode).toBe(0);
+      expect(Date.now() - started).toBeLessThan(3_000);
+    }
+  });
+
   it('reads a Semaphore YAML inventory with the YAML parser it loads on first use', async () => {
     const inventory = 'all:\n  hosts:\n    web:\n  children:\n    caches:\n      hosts:\n        cache[1:2].lan:\n';
     const semaphore = await startMockRemote(json(200, { id: 3, name: 'fleet', type: 'static-yaml', inventory }));
