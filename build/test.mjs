@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { chromiumChoice, unpackNpmChromium } from './chromium.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const started = performance.now();
@@ -138,7 +139,10 @@ const node = process.execPath;
 // that took a run from 541–604 s to 515 s (29 November 2026): bats ends later, vitest sooner.
 // HOMEFLEET_TEST_NICE=0 runs all three alike.
 const NICE = Number(process.env.HOMEFLEET_TEST_NICE ?? 10);
-const build = await run('build', node, ['build/build.mjs']);
+// The npm Chromium is unpacked (2 s, on a clean clone) while dist/ builds, not by vitest's global
+// setup afterwards, when every vitest worker waits for it (which tries again, and says why, if this fails).
+const unpacked = chromiumChoice() === 'npm' ? unpackNpmChromium().catch(() => undefined) : undefined;
+const [build] = await Promise.all([run('build', node, ['build/build.mjs']), unpacked]);
 if (build.code !== 0 || stoppedBy) leave(build.code);
 
 // The global setup of vitest skips its own build: dist/ was just built from the current sources.
