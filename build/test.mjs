@@ -154,8 +154,8 @@ const results = await Promise.all([
   run('bats', node, ['build/bats.mjs'], { env: runEnv, nice: NICE }),
 ]);
 
-fs.rmSync(runTmp, { recursive: true, force: true });
 if (stoppedBy) leave();
+fs.rmSync(runTmp, { recursive: true, force: true });
 
 let passed = 0;
 let failed = 0;

@@ -104,7 +104,7 @@ export async function startDesktop(electron: ElectronApi, options: DesktopOption
   const shutdown = (): Promise<void> => {
     stopping ??= (async () => {
       // The app ends its event streams and agents' polls first, then waits on the server (3 s at most).
-      await homefleet.close(() => closeServer(server, 3_000).then(() => {}));
+      await homefleet.close(() => closeServer(server, 3_000));
       logger.info('stopped');
     })().finally(() => {
       stopped = true;

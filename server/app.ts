@@ -115,7 +115,7 @@ export interface HomefleetApp {
    * finish), the background tasks stop and the features' work in flight ends, then the database
    * closes. Without `drain`, the HTTP server is the caller's to close first. Asked twice: one shutdown.
    */
-  close(drain?: () => Promise<void>): Promise<void>;
+  close(drain?: () => Promise<unknown>): Promise<void>;
 }
 
 export function createApp(options: AppOptions = {}): HomefleetApp {

@@ -46,8 +46,8 @@ export function expressServerOptions(app: Express): Pick<http.ServerOptions, 'In
  */
 export async function closeServer(server: http.Server, graceMs: number): Promise<boolean> {
   server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
+  // close() also closes the connections idle now; the sweep, those that fall idle later.
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
   const sweep = setInterval(() => server.closeIdleConnections(), 50);
   try {
     if (await within(closed, graceMs)) return true;
