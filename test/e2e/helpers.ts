@@ -93,7 +93,7 @@ let accounts = 0;
  * A new account with the given role and a known password, made the way an administrator would:
  * POST /api/users (temporary password), then the user's own first sign-in and password change.
  */
-export async function createAccount(server: TestServer, role: Role): Promise<{ username: string; password: string }> {
+export async function createAccount(server: TestServer, role: Role): Promise<{ username: string; password: string; client: TestClient }> {
   const username = `${role}-${++accounts}-${process.pid}`;
   const password = `correct horse ${role} ${accounts}`;
   const created = await server.client.post('/api/users', { username, display_name: `Test ${role}`, role });
@@ -102,7 +102,7 @@ export async function createAccount(server: TestServer, role: Role): Promise<{ u
   expect((await own.post('/api/auth/login', { username, password: created.body.temporary_password })).status).toBe(200);
   const changed = await own.post('/api/auth/password', { current_password: created.body.temporary_password, new_password: password });
   expect(changed.status).toBe(204);
-  return { username, password };
+  return { username, password, client: own };
 }
 
 /** The page does not scroll sideways: nothing is wider than the window. */
@@ -115,12 +115,16 @@ export async function fillLogin(page: Page, username: string, password: string):
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
-/** Signs in through the real login page as a new account of the given role, landing on `goTo`. */
+/**
+ * A new account of the given role, signed in, its page at `goTo`. The session is the one its own first
+ * sign-in through the real login route made (createAccount), handed to the browser as its cookie: the
+ * login page itself is tested in auth.test.ts and signin.test.ts, and loading it for every test cost
+ * Chromium a page load each.
+ */
 export async function signIn(page: Page, server: TestServer, role: Role = 'administrator', goTo = '/instances'): Promise<string> {
-  const { username, password } = await createAccount(server, role);
-  await page.goto(`/login?next=${encodeURIComponent(goTo)}`);
-  await fillLogin(page, username, password);
-  await page.waitForURL((url) => !url.pathname.startsWith('/login'));
+  const { username, client } = await createAccount(server, role);
+  await page.context().addCookies(client.cookieEntries().map(([name, value]) => ({ name, value, url: server.baseUrl, httpOnly: true, sameSite: 'Lax' as const })));
+  await page.goto(goTo);
   return username;
 }
 

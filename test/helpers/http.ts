@@ -23,6 +23,11 @@ export class TestClient {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 
+  /** The cookies held, as name and value. */
+  cookieEntries(): [string, string][] {
+    return [...this.cookies];
+  }
+
   setCookie(name: string, value: string): void {
     this.cookies.set(name, value);
   }
