@@ -48,12 +48,21 @@ function dispatch(type: StreamEvent, event: MessageEvent): void {
   for (const listener of listeners.get(type) ?? []) listener(message);
 }
 
+/** An event the page makes itself, heard as if the stream had sent it. */
+function dispatchLocal<K extends StreamEvent>(type: K, data: StreamData[K]): void {
+  const message = { type, data, id: '' } as LiveMessage;
+  for (const listener of listeners.get(type) ?? []) listener(message);
+}
+
 function connect(): void {
   const url = lastId ? `/api/events?last_event_id=${encodeURIComponent(lastId)}` : '/api/events';
   const es = new EventSource(url);
   source = es;
   es.onopen = () => {
     failures = 0;
+    // Back after a break with no id to resume from (no event came before it): the server cannot
+    // replay what this page missed meanwhile, so pages reload, as for the server's own reset.
+    if (state === 'reconnecting' && !lastId) dispatchLocal('reset', { reason: 'the live stream was interrupted' });
     setState('live');
   };
   es.onerror = () => {

@@ -210,6 +210,9 @@ describe('a campaign through two real agents, in Chromium', () => {
     await page.goto(`/campaigns/${res.body.id}`);
     await until('wave 1 to end and the pause to begin', async () => (await admin.get(`/api/campaigns/${res.body.id}`)).body.next_wave_at !== null);
     expect(calls().filter((c) => c.edge === 'start').map((c) => c.vmid).sort()).toEqual([101, 201]);
+    // The page's stream is open before the stop: one it sent while the server was stopping would be
+    // answered 503 (server shutting down), which Chromium logs.
+    await expect.poll(() => page.getByTestId('live').textContent()).toBe('live');
     const stopped = await server.stop();
     expect(stopped.exitCode, stopped.all).toBe(0);
     server = await startBuiltServer(serverEnv);

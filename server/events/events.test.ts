@@ -38,6 +38,8 @@ async function open(...args: Parameters<typeof openStream>) {
 }
 const connected = (s: SseStream) => s.waitFor((f) => f.comment === 'connected');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** An event id's number within its run (`<run>-<n>`). */
+const numberOf = (id: string | undefined) => Number(/^[0-9a-f]{8}-(\d+)$/.exec(id ?? '')?.[1]);
 
 describe('GET /api/events', () => {
   it('is declared for fleet.read and answers 401 without a session', async () => {
@@ -78,7 +80,10 @@ describe('GET /api/events', () => {
     expect(created.instance).toMatchObject({ vmid: body.vmid, name: 'live-one' });
     expect(stream.data('instance.updated')[0]).toMatchObject({ instance: { vmid: body.vmid, name: 'live-two' }, changed: ['name'], previous_vmid: body.vmid });
     expect(stream.data('instance.deleted')[0]).toEqual({ vmid: body.vmid });
-    const ids = stream.frames.filter((f) => f.event.startsWith('instance.')).map((f) => Number(f.id));
+    const frames = stream.frames.filter((f) => f.event.startsWith('instance.'));
+    // `<run>-<n>`: one run, its numbers increasing.
+    expect(new Set(frames.map((f) => f.id!.split('-')[0])).size).toBe(1);
+    const ids = frames.map((f) => numberOf(f.id));
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(3);
   });
@@ -116,7 +121,7 @@ describe('GET /api/events', () => {
       expect.objectContaining({ instance: expect.objectContaining({ vmid: body.vmid, tailscale: 1, tailscale_ip: '100.64.1.2' }), changed: ['tailscale_ip', 'tailscale'] }),
     ]);
     const [updated, finished] = stream.frames.filter((f) => f.event === 'instance.updated' || f.event === 'job.run.finished');
-    expect(Number(updated!.id)).toBeLessThan(Number(finished!.id));
+    expect(numberOf(updated!.id)).toBeLessThan(numberOf(finished!.id));
 
     const seen: unknown[] = [];
     server.context.bus.on('instance.updated', (payload) => seen.push(payload));
@@ -351,6 +356,21 @@ describe('replay, caps and shutdown', () => {
     await connected(resume);
     await sleep(50);
     expect(resume.frames.some((f) => f.event === 'reset')).toBe(false);
+  });
+
+  it('says event: reset to an id of an earlier run, whatever number this run has reached since', async () => {
+    const before = await start();
+    const stream = await open(before.client);
+    await connected(stream);
+    await before.client.post('/api/instances', buildInstance({ name: 'before-the-restart' }));
+    const seen = await stream.waitFor((f) => f.event === 'instance.created');
+    stream.close();
+    // The server started again: its events are numbered from 1 again, and pass the one the browser saw.
+    const after = await start();
+    for (let i = 0; i < 3; i++) await after.client.post('/api/instances', buildInstance({ name: `after-${i}` }));
+    const again = await open(after.client, '/api/events', { 'last-event-id': seen.id! });
+    await again.waitFor((f) => f.event === 'reset');
+    expect(again.frames.filter((f) => f.event === 'instance.created')).toEqual([]);
   });
 
   it('keeps at most bufferBytes of events for replay: a Last-Event-ID older than that gets reset, a recent one its events', async () => {

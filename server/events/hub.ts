@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import type { SessionRevoked } from '../access/sessions.js';
 import type { AppContext } from '../context.js';
@@ -81,6 +82,13 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
   let buffered = 0;
   /** Events of this turn, written once its revocations have been checked (see publish). */
   let outbox: BufferedEvent[] = [];
+  /**
+   * Event ids are `<run>-<n>`: n counts this run's events from 1, and run is new at each start. A
+   * browser that reconnects after a restart sends an id of the run before, whose n may well be one
+   * this run has reached too: a bare number would replay this run's events after it as the ones it
+   * missed, and the page would never learn what changed while the server was away. Another run's id gets `reset`.
+   */
+  const run = randomBytes(4).toString('hex');
   let lastId = 0;
   let closed = false;
 
@@ -139,7 +147,7 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
   function publish(type: LiveEventType, data: unknown): void {
     if (closed) return;
     const id = ++lastId;
-    const frame = (payload: unknown) => Buffer.from(`id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
+    const frame = (payload: unknown) => Buffer.from(`id: ${run}-${id}\nevent: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
     const detail = (LIVE_EVENTS[type] as { detail?: { capability: Capability; summarize: (data: unknown) => unknown } }).detail;
     const event: BufferedEvent = { id, type, frame: frame(data), ...(detail ? { summary: { capability: detail.capability, frame: frame(detail.summarize(data)) } } : {}) };
     buffer.push(event);
@@ -194,12 +202,12 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
   });
   const recheck = ctx.tasks.every('events.recheck', recheckMs, recheckAll);
 
-  const resetFrame = (reason: string) => `id: ${lastId}\nevent: reset\ndata: ${JSON.stringify({ reason })}\n\n`;
+  const resetFrame = (reason: string) => `id: ${run}-${lastId}\nevent: reset\ndata: ${JSON.stringify({ reason })}\n\n`;
 
   /** The events after `since`, or undefined when the buffer no longer reaches back that far. */
   function missedSince(since: number): BufferedEvent[] | undefined {
     if (since === lastId) return [];
-    if (since > lastId) return undefined; // an id from before a restart
+    if (since > lastId) return undefined;
     const oldest = buffer[0]?.id ?? lastId + 1;
     if (since < oldest - 1) return undefined;
     return buffer.filter((event) => event.id > since);
@@ -233,7 +241,8 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
       res.write(': connected\n\n');
 
       if (lastEventId !== undefined) {
-        const since = /^\d{1,15}$/.test(lastEventId.trim()) ? Number(lastEventId.trim()) : -1;
+        const [, of, n] = /^([0-9a-f]{8})-(\d{1,15})$/.exec(lastEventId.trim()) ?? [];
+        const since = of === run ? Number(n) : -1;
         const missed = since < 0 ? undefined : missedSince(since);
         // More than a stream may have queued would drop it mid-replay, and the reconnect would replay again.
         const bytes = missed?.reduce((sum, event) => sum + frameFor(stream, event).length, 0) ?? 0;

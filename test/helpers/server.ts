@@ -15,6 +15,8 @@ export interface TestServer extends HomefleetApp {
   signIn(role: Role, username?: string): Promise<TestClient>;
   /** A browser with no session. */
   anonymous(): TestClient;
+  /** Cuts every open connection, as a network that fails for a moment would; the server goes on listening. */
+  dropConnections(): void;
   stop(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export async function startServer(options: AppOptions & { signedIn?: boolean } =
       return logIn(new TestClient(baseUrl), username, USER_PASSWORD);
     },
     anonymous: () => new TestClient(baseUrl),
+    dropConnections: () => server.closeAllConnections(),
     async stop() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
