@@ -7,7 +7,9 @@
 //   node build/bats.mjs [--jobs N] [file.bats ...]     (default: every reporter/test/*.bats, N = 4)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { startScriptRunner } from './bats-scripts.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bats = path.join(root, 'node_modules', 'bats', 'bin', 'bats');
@@ -41,10 +43,14 @@ const rel = (file) => path.relative(root, file);
 const expected = (file) => lastTimes[rel(file)] ?? fs.statSync(file).size / 1000;
 const order = files.map((_, i) => i).sort((a, b) => expected(files[b]) - expected(files[a]));
 
+const scriptRunner = startScriptRunner(root);
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => (scriptRunner.close(), process.exit(128 + os.constants.signals[signal])));
+
 function runFile(file) {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(bats, ['--tap', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, HOMEFLEET_BATS_NODE: scriptRunner.socket };
+    const child = spawn(bats, ['--tap', file], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -87,5 +93,6 @@ try {
 } catch {
   // A read-only checkout keeps the default order.
 }
+scriptRunner.close();
 console.log(`bats: ${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

@@ -29,12 +29,13 @@ const checks = [
   ['reporter/usage-report.sh', ['--shell=bash', '-x', 'reporter/usage-report.sh']],
   ['reporter/lib/*.sh', ['--shell=bash', 'reporter/lib/common.sh', 'reporter/lib/json-string.sh']],
   // Variables the helper sets are used by the .bats files that load it, and BATS_* come from bats.
-  ['reporter/test/test_helper.bash', ['--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/test_helper.bash']],
+  // -x: both helpers follow their include of reporter/test/node_e.bash.
+  ['reporter/test/test_helper.bash', ['--shell=bash', '-x', '-e', 'SC2034,SC2154', 'reporter/test/test_helper.bash']],
   ['reporter/host-agent.sh, reporter/install-agent.sh', ['--shell=bash', '-x', 'reporter/host-agent.sh', 'reporter/install-agent.sh']],
   [
     'reporter/test/agent_helper.bash and the fake hypervisor commands (agent-bin/, deploy-bin/)',
     [
-      '--shell=bash', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash',
+      '--shell=bash', '-x', '-e', 'SC2034,SC2154', 'reporter/test/agent_helper.bash',
       ...['systemctl', 'qm', 'pct', 'pvesh', 'pvesm', 'ip', 'journalctl'].map((f) => `reporter/test/fixtures/agent-bin/${f}`),
       ...['qm', 'pct', 'pvesh', 'pvesm'].map((f) => `reporter/test/fixtures/deploy-bin/${f}`),
     ],

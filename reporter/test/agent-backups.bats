@@ -30,7 +30,7 @@ content_calls() { [[ -f "$PVE_DIR/pvesh-storage.log" ]] && awk 'BEGIN { RS = "";
 
 # Edits a JSON file the fake prints: a node expression over `doc`.
 edit_json() {
-  node -e 'const fs = require("fs"); const f = process.argv[1]; const doc = JSON.parse(fs.readFileSync(f, "utf8"));
+  node_e 'const fs = require("fs"); const f = process.argv[1]; const doc = JSON.parse(fs.readFileSync(f, "utf8"));
     new Function("doc", process.argv[2])(doc); fs.writeFileSync(f, JSON.stringify(doc));' "$1" "$2"
 }
 
@@ -117,7 +117,7 @@ edit_json() {
 @test "the newest 10 backups of each guest, one entry per volume, PVE 6 strings read, unreadable entries left out" {
   # Twelve backups of 300 (the newest listed twice), a host backup, a name the controller refuses, a
   # volume of another storage, an ISO and a PBS snapshot never verified.
-  node -e '
+  node_e '
     const out = [];
     for (let i = 0; i < 12; i++) out.push({ content: "backup", ctime: String(1786000000 + i * 86400), format: "vma.zst", size: String(1000 + i), subtype: "qemu", vmid: "300", volid: `truenas-backups:backup/vzdump-qemu-300-day${String(i).padStart(2, "0")}.vma.zst`, protected: i === 11 ? 1 : undefined });
     out.push(out[11]);

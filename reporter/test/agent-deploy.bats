@@ -29,7 +29,7 @@ CLOUD_CONFIG=$'#cloud-config\npackage_update: true\npackages:\n  - qemu-guest-ag
 # deploy_command 'overrides' [operation_id]: a deploy command, these fields (a JSON object) over a
 # minimal qemu deploy of template 105 as guest 300.
 deploy_command() {
-  node -e '
+  node_e '
     const base = { type: "deploy", operation_id: process.argv[2] || "dep-1", new_vmid: 300, rebuild: false,
       source: { kind: "qemu", vmid: 105 }, name: "web-300", ssh_keys: [], start: true };
     const cmd = { ...base, ...JSON.parse(process.argv[1]) };
@@ -50,7 +50,7 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
 
 @test "a qemu deploy with two keys, a cloud config, a network with a VLAN and a larger disk: clone, set, resize, start" {
   cp "$FIXTURES/deploy/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
-  answer_with "$(deploy_command "$(node -e 'console.log(JSON.stringify({ full: true, storage: "local-lvm", cores: 4, memory_mb: 8192, disk_gb: 40,
+  answer_with "$(deploy_command "$(node_e 'console.log(JSON.stringify({ full: true, storage: "local-lvm", cores: 4, memory_mb: 8192, disk_gb: 40,
     network: { bridge: "vmbr1", vlan: 42, ip: "192.0.2.30/24", gateway: "192.0.2.1" }, ci_user: "ops",
     ssh_keys: [process.argv[1], process.argv[2]], cloud_config: process.argv[3], snippets_storage: "local" }))' "$KEY_ED25519" "$KEY_ECDSA" "$CLOUD_CONFIG")")"
   once
@@ -101,7 +101,7 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
 }
 
 @test "a container from a template volume: pct create with the options given, the key file, unprivileged, then pct start" {
-  answer_with "$(deploy_command "$(node -e 'console.log(JSON.stringify({ source: { kind: "volume", volume: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst" },
+  answer_with "$(deploy_command "$(node_e 'console.log(JSON.stringify({ source: { kind: "volume", volume: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst" },
     name: "ct-300", storage: "local-lvm", disk_gb: 8, cores: 1, memory_mb: 512, ssh_keys: [process.argv[1]],
     network: { bridge: "vmbr0", vlan: 10, ip: "192.0.2.50/24", gateway: "192.0.2.1" } }))' "$KEY_ED25519")")"
   once
@@ -133,7 +133,7 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
 @test "a qm set that fails: the half-made guest is destroyed, the failure names the step, the key file and the snippet are gone" {
   cp "$FIXTURES/deploy/pvesh-qemu-config-clone.json" "$DEPLOY_DIR/qemu-300-config.json"
   local cmd
-  cmd="$(deploy_command "$(node -e 'console.log(JSON.stringify({ cores: 2, ssh_keys: [process.argv[1]], cloud_config: process.argv[2], snippets_storage: "local",
+  cmd="$(deploy_command "$(node_e 'console.log(JSON.stringify({ cores: 2, ssh_keys: [process.argv[1]], cloud_config: process.argv[2], snippets_storage: "local",
     network: { bridge: "vmbr0", ip: "dhcp" } }))' "$KEY_ED25519" "$CLOUD_CONFIG")" dep-fail)"
   # Through the command poll, with the agent still running when the result comes: what it removed,
   # it removed itself (not its exit, which removes its whole work folder).
@@ -225,7 +225,7 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
   [[ ! -e "$pwned" ]]
   assert_equal "$(cat "$DEPLOY_LOG")" ""
-  assert_equal "$(node -e '
+  assert_equal "$(node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const out = rows.filter((r) => /\/result$/.test(r.path)).map((r) => [Number(r.path.split("/")[4].slice(4)), r.path.split("/")[4] + " " + JSON.parse(r.body).exit_code + " " + JSON.parse(r.body).output.trim()]);
     console.log(out.sort((a, b) => a[0] - b[0]).map((x) => x[1]).join("\n"));
@@ -248,16 +248,16 @@ result_of() { last_request "/api/agent/operations/$1/result" "$2"; }
   for item in "${cases[@]}"; do
     i=$((i + 1))
     # Beside a valid key: one bad line refuses the whole command.
-    cmds+=("$(node -e 'console.log(JSON.stringify({ type: "deploy", operation_id: "key-" + process.argv[1], new_vmid: 300, rebuild: false,
+    cmds+=("$(node_e 'console.log(JSON.stringify({ type: "deploy", operation_id: "key-" + process.argv[1], new_vmid: 300, rebuild: false,
       source: { kind: "qemu", vmid: 105 }, name: "web-300", ssh_keys: [process.argv[2], process.argv[3]], start: true }))' "$i" "$KEY_ECDSA" "${item%|*}")")
     expected+=("key-$i 126 refused by the agent: ssh_keys.1 is not an OpenSSH public key: ${item##*|}")
   done
   # And the accepted kinds, with an RSA key: this one runs.
-  cmds+=("$(deploy_command "$(node -e 'console.log(JSON.stringify({ ssh_keys: [process.argv[1], "ssh-rsa " + process.argv[2]] }))' "$KEY_ED25519" "$RSA_BLOB")" key-ok)")
+  cmds+=("$(deploy_command "$(node_e 'console.log(JSON.stringify({ ssh_keys: [process.argv[1], "ssh-rsa " + process.argv[2]] }))' "$KEY_ED25519" "$RSA_BLOB")" key-ok)")
   answer_with "${cmds[@]}"
   once
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
-  assert_equal "$(node -e '
+  assert_equal "$(node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const out = rows.filter((r) => /\/key-\d+\/result$/.test(r.path)).map((r) => [Number(r.path.split("/")[4].slice(4)), r.path.split("/")[4] + " " + JSON.parse(r.body).exit_code + " " + JSON.parse(r.body).output.trim()]);
     console.log(out.sort((a, b) => a[0] - b[0]).map((x) => x[1]).join("\n"));

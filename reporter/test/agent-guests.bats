@@ -16,7 +16,7 @@ setup() {
 
 # The results the mock received, as "operation exit_code" lines sorted by operation.
 results() {
-  node -e '
+  node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const out = rows.filter((r) => /^\/api\/agent\/operations\/[^/]+\/result$/.test(r.path))
       .map((r) => r.path.split("/")[4] + " " + JSON.parse(r.body).exit_code).sort();
@@ -103,7 +103,7 @@ once() { run_agent "FAKE_PVE_LOG=$PVE_LOG" "FAKE_PVE_DIR=$PVE_DIR" "$@" -- --onc
   [[ "$status" -eq 0 ]] || { echo "$output" >&2; return 1; }
   assert_equal "$(cat "$PVE_LOG")" ""
   assert_equal "$(results)" "$(printf 't-%s 126\n' 1 2 3 4 5 6)"
-  assert_equal "$(node -e '
+  assert_equal "$(node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     console.log(rows.filter((r) => /\/result$/.test(r.path)).map((r) => r.path.split("/")[4] + ": " + JSON.parse(r.body).output.trim()).sort().join("\n"));
   ' "$MOCK_DIR/requests.jsonl")" "$(printf '%s\n' \

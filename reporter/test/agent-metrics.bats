@@ -43,7 +43,7 @@ DEV
   printf 'cpu  1250 0 1050 8600 100 0 0 0 0 0\n' >"$ROOT_DIR/proc/stat"
   wait_for '(( $(request_count /api/agent/heartbeat) >= 2 ))' 10 || { stop_agent_loop; return 1; }
   stop_agent_loop
-  assert_equal "$(node -e '
+  assert_equal "$(node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse).filter((r) => r.path === "/api/agent/heartbeat");
     console.log(JSON.stringify(rows.slice(0, 2).map((r) => JSON.parse(r.body).metrics.cpu)));
   ' "$MOCK_DIR/requests.jsonl")" '[null,0.3]'

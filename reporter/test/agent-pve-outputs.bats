@@ -59,7 +59,7 @@ uploaded_config() { last_request /api/agent/guest-configs "r.json.vmid === $1 ? 
 
 # The text of guest $1's config upload, when the heartbeat uploaded several.
 config_text() {
-  node -e '
+  node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const up = rows.filter((r) => r.path === "/api/agent/guest-configs").map((r) => JSON.parse(r.body));
     process.stdout.write(up.find((u) => u.vmid === Number(process.argv[2])).text);' "$MOCK_DIR/requests.jsonl" "$1"

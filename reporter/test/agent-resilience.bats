@@ -65,7 +65,7 @@ assert_no_crash() {
     '{"commands":[{"type":"uninstall","operation_id":"../../x","receipt_token":"hfr_0123456789abcdefghijk"}]}' \
     '{"commands":[{"type":"uninstall","operation_id":"op1","receipt_token":"$(touch /tmp/pwned)"}]}' \
     '{"commands":[{"type":"reboot"}]}' '{"commands":[{' '{"heartbeat_interval_s":99999999999999999999}'; do
-    control "$(node -e 'console.log(JSON.stringify({heartbeat_body: process.argv[1]}))' "$body")"
+    control "$(node_e 'console.log(JSON.stringify({heartbeat_body: process.argv[1]}))' "$body")"
     run_agent -- --once
     assert_no_crash
     [[ "$status" -eq 0 || "$status" -eq 75 ]] || { echo "body $body: status $status $output" >&2; return 1; }

@@ -21,7 +21,7 @@ once() { run_agent "FAKE_PVE_LOG=$PVE_LOG" "FAKE_PVE_DIR=$PVE_DIR" "FAKE_PVE_STD
 # script_command OPERATION BODY [FIELDS-JSON]: a script command with that body, its true SHA-256,
 # interpreter bash and timeout_s 300, FIELDS (a JSON object) over it.
 script_command() {
-  node -e '
+  node_e '
     const [id, body, extra] = process.argv.slice(1);
     const sha256 = require("crypto").createHash("sha256").update(body, "utf8").digest("hex");
     console.log(JSON.stringify({ type: "script", operation_id: id, script_id: 7, sha256, interpreter: "bash", body, timeout_s: 300, ...JSON.parse(extra || "{}") }));
@@ -110,7 +110,7 @@ result() { last_request "/api/agent/operations/$1/result" "$2"; }
   local good bad
   printf 'yes\n' >"$STATE/allow_scripts"
   good="$(script_command x "touch $MARK")"
-  bad="$(node -e 'const c = JSON.parse(process.argv[1]); c.sha256 = "0".repeat(64); console.log(JSON.stringify(c))' "$good")"
+  bad="$(node_e 'const c = JSON.parse(process.argv[1]); c.sha256 = "0".repeat(64); console.log(JSON.stringify(c))' "$good")"
   commands \
     "${bad/\"x\"/\"r-1\"}" \
     "$(script_command r-2 "touch $MARK" '{"vmid":555}')" \

@@ -35,14 +35,14 @@ sha_of() { local s; s="$(sha256sum <"$1")"; printf '%s' "${s%% *}"; }
 
 # Edits the storage list the fake prints: a node expression over `list`.
 edit_storages() {
-  node -e 'const fs = require("fs"); const f = process.argv[1]; const list = JSON.parse(fs.readFileSync(f, "utf8"));
+  node_e 'const fs = require("fs"); const f = process.argv[1]; const list = JSON.parse(fs.readFileSync(f, "utf8"));
     new Function("list", process.argv[2])(list); fs.writeFileSync(f, JSON.stringify(list));' "$PVE_DIR/pvesh-pve1-storage.json" "$1"
 }
 
 # upload_command 'overrides': an upload of file 5 (tiny.iso) onto local's iso folder.
 upload_command() {
   local overrides="${1:-}"
-  node -e '
+  node_e '
     const cmd = { type: "upload", operation_id: "up-1", file_id: 5, name: "tiny.iso", size: Number(process.argv[2]),
       sha256: process.argv[3], storage: "local", content: "iso", replace: false, ...JSON.parse(process.argv[1]) };
     console.log(JSON.stringify(cmd));' "${overrides:-"{}"}" "$(stat -c %s "$BATS_TEST_TMPDIR/tiny.iso")" "$(sha_of "$BATS_TEST_TMPDIR/tiny.iso")"
@@ -77,7 +77,7 @@ no_temp_files() {
     '{"storage":"truenas-backups","type":"nfs","content":["backup"],"avail":1857100447744,"total":2037808889856,"active":true,"shared":true}')"
   # The published list, sorted by volid; the name with a space and brackets is left out.
   local expected
-  expected="$(node -e '
+  expected="$(node_e '
     const list = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
       .filter((v) => /^[A-Za-z][A-Za-z0-9_.-]{0,63}:[A-Za-z0-9][A-Za-z0-9._+\/-]{0,300}$/.test(v.volid))
       .map((v) => ({ volid: v.volid, format: v.format, size: v.size, ctime: v.ctime }))
@@ -88,7 +88,7 @@ no_temp_files() {
   assert_equal "$(last_request /api/agent/storage 'r.json.volumes.length')" 10
   [[ "$(last_request /api/agent/storage 'r.body')" != *tsurugi* ]]
   # storage_sha256: the SHA-256 of "<storage> <SHA-256 of its volumes>\n" for each listed storage.
-  assert_equal "$(last_request /api/agent/heartbeat 'r.json.storage_sha256')" "$(node -e '
+  assert_equal "$(last_request /api/agent/heartbeat 'r.json.storage_sha256')" "$(node_e '
     const h = (s) => require("crypto").createHash("sha256").update(s).digest("hex");
     console.log(h("local " + h(JSON.stringify(JSON.parse(process.argv[1]).volumes)) + "\n"));' "$expected")"
   # Only local holds iso, vztmpl, snippets or import: only its content is listed.
@@ -121,7 +121,7 @@ no_temp_files() {
   assert_equal "$(request_count /api/agent/storage)" 2
   assert_equal "$(storage_calls | grep -c /content)" 1
   # Every heartbeat carried the same hash.
-  assert_equal "$(node -e '
+  assert_equal "$(node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     console.log(new Set(rows.filter((r) => r.path === "/api/agent/heartbeat").map((r) => JSON.parse(r.body).storage_sha256)).size);' "$MOCK_DIR/requests.jsonl")" 1
 }

@@ -59,7 +59,7 @@ assert_not_upgraded() {
   make_release 1.1.0
   upgrade_to 1.1.0
   run_upgrading_agent -- --once
-  node -e '
+  node_e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse)
       .filter((r) => r.path === "/api/agent/heartbeat").map((r) => JSON.parse(r.body));
     if (rows.length !== 2 || rows[0].agent_version !== "1.0.0" || rows[1].agent_version !== "1.1.0") process.exit(1);

@@ -22,6 +22,8 @@ if [[ ! -s "$AGENT" || ! -s "$INSTALLER" ]]; then
     "$REPORTER_DIR/host-agent.sh" "$AGENT" "$REPORTER_DIR/install-agent.sh" "$INSTALLER"
 fi
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
+# shellcheck source=reporter/test/node_e.bash
+source "$BATS_TEST_DIRNAME/node_e.bash"
 BASH_BIN="$(command -v bash)"
 ENROLL_TOKEN=hfe_enrollment-token-for-bats-0123456789
 HOST_TOKEN=hfh_host-token-for-bats-0123456789abcdef
@@ -166,7 +168,7 @@ request_count() {
 
 # last_request PATH 'js expression of r': a value of the last request to PATH (r.json: parsed body).
 last_request() {
-  node -e '
+  node_e '
     const fs = require("fs");
     const rows = fs.readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const r = rows.filter((x) => x.path === process.argv[2]).pop();
@@ -179,7 +181,7 @@ last_request() {
 
 # "true" when every heartbeat the mock received came at least $1 ms after the one before, else the gaps.
 heartbeat_gaps_at_least() {
-  node -e '
+  node_e '
     const fs = require("fs");
     const at = fs.readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
       .filter((r) => r.path === "/api/agent/heartbeat").map((r) => r.at);

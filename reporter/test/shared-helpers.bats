@@ -72,7 +72,7 @@ setup() { load agent_helper; }
   curl -fsS "$SERVER/api/agent/releases/$version/host-agent.sh" -o "$BATS_TEST_TMPDIR/served-agent.sh"
   cmp "$BATS_TEST_TMPDIR/served-agent.sh" "$AGENT"
   curl -fsS "$SERVER/api/agent/releases/manifest.json" -o "$BATS_TEST_TMPDIR/manifest.json"
-  read -r sha size < <(node -e '
+  read -r sha size < <(node_e '
     const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const a = m.agents.find((x) => x.version === process.argv[2]);
     console.log(a.sha256, a.size);' "$BATS_TEST_TMPDIR/manifest.json" "$version")

@@ -1,6 +1,8 @@
 # Shared by every .bats file: `load test_helper` in setup(), setup_file() and teardown_file().
 REPORTER="$(cd "$BATS_TEST_DIRNAME/.." && pwd)/usage-report.sh"
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
+# shellcheck source=reporter/test/node_e.bash
+source "$BATS_TEST_DIRNAME/node_e.bash"
 TEST_UUID=3b241101-e2bb-4255-8caf-4136c566a962
 BASH_BIN="$(command -v bash)"
 # No caller may take longer than this, whatever the server does.
@@ -70,14 +72,28 @@ caller() {
     "set -euo pipefail; source '$REPORTER'; $1; echo caller-still-running"
 }
 
-# Number of requests the mock server recorded.
+# Number of requests the mock server recorded (one line each).
 request_count() {
-  node "$FIXTURES/records.mjs" "$MOCK_RECORDS" count
+  if [[ -f "$MOCK_RECORDS" ]]; then grep -c '' "$MOCK_RECORDS" || true; else echo 0; fi
 }
 
-# request N 'js expression of r': a value of request N (r.method, r.path, r.headers, r.json).
+# request N 'js expression of r': a value of request N (r.method, r.path, r.headers, r.json: the
+# parsed body; the script fails when it is not JSON).
 request() {
-  node "$FIXTURES/records.mjs" "$MOCK_RECORDS" "$1" "$2"
+  # shellcheck disable=SC2016 # JavaScript: its $ are its own
+  node_e '
+    const [file, index, expression] = process.argv.slice(1);
+    const fs = require("fs");
+    const records = (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean) : []).map((line) => JSON.parse(line));
+    const r = records[Number(index)];
+    if (!r) {
+      console.error(`no request #${index} (${records.length} recorded)`);
+      process.exit(1);
+    }
+    r.json = r.body === "" ? undefined : JSON.parse(r.body);
+    const value = new Function("r", `return (${expression});`)(r);
+    console.log(typeof value === "string" ? value : JSON.stringify(value));
+  ' "$MOCK_RECORDS" "$1" "$2"
 }
 
 # assert_request N 'expression' expected
