@@ -1,4 +1,5 @@
 import { defineConfig, type Plugin } from 'vitest/config';
+import LongestFirst from './test/setup/sequencer.js';
 
 /**
  * Migrations are .sql files imported as text: esbuild's `text` loader in the build, this transform
@@ -31,6 +32,8 @@ export default defineConfig({
     isolate: false,
     // Builds dist/ once per run (and unpacks the npm Chromium when that is the browser in use).
     globalSetup: ['test/setup/global.ts'],
+    // The longest files first, also in a clean clone, whose vitest has no times cached (test/setup/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     // HOMEFLEET_TEST_CPU_LOG=file: one line per test file with its wall time and CPU (test/README.md).
     setupFiles: process.env.HOMEFLEET_TEST_CPU_LOG ? ['test/setup/cpu-log.ts'] : [],
     // Three files at a time, beside the type-check and four bats files (build/test.mjs), as CI runs it.
