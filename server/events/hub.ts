@@ -86,7 +86,8 @@ export function createEventHub(ctx: AppContext, sources: CredentialSources, opti
    * Event ids are `<run>-<n>`: n counts this run's events from 1, and run is new at each start. A
    * browser that reconnects after a restart sends an id of the run before, whose n may well be one
    * this run has reached too: a bare number would replay this run's events after it as the ones it
-   * missed, and the page would never learn what changed while the server was away. Another run's id gets `reset`.
+   * missed, and the page would never learn what changed while the server was away. Another run's id
+   * gets `reset`.
    */
   const run = randomBytes(4).toString('hex');
   let lastId = 0;
