@@ -68,7 +68,7 @@ export function startScriptRunner(root) {
     req.on('end', () => {
       const [script = '', count = '0', ...rest] = Buffer.concat(chunks).toString('utf8').split('\0').slice(0, -1);
       const args = rest.slice(0, Number(count));
-      const env = Object.fromEntries(rest.slice(Number(count)).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+      const env = Object.fromEntries(rest.slice(Number(count)).map((entry) => /^([^=]*)=(.*)$/s.exec(entry)?.slice(1) ?? [entry, '']));
       res.end(run(context, script, args, env));
     });
   });

@@ -44,13 +44,12 @@ function dispatch(type: StreamEvent, event: MessageEvent): void {
   } catch {
     return;
   }
-  const message = { type, data, id: event.lastEventId } as LiveMessage;
-  for (const listener of listeners.get(type) ?? []) listener(message);
+  deliver(type, data, event.lastEventId);
 }
 
-/** An event the page makes itself, heard as if the stream had sent it. */
-function dispatchLocal<K extends StreamEvent>(type: K, data: StreamData[K]): void {
-  const message = { type, data, id: '' } as LiveMessage;
+/** Hands an event to the pages listening for its type: one from the stream, or one the page makes itself (id ''). */
+function deliver(type: StreamEvent, data: unknown, id: string): void {
+  const message = { type, data, id } as LiveMessage;
   for (const listener of listeners.get(type) ?? []) listener(message);
 }
 
@@ -62,7 +61,7 @@ function connect(): void {
     failures = 0;
     // Back after a break with no id to resume from (no event came before it): the server cannot
     // replay what this page missed meanwhile, so pages reload, as for the server's own reset.
-    if (state === 'reconnecting' && !lastId) dispatchLocal('reset', { reason: 'the live stream was interrupted' });
+    if (state === 'reconnecting' && !lastId) deliver('reset', { reason: 'the live stream was interrupted' } satisfies StreamData['reset'], '');
     setState('live');
   };
   es.onerror = () => {
