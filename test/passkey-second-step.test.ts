@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WINDOW_MS } from '../server/access/throttle.js';
 import { ensureBuilt } from './helpers/build.js';
-import { clearOfWindowEdge } from './helpers/clock.js';
+import { nextWindowClock } from './helpers/clock.js';
 import { sendBytes } from './helpers/built-server.js';
 import { setUpAdmin, startHeadless } from './helpers/headless.js';
 import { rawRequest, type RawResponse } from './helpers/raw.js';
@@ -29,9 +29,9 @@ const cookieNamed = (res: RawResponse, name: string) => res.headers['set-cookie'
 const withCookies = (headers: Record<string, string>, ...cookies: Array<string | undefined>) => ({ ...headers, cookie: cookies.filter(Boolean).join('; ') });
 
 describe('a passkey as the second step of a password sign-in (built server, FLEET_REQUIRE_2FA=all)', () => {
-  it('the password alone opens no session; the passkey finishes it, bound to that sign-in; adding a passkey needs the password; a password change lists it', { timeout: 105_000 }, async () => {
-    await clearOfWindowEdge(WINDOW_MS, 45_000); // its failures all count in one throttle window
-    const server = await startHeadless({ DB_PATH: path.join(dir, 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_REQUIRE_2FA: 'all' });
+  it('the password alone opens no session; the passkey finishes it, bound to that sign-in; adding a passkey needs the password; a password change lists it', { timeout: 40_000 }, async () => {
+    // The server's clock, one second into a throttle window (nextWindowClock): its failures all count in that window.
+    const server = await startHeadless({ DB_PATH: path.join(dir, 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true', FLEET_REQUIRE_2FA: 'all' }, { clockShiftMs: nextWindowClock(WINDOW_MS).shiftMs });
     const port = new URL(server.url).port;
     const origin = `http://localhost:${port}`;
     // Passkeys need a host name: every request says it is for localhost.

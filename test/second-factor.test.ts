@@ -5,7 +5,7 @@ import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WINDOW_MS } from '../server/access/throttle.js';
 import { ensureBuilt } from './helpers/build.js';
-import { clearOfWindowEdge } from './helpers/clock.js';
+import { nextWindowClock } from './helpers/clock.js';
 import { setUpAdmin, startHeadless, type Headless } from './helpers/headless.js';
 import { rawRequest } from './helpers/raw.js';
 import { softPasskey } from './helpers/webauthn.js';
@@ -17,20 +17,22 @@ const SETUP_TOKEN = 'second-factor-setup-token';
 let server: Headless;
 let base: string;
 let admin: Record<string, string>;
+// The server's clock, one second into a throttle window (nextWindowClock): its failures all count in that window.
+const serverClock = nextWindowClock(WINDOW_MS);
 
 beforeAll(async () => {
   await ensureBuilt();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const code = (secret: string, at = Date.now()) => new TOTP({ secret }).generate({ timestamp: at });
+const code = (secret: string, at = serverClock.now()) => new TOTP({ secret }).generate({ timestamp: at });
 const cookieOf = (res: { headers: { 'set-cookie'?: string[] } }) => res.headers['set-cookie']![0]!.split(';')[0]!;
 
 /** Turns TOTP on for the session `browser` holds; returns the secret and recovery codes. */
 async function turnOnTotp(browser: Record<string, string>): Promise<{ secret: string; recovery: string[]; at: number }> {
   const setup = await rawRequest(base, 'POST', '/api/auth/totp/setup', browser);
   expect(setup.status).toBe(200);
-  const at = Date.now();
+  const at = serverClock.now();
   const confirm = await rawRequest(base, 'POST', '/api/auth/totp/confirm', browser, { code: code(setup.body.secret, at) });
   expect(confirm.status).toBe(200);
   return { secret: setup.body.secret, recovery: confirm.body.recovery_codes, at };
@@ -46,9 +48,8 @@ async function passwordStep(username: string, password: string): Promise<Record<
 }
 
 describe('TOTP second step (built server)', () => {
-  it('the password alone reaches nothing; a code works once; malformed bodies are 400s; 20 parallel wrong codes and passkey guesses are throttled like logins', { timeout: 105_000 }, async () => {
-    await clearOfWindowEdge(WINDOW_MS, 45_000); // its failures all count in one throttle window
-    server = await startHeadless({ DB_PATH: path.join(dir, 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' });
+  it('the password alone reaches nothing; a code works once; malformed bodies are 400s; 20 parallel wrong codes and passkey guesses are throttled like logins', { timeout: 40_000 }, async () => {
+    server = await startHeadless({ DB_PATH: path.join(dir, 'homefleet.db'), FLEET_SETUP_TOKEN: SETUP_TOKEN, FLEET_AUTH_ALLOW_HTTP: 'true' }, { clockShiftMs: serverClock.shiftMs });
     base = server.url;
     admin = { origin: base, cookie: await setUpAdmin(base, SETUP_TOKEN) };
     const root = await turnOnTotp(admin);

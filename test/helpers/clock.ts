@@ -12,11 +12,13 @@ export function manualClock(start = Date.parse('2026-11-22T10:00:00.000Z')) {
 export type ManualClock = ReturnType<typeof manualClock>;
 
 /**
- * Failed sign-ins are counted in fixed windows on the wall clock (server/access/throttle.ts). A test
- * of a separate server process, which cannot take a manual clock, counts its failures within one
- * window: when fewer than `needMs` are left of the current one, this waits for the next to begin.
+ * Failed sign-ins are counted in fixed windows on the wall clock (server/access/throttle.ts). A test of
+ * a built server, which cannot take a manual clock, counts its failures within one window by running
+ * that server's clock ahead to one second into the next window (startHeadless's `clockShiftMs`,
+ * helpers/shifted-clock.mjs): it then has the whole window, whatever the minute, and no test waits.
+ * Returns the shift and the server's "now", for codes and times the test computes.
  */
-export async function clearOfWindowEdge(windowMs: number, needMs = 60_000): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+export function nextWindowClock(windowMs: number, machineNow = Date.now()) {
+  const shiftMs = windowMs - (machineNow % windowMs) + 1_000;
+  return { shiftMs, now: () => Date.now() + shiftMs };
 }

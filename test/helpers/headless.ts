@@ -1,5 +1,6 @@
 import { execa, type ResultPromise } from 'execa';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { killWhenTestEnds } from './listening.js';
 import { rawRequest } from './raw.js';
 
@@ -23,13 +24,19 @@ export interface Headless {
  * The built server (dist/server/main.js, as `npm start` runs it) in its own process on a free port,
  * with only the given environment (LOG_LEVEL=info, PORT=0, HOST=127.0.0.1 unless given); resolves
  * once it has said where it listens. Killed when the test ends; `shared` (started in beforeAll for a
- * whole file): the caller stops it.
+ * whole file): the caller stops it. `clockShiftMs`: the server's clock runs that far ahead of the
+ * machine's (helpers/shifted-clock.mjs; nextWindowClock in helpers/clock.ts).
  */
-export async function startHeadless(env: Record<string, string>, options: { umask?: string; shared?: boolean } = {}): Promise<Headless> {
-  const full = { PATH: process.env.PATH!, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
+export async function startHeadless(env: Record<string, string>, options: { umask?: string; shared?: boolean; clockShiftMs?: number } = {}): Promise<Headless> {
+  const full: Record<string, string> = { PATH: process.env.PATH!, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
+  const node = ['dist/server/main.js'];
+  if (options.clockShiftMs) {
+    full.HOMEFLEET_TEST_CLOCK_SHIFT_MS = String(options.clockShiftMs);
+    node.unshift('--import', pathToFileURL(path.join(import.meta.dirname, 'shifted-clock.mjs')).href);
+  }
   const child = options.umask
-    ? execa('sh', ['-c', `umask ${options.umask} && exec "$0" dist/server/main.js`, process.execPath], { cwd: root, env: full, extendEnv: false, reject: false })
-    : execa(process.execPath, ['dist/server/main.js'], { cwd: root, env: full, extendEnv: false, reject: false });
+    ? execa('sh', ['-c', `umask ${options.umask} && exec "$0" "$@"`, process.execPath, ...node], { cwd: root, env: full, extendEnv: false, reject: false })
+    : execa(process.execPath, node, { cwd: root, env: full, extendEnv: false, reject: false });
   if (!options.shared) killWhenTestEnds(child);
   let out = '';
   const lines = () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
