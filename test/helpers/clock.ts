@@ -18,7 +18,7 @@ export type ManualClock = ReturnType<typeof manualClock>;
  * helpers/shifted-clock.mjs): it then has the whole window, whatever the minute, and no test waits.
  * Returns the shift and the server's "now", for codes and times the test computes.
  */
-export function nextWindowClock(windowMs: number, machineNow = Date.now()) {
-  const shiftMs = windowMs - (machineNow % windowMs) + 1_000;
+export function nextWindowClock(windowMs: number) {
+  const shiftMs = windowMs - (Date.now() % windowMs) + 1_000;
   return { shiftMs, now: () => Date.now() + shiftMs };
 }
