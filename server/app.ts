@@ -13,7 +13,7 @@ import type { Collections } from './collections/service.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from './backup/snapshots.js';
 import { defaultConfig, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
-import { answerAfterCommit } from './http/after-commit.js';
+import { answerAfterCommit, waitForWrites } from './http/after-commit.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import type { EventHub, LiveEventsOptions } from './events/hub.js';
@@ -141,6 +141,7 @@ export function createApp(options: AppOptions = {}): HomefleetApp {
   app.use(requestId());
   app.use(requestLog(logger));
   app.use(hostCheck(config, logger));
+  app.use(waitForWrites(context.commits));
 
   const services = createServices(context, options);
   const { audit, accounts, tokens, instances, jobs, backup, snapshots, liveEvents, releases, hosts } = services;

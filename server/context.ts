@@ -34,8 +34,11 @@ export interface AppContext {
   tasks: Tasks;
   transaction: Transactions['transaction'];
   afterCommit: Transactions['afterCommit'];
-  /** Group commit (server/db/tx.ts): the HTTP layer answers once the turn's changes have committed. */
-  commits: Pick<Transactions, 'whenCommitted' | 'flush' | 'alone'>;
+  /**
+   * Group commit (server/db/tx.ts): the HTTP layer answers once the turn's changes have committed.
+   * `exclusive` work writes through a second connection while this one is `paused`.
+   */
+  commits: Pick<Transactions, 'whenCommitted' | 'flush' | 'alone' | 'exclusive' | 'paused'>;
   /** Set when the server speaks HTTPS itself (server/tls): `fingerprint`, `spkiPin` for install commands. */
   tls?: TlsInfo;
 }
@@ -49,13 +52,15 @@ export type DataContext = Pick<AppContext, 'db' | 'bus' | 'transaction' | 'after
 export function createDataContext(db: Db, report: (err: unknown, what: string) => void = () => {}, options: { group?: boolean } = {}): DataContext {
   const transactions = createTransactions(db, (err) => report(err, 'after-commit work failed'), options);
   const bus = createBus(transactions, (err, type) => report(err, `listener of ${type} failed`));
-  const { whenCommitted, flush, alone } = transactions;
-  return { db, bus, transaction: transactions.transaction, afterCommit: transactions.afterCommit, commits: { whenCommitted, flush, alone } };
+  const { whenCommitted, flush, alone, exclusive, paused } = transactions;
+  return { db, bus, transaction: transactions.transaction, afterCommit: transactions.afterCommit, commits: { whenCommitted, flush, alone, exclusive, paused } };
 }
 
 /** The app's context: one per database, built by createApp, with group commit. */
 export function createContext(parts: Pick<AppContext, 'db' | 'config' | 'clock' | 'logger' | 'tls'>): AppContext {
   const { logger } = parts;
   const report = (err: unknown, what: string) => logger.error({ err: { message: (err as Error).message } }, what);
-  return { ...parts, tasks: createTasks(logger), ...createDataContext(parts.db, report, { group: true }) };
+  const data = createDataContext(parts.db, report, { group: true });
+  // A task's run waits out a write through another connection (server/db/tx.ts `exclusive`).
+  return { ...parts, tasks: createTasks(logger, { before: data.commits.paused }), ...data };
 }

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { FieldError } from './contract/common.js';
+import { isBusy } from './db/busy.js';
 
 export type { FieldError };
 
@@ -75,6 +76,13 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const client = clientError(err);
     if (client) {
       res.status(client[0]).json({ error: client[1] });
+      return;
+    }
+    // Another connection holds the write lock (an import being written, the recovery command): the
+    // same request a moment later goes through. Logged, as it tells which writes raced an import.
+    if (isBusy(err)) {
+      logger.warn({ method: req.method, path: req.path }, 'database busy: answered 503');
+      res.set('Retry-After', '2').status(503).json({ error: 'the database is busy with another write, try again in a moment' });
       return;
     }
     logger.error({ err: { message: err?.message, stack: err?.stack }, method: req.method, path: req.path }, 'unhandled error');

@@ -1,5 +1,6 @@
 import type { Clock } from '../time.js';
 import type { AccountRepo, AccountRow, SessionRow } from './repo.js';
+import { unlessBusy } from '../db/busy.js';
 import { newToken, sha256 } from '../http/secrets.js';
 
 export const ABSOLUTE_MS = 12 * 60 * 60 * 1000;
@@ -56,11 +57,10 @@ export function createSessions(repo: AccountRepo, clock: Clock, onRevoke: Revoke
       const now = clock.now();
       const { account, ...session } = found;
       if (sessionExpired(session, now) || !account.enabled) {
-        repo.deleteSession(session.id);
+        unlessBusy(() => repo.deleteSession(session.id));
         return undefined;
       }
-      if (options.touch !== false && now - session.last_seen >= TOUCH_MS) {
-        repo.touchSession(session.id, now);
+      if (options.touch !== false && now - session.last_seen >= TOUCH_MS && unlessBusy(() => repo.touchSession(session.id, now))) {
         session.last_seen = now;
       }
       return { session, account };

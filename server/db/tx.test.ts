@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openDatabase } from './database.js';
+import { openDatabase, openSecondConnection } from './database.js';
 import { createTransactions } from './tx.js';
 
 function setUp() {
@@ -219,5 +219,47 @@ describe('group commit (the server)', () => {
     expect(db.inTransaction).toBe(true);
     await nextTurn();
     expect(seen()).toEqual([1, 2, 3]);
+  });
+
+  it('exclusive(): the open group commits, a write here fails at once instead of waiting for the lock, paused() lasts as long as the work; one at a time', async () => {
+    const { db, transactions, insert, seen } = setUpFile();
+    const add = transactions.transaction((n: number) => void insert.run(n, null));
+    const second = openSecondConnection(db)!;
+    onTestFinished(() => {
+      second.close();
+    });
+    add(1);
+    expect(transactions.paused()).toBeUndefined();
+    const order: string[] = [];
+    let release!: () => void;
+    const first = transactions.exclusive(async () => {
+      order.push('first');
+      second.exec('BEGIN IMMEDIATE');
+      second.exec('INSERT INTO t (n) VALUES (10)');
+      await new Promise<void>((resolve) => (release = resolve));
+      second.exec('COMMIT');
+    });
+    const next = transactions.exclusive(async () => void order.push('second'));
+    await nextTurn();
+    expect(seen()).toEqual([1]);
+    const held = transactions.paused();
+    expect(held).toBeInstanceOf(Promise);
+    // busy_timeout is 5000 on this connection otherwise: the write would hold the thread that the
+    // second connection's work needs, for five seconds.
+    const started = performance.now();
+    expect(() => add(2)).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(order).toEqual(['first']);
+    release();
+    await first;
+    await held;
+    expect(seen()).toEqual([1, 10]);
+    await next;
+    expect(order).toEqual(['first', 'second']);
+    expect(transactions.paused()).toBeUndefined();
+    expect(db.prepare('PRAGMA busy_timeout').pluck().get()).toBe(5000);
+    add(3);
+    await nextTurn();
+    expect(seen()).toEqual([1, 3, 10]);
   });
 });

@@ -23,6 +23,16 @@ export interface Transactions {
   flush(): void;
   /** Commits the open group, then runs `work` with no group opened until it settles (an online backup on this connection). */
   alone<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, which holds the write lock through a second connection to this database across
+   * turns of the event loop (an import written in slices), with this connection kept from writing:
+   * no group opens, and a write here fails at once with SQLITE_BUSY instead of waiting busy_timeout
+   * for a lock this same thread holds. `paused()` lets the HTTP layer and the task runner hold their
+   * writes until it settles. One at a time, in the order asked.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
+  /** While `exclusive` work runs: a promise of its end; otherwise undefined, and writes go ahead. */
+  paused(): Promise<void> | undefined;
 }
 
 /** The most transactions one group takes (16 clients writing at once make groups of a few). */
@@ -56,9 +66,13 @@ export function createTransactions(db: Db, onError: (err: unknown) => void, { gr
   const frames: Callback[][] = [];
   let open: Group | null = null;
   let alone = 0;
+  /** The end of the last `exclusive` work asked for, and of the one running (while one runs). */
+  let exclusiveTurn: Promise<void> = Promise.resolve();
+  let pause: Promise<void> | undefined;
   const begin = grouping ? db.prepare('BEGIN IMMEDIATE') : undefined;
   const commit = grouping ? db.prepare('COMMIT') : undefined;
   const rollback = grouping ? db.prepare('ROLLBACK') : undefined;
+  const busyTimeout = db.prepare<[], number>('PRAGMA busy_timeout').pluck();
 
   function runAll(callbacks: Callback[]): void {
     for (const cb of callbacks) {
@@ -167,5 +181,29 @@ export function createTransactions(db: Db, onError: (err: unknown) => void, { gr
         alone -= 1;
       }
     },
+
+    async exclusive<T>(work: () => Promise<T>): Promise<T> {
+      if (frames.length) throw new Error('exclusive inside a transaction');
+      const previous = exclusiveTurn;
+      let release!: () => void;
+      const mine = new Promise<void>((resolve) => (release = resolve));
+      exclusiveTurn = previous.then(() => mine);
+      await previous;
+      settle();
+      alone += 1;
+      const waited = busyTimeout.get()!;
+      db.exec('PRAGMA busy_timeout = 0');
+      pause = mine;
+      try {
+        return await work();
+      } finally {
+        db.exec(`PRAGMA busy_timeout = ${waited}`);
+        alone -= 1;
+        pause = undefined;
+        release();
+      }
+    },
+
+    paused: () => pause,
   };
 }

@@ -30,3 +30,19 @@ export function answerAfterCommit({ whenCommitted }: Pick<Transactions, 'whenCom
     next();
   };
 }
+
+/** Methods that do not change anything by their meaning: they go ahead while writes are held. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * While another connection writes (an import, server/db/tx.ts `exclusive`), a request that may write
+ * waits for it here, before its authentication, instead of failing on the lock: it is answered once
+ * the import is in. Reads go on, and see the database as it was before the import until it commits.
+ */
+export function waitForWrites({ paused }: Pick<Transactions, 'paused'>): RequestHandler {
+  return (req, _res, next) => {
+    const held = READS.has(req.method) ? undefined : paused();
+    if (!held) return next();
+    void held.then(() => next());
+  };
+}

@@ -2,6 +2,7 @@ import { lowerRole, roleHas, roleRank, type Role } from '../contract/access.js';
 import { newToken, secretsEqual, sha256 } from '../http/secrets.js';
 import { nameOf, type AuditLog } from '../audit.js';
 import type { AppContext } from '../context.js';
+import { unlessBusy } from '../db/busy.js';
 import { conflict, forbidden, notFound, validationFailed } from '../errors.js';
 import type { Principal, SessionUser, TokenRef } from '../http/credentials.js';
 import type { Clock } from '../time.js';
@@ -140,7 +141,7 @@ export function createTokenService(ctx: Pick<AppContext, 'db' | 'clock' | 'bus' 
       if (!row || !owner || !secretsEqual(hash, row.token_hash) || !owner.enabled) return undefined;
       const now = clock.now();
       if (row.expires_at !== null && now >= row.expires_at) return undefined;
-      if (row.last_used_at === null || now - row.last_used_at >= LAST_USE_MS) repo.touch(row.id, now, ip, now - LAST_USE_MS);
+      if (row.last_used_at === null || now - row.last_used_at >= LAST_USE_MS) unlessBusy(() => repo.touch(row.id, now, ip, now - LAST_USE_MS));
       return {
         user: { id: row.account_id, username: owner.username, role: lowerRole(row.role, owner.role) },
         token: { id: row.id, name: row.name },
