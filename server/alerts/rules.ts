@@ -34,6 +34,8 @@ export interface AlertFacts {
   snapshotFailure(): { at: number; message: string } | null;
   /** The certificate the server speaks HTTPS with, when it does. */
   certificate(): { notAfter: number } | null;
+  /** Resolves once every fact is at hand without one long read (the fleet's registry, read again after an import). */
+  ready(): Promise<void>;
   /** Instances failing a fleet-health check now (message: the reasons), and the vmids whose host is offline. */
   policyFailures(now: number): { failing: { vmid: number; name: string; message: string }[]; held: ReadonlySet<number> };
   /** Backup volumes whose verification failed. */

@@ -150,7 +150,10 @@ export function createAlertService(ctx: AppContext, deps: AlertDeps, options: Al
 
     start(): void {
       const every = options.evaluateMs ?? Math.min(5_000, facts.heartbeatIntervalS * 1000);
-      ctx.tasks.every('alerts.evaluate', every, () => evaluate());
+      ctx.tasks.every('alerts.evaluate', every, async () => {
+        await facts.ready();
+        evaluate();
+      });
     },
   };
 }

@@ -231,3 +231,29 @@ describe('alerts that follow dependencies', () => {
     expect(cells(await health())[200]).toEqual({ running: 'unknown: no heartbeat from its host for 2 h', in_backup_job: 'unknown: no heartbeat from its host for 2 h' });
   });
 });
+
+describe('after an import', () => {
+  it('reads the registry again a page per turn, never the whole list at once, and keeps a change told while it reads', async () => {
+    const read = server.instances.listInPages.bind(server.instances);
+    const list = vi.spyOn(server.instances, 'list');
+    const pages = vi.spyOn(server.instances, 'listInPages');
+    // While the pages are read, someone adds a production instance: it is not in the pages read.
+    pages.mockImplementationOnce(async () => {
+      const rows = await read();
+      expect((await server.client.post('/api/instances', { vmid: 300, name: 'late', state: 'deployed', stack: 'production' })).status).toBe(201);
+      return rows;
+    });
+    try {
+      const many = Array.from({ length: 12_000 }, (_, i) => ({ vmid: 10_000 + i, name: `vm-${i}`, state: 'deployed', stack: i % 1000 ? 'development' : 'production' }));
+      const res = await server.client.post('/api/import', { version: 3, instances: [{ vmid: 100, name: 'web', state: 'deployed', stack: 'production' }, ...many] });
+      expect(res.body, res.text).toEqual({ imported: 12_001 });
+      const covered = (await health()).instances.map((i: { vmid: number }) => i.vmid).sort((a: number, b: number) => a - b);
+      expect(covered).toEqual([100, 300, ...many.filter((i) => i.stack === 'production').map((i) => i.vmid)]);
+      expect(pages).toHaveBeenCalledTimes(1);
+      expect(list).not.toHaveBeenCalled();
+    } finally {
+      list.mockRestore();
+      pages.mockRestore();
+    }
+  });
+});

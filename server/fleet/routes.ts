@@ -44,5 +44,9 @@ export function registerFleetRoutes(routes: RouteTable, fleet: FleetHealthServic
 
   routes.on('PUT /api/policies', { access: 'settings.manage', body: PoliciesBody }, (req, res, { body }) => fleet.putPolicies(body));
 
-  routes.on('GET /api/fleet-health', { access: 'fleet.read', query: FleetHealthQuery }, (req, res, { query }) => fleet.health(query));
+  // The registry, when not held (after an import), is read a page per turn first.
+  routes.on('GET /api/fleet-health', { access: 'fleet.read', query: FleetHealthQuery }, async (req, res, { query }) => {
+    await fleet.ready();
+    return fleet.health(query);
+  });
 }

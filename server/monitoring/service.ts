@@ -31,7 +31,7 @@ export interface MonitoringDeps {
   jobs: { list(): JobView[]; lastSuccesses(): { key: string; at: string | null }[]; runResult(runId: number): string | undefined };
   snapshots: { lastFailure(): { at: number; message: string } | null };
   /** Fleet health (server/fleet): what fails its policy, and the backups whose verification failed. */
-  fleet: Pick<AlertFacts, 'policyFailures' | 'failedBackups'>;
+  fleet: Pick<AlertFacts, 'ready' | 'policyFailures' | 'failedBackups'>;
   heartbeatIntervalS: number;
 }
 
@@ -86,6 +86,7 @@ export function createMonitoring(ctx: AppContext, deps: MonitoringDeps, options:
     hostGuests: (hostId, limit) => hosts.repo.guestSample(hostId, limit),
     snapshotFailure: () => snapshots.lastFailure(),
     certificate: () => (ctx.tls?.notAfter ? { notAfter: ctx.tls.notAfter } : null),
+    ready: () => deps.fleet.ready(),
     policyFailures: (now) => deps.fleet.policyFailures(now),
     failedBackups: () => deps.fleet.failedBackups(),
   };

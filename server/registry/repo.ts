@@ -76,6 +76,8 @@ export function createInstanceRepo(db: Db) {
   );
   const remove = db.prepare<[number]>('DELETE FROM instances WHERE id = ?');
   const stacks = db.prepare<[], { stack: string }>('SELECT DISTINCT stack FROM instances ORDER BY stack');
+  const pageAfter = db.prepare<[number, number], unknown[]>(`SELECT ${COLUMNS} FROM instances WHERE vmid > ? ORDER BY vmid LIMIT ?`).raw(true);
+  const tailnetBetween = db.prepare<[number, number], [number, string]>('SELECT vmid, ipv6 FROM tailnet_facts WHERE vmid BETWEEN ? AND ?').raw(true);
   const insertHistory = db.prepare<[number, string, string | null, string | null, string, string | null, number]>(
     'INSERT INTO instance_history (instance_id, field, old_value, new_value, changed_at, changed_by, change_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
@@ -142,6 +144,13 @@ export function createInstanceRepo(db: Db) {
       const status = query.guestStatus;
       if (status !== undefined) rows = rows.filter((r) => placements.get(r[0] as number)?.guest_status === status);
       const tailnet = rows.length ? new Map(tailnetAll.all()) : new Map<number, string>();
+      return rows.map((r) => toInstance(r, placements, tailnet));
+    },
+    /** Up to `limit` instances after `vmid`, by vmid: a reader of the whole registry takes it a page at a time. */
+    pageAfter(vmid: number, limit: number, placements: Placements = NOWHERE): PlacedInstance[] {
+      const rows = pageAfter.all(vmid, limit);
+      if (rows.length === 0) return [];
+      const tailnet = new Map(tailnetBetween.all(rows[0]![0] as number, rows.at(-1)![0] as number));
       return rows.map((r) => toInstance(r, placements, tailnet));
     },
     stacks: () => stacks.all().map((row) => row.stack),
