@@ -24,7 +24,8 @@ export const targets = [
       // snapshot-worker: the helper process that copies and checks database snapshots (server/backup/snapshot-copier.ts).
       // The server itself is built apart, as CommonJS (buildServer); these share chunks between them.
       // yaml-worker: the thread that checks cloud configs' YAML (server/provisioning/yaml-thread.ts).
-      entryPoints: { recover: 'server/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts', 'yaml-worker': 'server/provisioning/yaml-worker.ts' },
+      // import-helper: the process that parses, checks and writes a JSON import (server/backup/import-process.ts).
+      entryPoints: { recover: 'server/recover.ts', restore: 'server/backup/restore-cli.ts', 'snapshot-worker': 'server/backup/snapshot-worker.ts', 'import-helper': 'server/import-helper.ts', 'yaml-worker': 'server/provisioning/yaml-worker.ts' },
       outdir: 'dist/server',
       bundle: true,
       platform: 'node',
@@ -70,6 +71,17 @@ export const targets = [
     options: {
       entryPoints: ['server/backup/snapshot-worker.ts'],
       outfile: 'dist/electron/snapshot-worker.cjs',
+      ...electronNode(),
+    },
+  },
+  {
+    // The import helper again, for the desktop app, beside its main bundle (server/backup/import-process.ts).
+    name: 'electron-import-helper',
+    sources: ['server', 'package.json'],
+    outfile: 'dist/electron/import-helper.cjs',
+    options: {
+      entryPoints: ['server/import-helper.ts'],
+      outfile: 'dist/electron/import-helper.cjs',
       ...electronNode(),
     },
   },

@@ -7,7 +7,7 @@
 //   kernel     server/{context,config,errors,bus,tasks,time,logger,audit,builtin,memory,private-files,version}.ts,
 //              server/db/, server/http/, server/tls/: what every feature builds on
 //   features   every other folder of server/ (access, backup, events, hosts, jobs, registry, ...)
-//   roots      server/{app,services,main,fatal,recover}.ts: the composition roots, which build and wire everything
+//   roots      server/{app,services,main,fatal,recover,backup-sources,import-helper}.ts: the composition roots, which build and wire everything
 //   renderer   the dashboard: its own files, the contract, preact and uPlot
 //
 // Allowed: features → kernel, contract; hosts → registry, releases; operations → hosts' repo, parts, tokens and removal,
@@ -18,7 +18,7 @@ const path = require('node:path');
 const CONTRACT = '^server/contract/';
 const INPUTS = '^server/contract/inputs/';
 const KERNEL = '^server/((context|config|errors|bus|tasks|time|logger|audit|builtin|memory|private-files|version)[.]ts$|types[.]d[.]ts$|(db|http|tls)/)';
-const ROOTS = '^server/(app|services|main|fatal|recover)[.]ts$';
+const ROOTS = '^server/(app|services|main|fatal|recover|backup-sources|import-helper)[.]ts$';
 const TESTS = '([.]test[.]tsx?$|/testing/)';
 
 /**

@@ -92,7 +92,7 @@ export type ChangeReader = (entryIds: number[]) => Map<number, AuditChange[]>;
  * A subject type whose owner keeps its field changes itself (`keptBy`) has them written once, there,
  * each row pointing at its entry; the log reads them back from the owner and stores no copy.
  */
-export function createAuditLog({ db, clock, bus }: { db: Db; clock: Clock; bus: Bus }) {
+export function createAuditLog({ db, clock, bus }: { db: Db; clock: Clock; bus: Pick<Bus, 'publish'> }) {
   const insert = db.prepare<[string, string | null, string | null, string, string, string | null, string, string, string, string | null, string, string, string | null]>(
     `INSERT INTO audit_log (at, actor, actor_type, action, target, ip, detail, subject_type, subject_id, subject_name, summary, changes, request_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

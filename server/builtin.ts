@@ -22,3 +22,22 @@ export function builtHelper(name: string): string | undefined {
   const candidates = [path.join(here, `${name}.cjs`), path.join(here, `${name}.js`), path.join(here, '..', 'dist', 'server', `${name}.js`)];
   return candidates.find((file) => fs.existsSync(file));
 }
+
+/**
+ * The body of a helper program (a process the server starts with an IPC channel): runs `work`, ends
+ * at once when the server goes away (killed, say), tells a failure as `{ stage: 'failed', detail }`,
+ * and lets go of the channel at the end.
+ */
+export function runHelper(work: () => Promise<void>): void {
+  const orphaned = () => process.exit(1);
+  process.on('disconnect', orphaned);
+  work()
+    .catch((err: unknown) => {
+      process.exitCode = 1;
+      process.send!({ stage: 'failed', detail: String((err as Error | undefined)?.message ?? err) });
+    })
+    .finally(() => {
+      process.off('disconnect', orphaned);
+      process.disconnect();
+    });
+}

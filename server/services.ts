@@ -3,8 +3,9 @@ import { createAccountService } from './access/accounts.js';
 import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
+import { backupSourcesOn } from './backup-sources.js';
+import type { ImportOptions } from './backup/import-process.js';
 import { createCampaignService } from './campaigns/service.js';
-import { createCollectionsBackup } from './collections/backup.js';
 import { createCollections } from './collections/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
 import type { AppContext } from './context.js';
@@ -16,7 +17,6 @@ import { createReleases } from './releases/releases.js';
 import { accountHooks, createSignInRepo } from './signin/repo.js';
 import { createSignIn } from './signin/service.js';
 import { createHostService, type HeartbeatListener, type HostsOptions } from './hosts/service.js';
-import { createJobsBackup } from './jobs/backup.js';
 import { createJobService, type JobsOptions } from './jobs/service.js';
 import type { CommandChannelOptions } from './operations/command-channel.js';
 import { createHostOperationRows } from './operations/host-repo.js';
@@ -25,8 +25,6 @@ import { createOperationService } from './operations/service.js';
 import { carriesKeyMaterial } from './provisioning/key-material.js';
 import { createProvisioning } from './provisioning/service.js';
 import { createMonitoring, type MonitoringOptions } from './monitoring/service.js';
-import { createRegistryBackup } from './registry/backup.js';
-import { createScriptsBackup } from './scripts/backup.js';
 import { createScripts } from './scripts/service.js';
 import { createInstanceService } from './registry/service.js';
 import { createTelemetryRepo } from './telemetry/repo.js';
@@ -42,6 +40,8 @@ export interface ServiceOptions {
   usageRetention?: UsageRetentionOptions;
   hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string; commandPolls?: CommandChannelOptions };
   snapshots?: SnapshotOptions;
+  /** Where imports are parsed, checked and written (the import helper; tests of the server's own path turn it off). */
+  imports?: ImportOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
   monitoring?: MonitoringOptions;
   /** A lower scrypt cost for new password hashes, for in-process tests that do not test hashing; the product never sets it. */
@@ -70,12 +70,8 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const jobs = createJobService(context, instances, audit, options.jobs);
   // Campaigns freeze their targets from `collections.vmidsOf(id)`.
   const collections = createCollections(context, audit, instances);
-  const backup = createBackupService(context, audit, {
-    registry: createRegistryBackup(context.db),
-    jobs: createJobsBackup(context.db),
-    scripts: createScriptsBackup(context.db),
-    collections: createCollectionsBackup(context.db),
-  });
+  // Built on a given connection: an import into a database file writes through another one.
+  const backup = createBackupService(context, audit, backupSourcesOn, options.imports);
   const snapshots = createSnapshotService(context, options.snapshots);
   const usage = createUsageService(context);
   const usageStats = createUsageStats(context.db);
@@ -232,8 +228,10 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
       endStreams();
       await context.tasks.stop();
       await monitoring.close();
+      await fleet.close();
       await jobs.close();
       await snapshots.close();
+      await backup.close();
       files.close();
     },
   };

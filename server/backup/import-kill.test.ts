@@ -23,6 +23,9 @@ async function buildChild(dir: string): Promise<string> {
     target: 'node20',
     packages: 'external',
     loader: { '.sql': 'text' },
+    // What `import.meta.url` means in CommonJS, as the desktop app's bundle has it (build/build.mjs).
+    inject: [path.join(root, 'build/cjs-import-meta.mjs')],
+    define: { 'import.meta.url': 'importMetaUrl' },
     logLevel: 'warning',
   });
   return outfile;

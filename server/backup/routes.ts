@@ -54,19 +54,23 @@ export function registerBackupRoutes(routes: RouteTable, backup: BackupService, 
       next();
     });
   };
-  routes.on('POST /api/import', { access: 'settings.manage', bodyLimit: '64mb', before: [startSnapshot] }, async (req, res) => {
-    const plan = backup.validate(req.body);
-    const preImport = (res.locals.preImport ??= snapshots.beforeImport());
+  routes.on('POST /api/import', { access: 'settings.manage', bodyLimit: '64mb', rawBody: true, before: [startSnapshot] }, async (req, res) => {
+    const prepared = await backup.prepare(req.body);
     try {
-      await preImport.ready;
-    } catch (err) {
-      throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
+      const preImport = (res.locals.preImport ??= snapshots.beforeImport());
+      try {
+        await preImport.ready;
+      } catch (err) {
+        throw new HttpError(503, { error: `nothing was imported: the snapshot before the import failed (${(err as Error).message})` });
+      }
+      const result = await prepared.write();
+      res.locals.imported = true;
+      // After the answer is sent: give back the import's memory before the next one (see memory.ts).
+      setImmediate(collectGarbage);
+      return result;
+    } finally {
+      if (!res.locals.imported) prepared.cancel();
     }
-    const result = backup.apply(plan);
-    res.locals.imported = true;
-    // After the answer is sent: give back the import's memory before the next one (see memory.ts).
-    setImmediate(collectGarbage);
-    return result;
   });
 
   // Whole-database snapshots: a download is the whole database (password hashes, secrets), so administrators only.

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { runHelper } from '../builtin.js';
 import { openRetained } from '../db/database.js';
 import { checkCopy } from './snapshot-check.js';
 import { CHECK_AT_LOW_PRIORITY } from './snapshot-helper-args.js';
@@ -41,15 +42,5 @@ if (!process.send || !source || !dest) {
   process.exit(2);
 }
 const send = (message: WorkerMessage) => void process.send!(message);
-// The server went away (killed, say): stop too, leaving at most a .partial file.
-const orphaned = () => process.exit(1);
-process.on('disconnect', orphaned);
-run(source, dest, option === CHECK_AT_LOW_PRIORITY, send)
-  .catch((err: unknown) => {
-    process.exitCode = 1;
-    send({ stage: 'failed', detail: String((err as Error | undefined)?.message ?? err) });
-  })
-  .finally(() => {
-    process.off('disconnect', orphaned);
-    process.disconnect();
-  });
+// A server that went away ends it, leaving at most a .partial file.
+runHelper(() => run(source, dest, option === CHECK_AT_LOW_PRIORITY, send));

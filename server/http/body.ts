@@ -1,13 +1,9 @@
 import express, { type RequestHandler } from 'express';
 import { unsupportedMediaType } from '../errors.js';
 import { charsetRefusal } from './charset.js';
+import { bodyError, decodeJsonBody } from './json-text.js';
 
-const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const PLAIN_JSON = /^application\/json(?:[ \t]*;[ \t]*charset=(?:utf-8|"utf-8"))?$/i;
-
-function bodyError(status: number, type: string, message: string): Error {
-  return Object.assign(new Error(message), { status, statusCode: status, type, expose: true });
-}
 
 /**
  * With a `verify` hook, body-parser collects the raw bytes and decodes them afterwards, inside its
@@ -35,9 +31,10 @@ export const refuseUnreadableCharset: RequestHandler = (req, _res, next) => {
  * read and parsed here with body-parser's rules (an empty body is {}, when strict the top level must
  * be an object or array, a wrong length or an aborted upload is an error with body-parser's `type`);
  * other charsets are refused (415) before anything is read, and the rest (compressed or chunked
- * bodies, other media types) goes to express.json itself.
+ * bodies, other media types) goes to express.json itself. `raw`: the body's bytes are left to the
+ * route to decode (decodeJsonBody), as a Buffer, or undefined for another media type.
  */
-export function jsonBody(limit: string, { strict = true }: { strict?: boolean } = {}): RequestHandler {
+export function jsonBody(limit: string, { strict = true, raw = false }: { strict?: boolean; raw?: boolean } = {}): RequestHandler {
   // Made on first use: most routes never see a body off the fast path, and a parser per route was
   // a measurable part of the start.
   let fallback: RequestHandler | undefined;
@@ -57,7 +54,7 @@ export function jsonBody(limit: string, { strict = true }: { strict?: boolean } 
     ) {
       const refusal = charsetRefusal(type);
       if (refusal) next(unsupportedMediaType(refusal));
-      else (fallback ??= express.json({ limit, strict, verify: decodeAfterReading }))(req, res, next);
+      else (fallback ??= raw ? express.raw({ type: 'application/json', limit }) : express.json({ limit, strict, verify: decodeAfterReading }))(req, res, next);
       return;
     }
     const length = Number(declared);
@@ -81,23 +78,15 @@ export function jsonBody(limit: string, { strict = true }: { strict?: boolean } 
         return;
       }
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
-      // A UTF-8 byte order mark is skipped, as body-parser's decoder does.
-      const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-      if (body.length === start) {
-        req.body = {};
+      if (raw) {
+        req.body = body;
         next();
         return;
       }
-      let first = start;
-      while (first < body.length && WHITESPACE.has(body[first]!)) first++;
-      if (strict && body[first] !== 0x7b && body[first] !== 0x5b) {
-        next(bodyError(400, 'entity.parse.failed', 'JSON body must be an object or an array'));
-        return;
-      }
       try {
-        req.body = JSON.parse(body.toString('utf8', start));
-      } catch {
-        next(bodyError(400, 'entity.parse.failed', 'malformed JSON body'));
+        req.body = decodeJsonBody(body, strict);
+      } catch (err) {
+        next(err);
         return;
       }
       next();

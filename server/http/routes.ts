@@ -42,6 +42,8 @@ export interface ServeOptions {
   credentials?: readonly Credential[];
   /** Largest JSON body accepted (default 1 MiB); `false` when the route reads the body itself. */
   bodyLimit?: string | false;
+  /** The JSON body's bytes (a Buffer) for the handler to decode (server/http/json-text.ts): a body too large to parse in one turn. */
+  rawBody?: true;
   /** Route-specific checks that run after authentication and before the body is read. */
   before?: RequestHandler[];
   /** `false`: a request here is not activity, so it does not refresh the session's idle time (the event stream). */
@@ -144,7 +146,7 @@ export class RouteTable<M extends RouteMap = Routes> {
     this.records.push(record);
     const readsBody = options.bodyLimit !== false && method !== 'GET';
     const chain: RequestHandler[] = [...this.authenticate(record), ...(readsBody ? [refuseUnreadableCharset] : []), ...(options.before ?? [])];
-    if (readsBody) chain.push(jsonBody(options.bodyLimit || '1mb'));
+    if (readsBody) chain.push(jsonBody(options.bodyLimit || '1mb', { raw: options.rawBody === true }));
     const { ids } = record;
     const { query, body, parse } = bound;
     const status = options.status ?? successStatus(spec.answers);
