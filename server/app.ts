@@ -14,7 +14,6 @@ import { snapshotDirectory, type SnapshotOptions, type SnapshotService } from '.
 import { defaultConfig, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { answerAfterCommit, waitForWrites } from './http/after-commit.js';
-import type { ImportOptions } from './backup/import-process.js';
 import { openDatabase, type Db } from './db/database.js';
 import { errorMiddleware } from './errors.js';
 import type { EventHub, LiveEventsOptions } from './events/hub.js';
@@ -79,8 +78,6 @@ export interface AppOptions {
   hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string; commandPolls?: CommandChannelOptions };
   /** Snapshot timing; tests shorten it. */
   snapshots?: SnapshotOptions;
-  /** Where imports are parsed, checked and written (the import helper, by default). */
-  imports?: ImportOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
   monitoring?: MonitoringOptions;
   /** A lower scrypt cost for new password hashes, for in-process tests that do not test hashing (test/helpers/server.ts); main.ts never sets it. */

@@ -36,7 +36,7 @@ export interface AppContext {
   afterCommit: Transactions['afterCommit'];
   /**
    * Group commit (server/db/tx.ts): the HTTP layer answers once the turn's changes have committed.
-   * `exclusive` work writes through a second connection while this one is `paused`.
+   * `exclusive` work writes through another connection (the import helper's) while this one is `paused`.
    */
   commits: Pick<Transactions, 'whenCommitted' | 'flush' | 'alone' | 'exclusive' | 'paused'>;
   /** Set when the server speaks HTTPS itself (server/tls): `fingerprint`, `spkiPin` for install commands. */

@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import { createAuditLog } from './audit.js';
 import { runHelper } from './builtin.js';
 import { backupSourcesOn } from './backup-sources.js';
@@ -22,12 +23,6 @@ import { withContext } from './http/request-context.js';
 
 const send = (message: HelperMessage) => void process.send!(message);
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 function refusal(err: unknown): HelperMessage | undefined {
   if (err instanceof HttpError) return { stage: 'refused', status: err.status, body: err.body, headers: err.headers };
   const e = err as { type?: unknown; status?: unknown; message?: unknown };
@@ -36,19 +31,19 @@ function refusal(err: unknown): HelperMessage | undefined {
 }
 
 async function run(dbPath: string): Promise<void> {
-  const body = await readAll(process.stdin);
-  const db = openRetained(dbPath, { fileMustExist: true });
-  db.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+  const body = await buffer(process.stdin);
+  const db = openRetained(dbPath, { fileMustExist: true, timeout: 5000 });
+  db.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;');
   const announced: [string, unknown][] = [];
   let now = Date.now();
   const data = { ...createDataContext(db), clock: { now: () => now } };
   // What the change log and the import announce, told to the server once written.
   data.bus.on('audit.entry', (entry) => void announced.push(['audit.entry', entry]));
   data.bus.on('backup.imported', (payload) => void announced.push(['backup.imported', payload]));
-  const backup = createBackupService(data, createAuditLog(data), backupSourcesOn, { helperFile: false });
+  const backup = createBackupService(data, createAuditLog(data), backupSourcesOn(db), { helperFile: false });
   let plan: ImportPlan;
   try {
-    plan = await backup.validate(decodeJsonBody(body));
+    plan = backup.validate(decodeJsonBody(body));
   } catch (err) {
     const refused = refusal(err);
     if (!refused) throw err;
@@ -59,7 +54,7 @@ async function run(dbPath: string): Promise<void> {
   const order = await new Promise<ServerMessage>((resolve) => process.once('message', resolve));
   now = order.now;
   const { request, ...context } = order.context;
-  const result = withContext({ ...context, ...(request ? { request: { ...request, status: () => request.status } } : {}) }, () => backup.applyHere(plan, now));
+  const result = withContext({ ...context, ...(request ? { request: { ...request, status: () => request.status } } : {}) }, () => backup.apply(plan, now));
   db.close();
   send({ stage: 'written', imported: result.imported, announced });
 }

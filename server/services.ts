@@ -4,7 +4,6 @@ import type { PasswordCost } from './access/passwords.js';
 import { createAuditLog } from './audit.js';
 import { createBackupService } from './backup/service.js';
 import { backupSourcesOn } from './backup-sources.js';
-import type { ImportOptions } from './backup/import-process.js';
 import { createCampaignService } from './campaigns/service.js';
 import { createCollections } from './collections/service.js';
 import { createSnapshotService, type SnapshotOptions } from './backup/snapshots.js';
@@ -40,8 +39,6 @@ export interface ServiceOptions {
   usageRetention?: UsageRetentionOptions;
   hosts?: HostsOptions & { agentDir?: string; keptAgentsDir?: string; commandPolls?: CommandChannelOptions };
   snapshots?: SnapshotOptions;
-  /** Where imports are parsed, checked and written (the import helper; tests of the server's own path turn it off). */
-  imports?: ImportOptions;
   /** Metric roll-ups, alert evaluation and notification retries; tests shorten them. */
   monitoring?: MonitoringOptions;
   /** A lower scrypt cost for new password hashes, for in-process tests that do not test hashing; the product never sets it. */
@@ -70,8 +67,7 @@ export function createServices(context: AppContext, options: ServiceOptions = {}
   const jobs = createJobService(context, instances, audit, options.jobs);
   // Campaigns freeze their targets from `collections.vmidsOf(id)`.
   const collections = createCollections(context, audit, instances);
-  // Built on a given connection: an import into a database file writes through another one.
-  const backup = createBackupService(context, audit, backupSourcesOn, options.imports);
+  const backup = createBackupService(context, audit, backupSourcesOn(context.db));
   const snapshots = createSnapshotService(context, options.snapshots);
   const usage = createUsageService(context);
   const usageStats = createUsageStats(context.db);

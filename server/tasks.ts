@@ -8,31 +8,6 @@ import { isoMillis } from './time.js';
  */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/**
- * Runs work written as a generator that yields between small steps, letting the event loop turn
- * whenever `sliceMs` of it has gone by; resolves to what the generator returns. Work too large for
- * one turn (a 64 MiB import) is written once, as a plain loop with `yield`s, and run either way.
- */
-export async function inSlices<T>(steps: Iterator<unknown, T, undefined>, sliceMs = 20): Promise<T> {
-  let since = performance.now();
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    if (performance.now() - since >= sliceMs) {
-      await nextTurn();
-      since = performance.now();
-    }
-  }
-}
-
-/** Runs the same work to its end in this turn (inside one synchronous transaction). */
-export function atOnce<T>(steps: Iterator<unknown, T, undefined>): T {
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
-}
-
 /** A task's work. `signal` aborts when the runner stops: work that can end early listens to it. */
 export type TaskFn = (signal: AbortSignal) => unknown;
 

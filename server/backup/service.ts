@@ -1,8 +1,7 @@
 import type { ZodError } from 'zod';
-import { createAuditLog, nameOf, type AuditLog } from '../audit.js';
-import type { Bus, BusEvent, BusEvents } from '../bus.js';
+import { nameOf, type AuditLog } from '../audit.js';
+import type { BusEvent, BusEvents } from '../bus.js';
 import type { AppContext } from '../context.js';
-import { openSecondConnection, type Db } from '../db/database.js';
 import { badRequest, HttpError, validationFailed } from '../errors.js';
 import { decodeJsonBody } from '../http/json-text.js';
 import { currentContext } from '../http/request-context.js';
@@ -13,7 +12,6 @@ import { BackupCollectionRow } from '../contract/inputs/collections.js';
 import type { JobRun } from '../contract/jobs.js';
 import type { Instance } from '../contract/registry.js';
 import type { BackupScript } from '../contract/scripts.js';
-import { atOnce, inSlices } from '../tasks.js';
 import { isoMillis } from '../time.js';
 import { helperOf, startImportHelper, type ImportOptions } from './import-process.js';
 import { BACKUP_VERSION, BackupJob, BackupRun, parseBackupHistoryEntry, parseBackupInstance, type BackupHistoryEntry, type BackupInstance } from './schema.js';
@@ -27,15 +25,14 @@ declare module '../bus.js' {
 
 /**
  * What a backup carries of other features' tables, each read and written by the feature that owns
- * it (server/registry/backup.ts, server/jobs/backup.ts), built on a given connection by
- * server/services.ts. The imports run inside this service's one transaction, beside its audit entry.
+ * it (server/registry/backup.ts, server/jobs/backup.ts), built on a connection by
+ * server/backup-sources.ts. The imports run inside this service's one transaction, beside its audit entry.
  */
 export interface BackupSources {
   registry: {
     exportInstances(): Instance[];
     exportHistory(): BackupHistoryRow[];
-    /** Yields between slices of rows: the importer lets other work run there. */
-    importRows(instances: readonly BackupInstance[], history: readonly BackupHistoryEntry[] | undefined, now: number): Generator<void, void, void>;
+    importRows(instances: readonly BackupInstance[], history: readonly BackupHistoryEntry[] | undefined, now: number): void;
   };
   jobs: {
     exportJobs(): BackupJob[];
@@ -112,10 +109,9 @@ function rowError(label: RowLabel, section: string, index: number, row: unknown,
  * would find it (`instances[3] (vmid 104, "nextcloud"): tailscale_ip must be ...`). Nothing is
  * written before every row passed.
  */
-function* validateRows<T>(rows: unknown[], parse: RowParser<T>, section: string, label: RowLabel): Generator<void, T[], undefined> {
+function validateRows<T>(rows: unknown[], parse: RowParser<T>, section: string, label: RowLabel): T[] {
   const out = new Array<T>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    if (i % 256 === 255) yield;
     const result = parse(rows[i]);
     if (!result.success) {
       if (!isPlainObject(rows[i])) throw validationFailed([rowError(label, section, i, rows[i], undefined, 'must be a JSON object')]);
@@ -136,16 +132,6 @@ function rejectDuplicates<T>(raw: unknown[], rows: T[], section: string, label: 
   }
 }
 
-/** The import's second connection, with the sources and the change log that write through it. */
-interface Aside {
-  db: Db;
-  sources: BackupSources;
-  audit: AuditLog;
-  /** Holds what the change log and the import announce until the import has committed. */
-  events: Pick<Bus, 'publish'>;
-  announced: (() => void)[];
-}
-
 /**
  * The JSON backup: export everything; import replaces instances (and jobs and runs when present) in
  * one transaction.
@@ -153,31 +139,25 @@ interface Aside {
  * A 64 MiB import is 200,000 instances and as many history rows: a fifth of a second of JSON.parse
  * and seconds of checking and writing, more than one turn of the event loop may take. Into a database
  * file it goes to the import helper (server/import-helper.ts, a process of its own) which parses,
- * checks and writes it on its own connection, in one transaction. Where there is no helper (the
- * server run from its sources), the server writes it through a second connection of its own in
- * slices (`inSlices`), one transaction from its BEGIN IMMEDIATE to its COMMIT. Either way requests go
- * on meanwhile, and their reads see the registry as it was until the whole import commits; this
- * connection is held from writing (server/db/tx.ts `exclusive`): a request that may write waits for
- * the import. An in-memory database (the tests') has no second connection and is written in one
- * synchronous transaction, by the same steps.
+ * checks and writes it on its own connection, in one transaction: requests go on meanwhile, and
+ * their reads see the registry as it was until the whole import commits; this connection is held
+ * from writing (server/db/tx.ts `exclusive`), so a request that may write waits for the import. An
+ * in-memory database (the tests'), which no other process can open, or a server without the built
+ * helper, writes it here, in one synchronous transaction, as the helper does.
  */
 export function createBackupService(
   { db, clock, bus, transaction, commits }: Pick<AppContext, 'db' | 'clock' | 'bus' | 'transaction' | 'commits'>,
   audit: AuditLog,
-  sourcesOn: (db: Db) => BackupSources,
+  { registry, jobs: jobRows, scripts: scriptRows, collections: collectionRows }: BackupSources,
   imports: ImportOptions = {},
 ) {
   const helper = db.memory ? undefined : helperOf(imports);
-  const here = sourcesOn(db);
-  const { registry, jobs: jobRows, scripts: scriptRows, collections: collectionRows } = here;
 
-  /** The import, step by step, written through `sources` with its entry in `log`. */
-  function* importSteps(sources: BackupSources, log: AuditLog, events: Pick<Bus, 'publish'>, plan: ImportPlan, now: number): Generator<void, void, void> {
-    const { instances, history, jobs, runs, scripts, collections } = plan;
-    yield* sources.registry.importRows(instances, history, now);
-    sources.jobs.importRows(jobs, runs);
-    if (scripts) sources.scripts.importRows(scripts);
-    sources.collections.importRows(collections);
+  const replaceAll = transaction(({ instances, history, jobs, runs, scripts, collections }: ImportPlan, now: number) => {
+    registry.importRows(instances, history, now);
+    jobRows.importRows(jobs, runs);
+    if (scripts) scriptRows.importRows(scripts);
+    collectionRows.importRows(collections);
     const replaced = jobs ? 'the registry and the jobs' : 'the registry';
     const summary = `${nameOf()} imported a backup of ${instances.length} instances, replacing ${replaced}`;
     // One entry for the whole import: its `imported` history rows are the instances' own.
@@ -187,42 +167,12 @@ export function createBackupService(
       ...(scripts ? { scripts: scripts.length } : {}),
       ...(collections ? { collections: collections.length } : {}),
     };
-    log.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail });
-    events.publish('backup.imported', {});
-  }
+    audit.write({ action: 'request', subject: { type: 'backup', id: 'import', name: null }, summary, detail });
+    bus.publish('backup.imported', {});
+  });
 
-  const replaceAll = transaction((plan: ImportPlan, now: number) => atOnce(importSteps(here, audit, bus, plan, now)));
-
-  /** Opened on the first import into a database file and kept (see `retained` in server/db/database.ts). */
-  let aside: Aside | null | undefined;
-  function secondConnection(): Aside | null {
-    if (aside !== undefined) return aside;
-    const other = openSecondConnection(db);
-    if (!other) return (aside = null);
-    const announced: (() => void)[] = [];
-    const events: Pick<Bus, 'publish'> = { publish: (type, payload) => void announced.push(() => bus.publish(type, payload)) };
-    return (aside = { db: other, sources: sourcesOn(other), audit: createAuditLog({ db: other, clock, bus: events }), events, announced });
-  }
-
-  async function writeAside(side: Aside, plan: ImportPlan, now: number): Promise<void> {
-    side.db.exec('BEGIN IMMEDIATE');
-    try {
-      await inSlices(importSteps(side.sources, side.audit, side.events, plan, now));
-      side.db.exec('COMMIT');
-    } catch (err) {
-      if (side.db.inTransaction) side.db.exec('ROLLBACK');
-      side.announced.length = 0;
-      throw err;
-    }
-    for (const announce of side.announced.splice(0)) announce();
-  }
-
-  let writing: Promise<unknown> = Promise.resolve();
-
-  /** Checks the whole document, a slice of rows at a time; rejects with the 400 naming the first bad row. Writes nothing. */
-  const validate = (body: unknown): Promise<ImportPlan> => inSlices(check(body));
-
-  function* check(body: unknown): Generator<void, ImportPlan, undefined> {
+  /** Checks the whole document; throws the 400 naming the first bad row. Writes nothing. */
+  function validate(body: unknown): ImportPlan {
     if (!isPlainObject(body) || !Array.isArray(body.instances)) {
       throw validationFailed([{ field: 'instances', message: 'must be an array of instances' }]);
     }
@@ -235,24 +185,24 @@ export function createBackupService(
         throw validationFailed([{ field: section, message: 'must be an array' }]);
       }
     }
-    const instances = yield* validateRows(body.instances, parseBackupInstance, 'instances', instanceLabel);
+    const instances = validateRows(body.instances, parseBackupInstance, 'instances', instanceLabel);
     rejectDuplicates(body.instances, instances, 'instances', instanceLabel, 'vmid', (i) => i.vmid);
     let history: BackupHistoryEntry[] | undefined;
     if (Array.isArray(body.instance_history)) {
       const raw = body.instance_history;
-      history = yield* validateRows(raw, parseBackupHistoryEntry, 'instance_history', historyLabel);
+      history = validateRows(raw, parseBackupHistoryEntry, 'instance_history', historyLabel);
       const vmids = new Set(instances.map((i) => i.vmid));
       const orphan = history.findIndex((h) => !vmids.has(h.vmid));
       if (orphan >= 0) {
         throw validationFailed([rowError(historyLabel, 'instance_history', orphan, raw[orphan], 'vmid', 'names no instance in this backup')]);
       }
     }
-    const jobs = Array.isArray(body.jobs) ? yield* validateRows(body.jobs, (row) => BackupJob.safeParse(row), 'jobs', jobLabel) : undefined;
+    const jobs = Array.isArray(body.jobs) ? validateRows(body.jobs, (row) => BackupJob.safeParse(row), 'jobs', jobLabel) : undefined;
     if (jobs) {
       rejectDuplicates(body.jobs as unknown[], jobs, 'jobs', jobLabel, 'id', (j) => j.id);
       rejectDuplicates(body.jobs as unknown[], jobs, 'jobs', jobLabel, 'key', (j) => j.key);
     }
-    const runs = Array.isArray(body.job_runs) ? yield* validateRows(body.job_runs, (row) => BackupRun.safeParse(row), 'job_runs', runLabel) : undefined;
+    const runs = Array.isArray(body.job_runs) ? validateRows(body.job_runs, (row) => BackupRun.safeParse(row), 'job_runs', runLabel) : undefined;
     if (runs) {
       rejectDuplicates(body.job_runs as unknown[], runs, 'job_runs', runLabel, 'id', (r) => r.id);
       const known = new Set(jobs ? jobs.map((j) => j.id) : jobRows.jobIds());
@@ -261,7 +211,7 @@ export function createBackupService(
     }
     const scripts = body.scripts === undefined || body.scripts === null ? undefined : scriptRows.parse(body.scripts);
     const collections = Array.isArray(body.collections)
-      ? yield* validateRows(body.collections, (row) => BackupCollectionRow.safeParse(row), 'collections', collectionLabel)
+      ? validateRows(body.collections, (row) => BackupCollectionRow.safeParse(row), 'collections', collectionLabel)
       : undefined;
     if (collections) {
       rejectDuplicates(body.collections as unknown[], collections, 'collections', collectionLabel, 'id', (c) => c.id);
@@ -270,6 +220,9 @@ export function createBackupService(
     return { instances, history, jobs, runs, scripts, collections };
   }
 
+  /** The import its helper is writing: the server waits for it before the database closes. */
+  let writing: Promise<unknown> = Promise.resolve();
+
   /**
    * A body as the import route reads it (its bytes), checked: rejects with the 400 naming what is
    * wrong, writing nothing; else `write` writes it (after the pre-import snapshot) and `cancel`
@@ -277,8 +230,8 @@ export function createBackupService(
    */
   async function prepare(body: unknown): Promise<PreparedImport> {
     if (!helper || !Buffer.isBuffer(body)) {
-      const plan = await validate(Buffer.isBuffer(body) ? decodeJsonBody(body) : body);
-      return { write: () => apply(plan), cancel: () => undefined };
+      const plan = validate(Buffer.isBuffer(body) ? decodeJsonBody(body) : body);
+      return { write: async () => apply(plan), cancel: () => undefined };
     }
     const run = startImportHelper(db.name, body, helper.file, helper.command);
     try {
@@ -290,16 +243,12 @@ export function createBackupService(
     return {
       write() {
         const { actor, ip, request } = currentContext();
+        const context = { actor, ip, request: request && { id: request.id, method: request.method, path: request.path, status: request.status() } };
         const work = commits.exclusive(async () => {
-          const context = { actor, ip, request: request && { id: request.id, method: request.method, path: request.path, status: request.status() } };
-          let written;
-          try {
-            written = await run.write({ now: clock.now(), context });
-          } catch (err) {
+          const { imported, announced } = await run.write({ now: clock.now(), context }).catch((err: Error) => {
             // Its one transaction did not commit: the database is as it was.
-            throw new HttpError(500, { error: `nothing was imported: ${(err as Error).message}` });
-          }
-          const { imported, announced } = written;
+            throw new HttpError(500, { error: `nothing was imported: ${err.message}` });
+          });
           for (const [type, payload] of announced) bus.publish(type as BusEvent, payload as BusEvents[BusEvent]);
           return { imported };
         });
@@ -310,16 +259,9 @@ export function createBackupService(
     };
   }
 
-  /** Writes a checked import and its change log entry in one transaction. Returns the number of instances imported. */
-  async function apply(plan: ImportPlan): Promise<ImportAnswer> {
-    const now = clock.now();
-    const side = secondConnection();
-    if (!side) replaceAll(plan, now);
-    else {
-      const work = commits.exclusive(() => writeAside(side, plan, now));
-      writing = work.catch(() => {});
-      await work;
-    }
+  /** Writes a checked import and its change log entry in one transaction on this connection. Returns the number of instances imported. */
+  function apply(plan: ImportPlan, now = clock.now()): ImportAnswer {
+    replaceAll(plan, now);
     return { imported: plan.instances.length };
   }
 
@@ -341,20 +283,10 @@ export function createBackupService(
     apply,
     prepare,
 
-    /** Writes a checked import in one synchronous transaction on this connection (the import helper's). */
-    applyHere(plan: ImportPlan, now: number): ImportAnswer {
-      replaceAll(plan, now);
-      return { imported: plan.instances.length };
-    },
-
     /** Validates every row, then replaces in one transaction. Returns the number of instances imported. */
-    importDocument: async (body: unknown): Promise<ImportAnswer> => apply(await validate(body)),
+    importDocument: (body: unknown): ImportAnswer => apply(validate(body)),
 
-    /** Closes the second connection, after the import being written. */
-    async close(): Promise<void> {
-      await writing;
-      aside?.db.close();
-      aside = null;
-    },
+    /** Waits for an import its helper is writing, before the database closes. */
+    close: (): Promise<unknown> => writing,
   };
 }

@@ -112,18 +112,6 @@ export function prepareAll(db: Db): number {
   return waiting.length;
 }
 
-/**
- * A second connection to `db`'s file, for long work that must not hold the first (an import written
- * in slices); null for an in-memory database, which no second connection can reach. `db` migrated it.
- * It never waits for the lock: the first connection is held from writing while the second works.
- */
-export function openSecondConnection(db: Db): Db | null {
-  if (db.memory) return null;
-  const second = openRetained(db.name);
-  second.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 0;');
-  return second;
-}
-
 /** Deletes a database file with the journal, WAL and shared-memory files SQLite keeps beside it; missing ones are fine. */
 export function removeDatabaseFiles(file: string): void {
   for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });

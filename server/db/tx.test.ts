@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openDatabase, openSecondConnection } from './database.js';
+import { openDatabase } from './database.js';
 import { createTransactions } from './tx.js';
 
 function setUp() {
@@ -224,7 +224,7 @@ describe('group commit (the server)', () => {
   it('exclusive(): the open group commits, a write here fails at once instead of waiting for the lock, paused() lasts as long as the work; one at a time', async () => {
     const { db, transactions, insert, seen } = setUpFile();
     const add = transactions.transaction((n: number) => void insert.run(n, null));
-    const second = openSecondConnection(db)!;
+    const second = openDatabase(db.name);
     onTestFinished(() => {
       second.close();
     });

@@ -24,11 +24,11 @@ export interface Transactions {
   /** Commits the open group, then runs `work` with no group opened until it settles (an online backup on this connection). */
   alone<T>(work: () => Promise<T>): Promise<T>;
   /**
-   * Runs `work`, which holds the write lock through a second connection to this database across
-   * turns of the event loop (an import written in slices), with this connection kept from writing:
-   * no group opens, and a write here fails at once with SQLITE_BUSY instead of waiting busy_timeout
-   * for a lock this same thread holds. `paused()` lets the HTTP layer and the task runner hold their
-   * writes until it settles. One at a time, in the order asked.
+   * Runs `work`, which holds the write lock through another connection to this database across
+   * turns of the event loop (the import helper's), with this connection kept from writing:
+   * no group opens, and a write here fails at once with SQLITE_BUSY instead of holding the event
+   * loop for busy_timeout while it waits. `paused()` lets the HTTP layer and the task runner hold
+   * their writes until it settles. One at a time, in the order asked.
    */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** While `exclusive` work runs: a promise of its end; otherwise undefined, and writes go ahead. */

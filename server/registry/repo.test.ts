@@ -4,7 +4,6 @@ import { createRegistryBackup } from './backup.js';
 import { createInstanceRepo } from './repo.js';
 import type { ListQuery } from './schema.js';
 import type { BackupInstance } from '../contract/inputs/backup.js';
-import { atOnce } from '../tasks.js';
 
 /** The repo on an in-memory database, with the SQL of the list statement each query prepared. */
 function repoWithPlans() {
@@ -75,10 +74,10 @@ describe('the registry’s rows for a backup (server/registry/backup.ts)', () =>
       tailscale: 0, andromeda: 0, hardware_acceleration: 0, tags: ['edge', 'web'], created_at: '2026-11-01T00:00:00Z', updated_at: '2026-11-02T00:00:00Z' };
     const renamed = { vmid: 101, field: 'name', old_value: 'www', new_value: 'web', changed_at: '2026-11-02T00:00:00.000Z', changed_by: 'ada' };
     const now = Date.parse('2026-11-22T10:00:00.000Z');
-    expect(() => atOnce(rows.importRows([web], [renamed], now))).toThrow(/inside the import’s transaction/);
+    expect(() => rows.importRows([web], [renamed], now)).toThrow(/inside the import’s transaction/);
     expect(rows.exportInstances()).toEqual([]);
 
-    db.transaction(() => atOnce(rows.importRows([web, { ...web, vmid: 102, name: 'db', tags: [], created_at: undefined, updated_at: undefined }], [renamed], now)))();
+    db.transaction(() => rows.importRows([web, { ...web, vmid: 102, name: 'db', tags: [], created_at: undefined, updated_at: undefined }], [renamed], now))();
     expect(rows.exportInstances()).toEqual([web, { ...web, vmid: 102, name: 'db', tags: [], created_at: '2026-11-22T10:00:00Z', updated_at: '2026-11-22T10:00:00Z' }]);
     const imported = { field: 'imported', old_value: null, new_value: null, changed_at: '2026-11-22T10:00:00.000Z', changed_by: 'import' };
     expect(rows.exportHistory()).toEqual([renamed, { vmid: 101, ...imported }, { vmid: 102, ...imported }]);
