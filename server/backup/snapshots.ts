@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
@@ -15,6 +16,11 @@ import { createCopier } from './snapshot-copier.js';
  * by it; it is written to a dot-named `.partial` file and only renamed to its final name once checked
  * and on disk, so a file with a snapshot's name is always a whole, checked database (a crash leaves at
  * most a `.partial`, removed at the next start).
+ *
+ * Each copy has a `.partial` of its own (a random part in its name). A helper whose server was killed
+ * goes on to the end of its integrity check, which it cannot break off, with its file open; a server
+ * started again within the same second took the same name, and its helper, writing to the same path
+ * and the same `-journal` path, failed with "disk I/O error".
  */
 
 /** `homefleet-2026-11-23T10-15-00Z-scheduled.db` (a `-2`, `-3`, ... when a second one falls in the same second). */
@@ -88,7 +94,7 @@ export function createSnapshotService(
     const base = `homefleet-${stamp}Z-${kind}`;
     let seq = 0;
     for (const name of fs.readdirSync(directory!)) {
-      const clean = name.replace(/^\./, '').replace(/\.partial.*$/, '');
+      const clean = name.replace(/^\./, '').replace(/(\.[0-9a-f]{8})?\.partial.*$/, '');
       if (clean === `${base}.db`) seq = Math.max(seq, 1);
       const m = clean.startsWith(`${base}-`) ? /^-(\d+)\.db$/.exec(clean.slice(base.length)) : null;
       if (m) seq = Math.max(seq, Number(m[1]));
@@ -110,7 +116,7 @@ export function createSnapshotService(
     if (closed) throw conflict('the server is stopping');
     makePrivateDir(directory);
     const name = freeName(kind, new Date());
-    const partial = path.join(directory, `.${name}.partial`);
+    const partial = path.join(directory, `.${name}.${randomBytes(4).toString('hex')}.partial`);
     removeDatabaseFiles(partial);
     // A snapshot holds password hashes and job secrets: readable by the server's user only, like the database.
     fs.writeFileSync(partial, '', { mode: 0o600 });
